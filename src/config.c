@@ -1,0 +1,777 @@
+/* nfsd-uc.conf parser. Each section kind has a table of keys; adding a key is one table row
+ * (plus a parser function when the value is of a new kind). The config is built in a local
+ * struct and handed to the caller only when the whole file parsed, so every error path ends in
+ * one config_free(). */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define KIB 1024ULL
+#define MIB (1024ULL * KIB)
+#define GIB (1024ULL * MIB)
+#define ANON_ID 65534u
+#define MAX_KEYS 16   /* rows per section table; static asserts below the tables check it */
+
+enum section { SECT_NONE, SECT_SERVER, SECT_CACHE, SECT_EXPORT, SECT_COUNT };
+
+struct parser;
+
+struct key_def {
+	const char *name;
+	/* obj is the struct config (server, cache) or the struct export_cfg being filled. */
+	int (*parse)(struct parser *p, const struct key_def *k, const char *val, void *obj);
+	size_t off;
+	unsigned long long min, max;
+};
+
+struct parser {
+	const char *file;          /* as given: every message starts with it */
+	char *dir;                 /* absolute directory of file: base of relative paths */
+	unsigned line;
+	char *err;
+	size_t errlen;
+	struct config *cfg;
+	enum section sect;
+	const struct key_def *keys;     /* table of the current section */
+	unsigned seen[MAX_KEYS];        /* line where each key of the section was set; 0 = not yet */
+	unsigned sect_line[SECT_COUNT]; /* first [server] / [cache] line, to refuse a second one */
+	unsigned fsid_line;             /* line of the current export's "fsid =", 0 = derive it */
+};
+
+#define FIELD(type) ((type *)((char *)obj + k->off))
+
+static int vfail_at(struct parser *p, unsigned line, const char *fmt, va_list ap)
+{
+	if (!p->errlen)
+		return -1;
+	int n = line ? snprintf(p->err, p->errlen, "%s:%u: ", p->file, line)
+		     : snprintf(p->err, p->errlen, "%s: ", p->file);
+	if (n >= 0 && (size_t)n < p->errlen)
+		vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	return -1;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail_at(struct parser *p, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail_at(p, line, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+__attribute__((format(printf, 2, 3)))
+static int fail(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail_at(p, p->line, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- value helpers ---------------------------------------------------------------------- */
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Plain decimal only: strtoull alone would take "-1", " 7" and "0x10". */
+static bool parse_ull(const char *s, unsigned long long *out)
+{
+	if (!isdigit((unsigned char)*s))
+		return false;
+	char *end;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+long long config_parse_size(const char *s)
+{
+	unsigned long long v = 0;
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	char *end;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end != '\0' || v > ((unsigned long long)LLONG_MAX >> shift))
+		return -1;
+	return (long long)(v << shift);
+}
+
+/* Sizes in messages read as the user would write them: 65536 -> "64K". */
+static const char *fmt_size(unsigned long long v, char buf[32])
+{
+	static const char suffix[] = "GMK";
+	for (int i = 0; i < 3; i++) {
+		unsigned long long unit = 1ULL << (10 * (3 - i));
+		if (v && v % unit == 0) {
+			snprintf(buf, 32, "%llu%c", v / unit, suffix[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, 32, "%llu", v);
+	return buf;
+}
+
+/* REL against the conf file's directory unless absolute. */
+static char *resolve_path(struct parser *p, const char *rel)
+{
+	char *out;
+	if (rel[0] == '/')
+		return strdup(rel);
+	if (asprintf(&out, "%s%s%s", p->dir, strcmp(p->dir, "/") ? "/" : "", rel) < 0)
+		return NULL;
+	return out;
+}
+
+static int out_of_memory(struct parser *p)
+{
+	return fail(p, "%s", strerror(ENOMEM));
+}
+
+/* ---- key parsers ------------------------------------------------------------------------ */
+
+static int parse_number(struct parser *p, const struct key_def *k, const char *val,
+			unsigned long long *out)
+{
+	if (!parse_ull(val, out))
+		return fail(p, "%s = %s is not a number", k->name, val);
+	if (*out < k->min || *out > k->max)
+		return fail(p, "%s = %s is out of range (%llu..%llu)", k->name, val, k->min, k->max);
+	return 0;
+}
+
+static int parse_port(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	unsigned long long v = 0;
+	if (parse_number(p, k, val, &v) < 0)
+		return -1;
+	*FIELD(uint16_t) = (uint16_t)v;
+	return 0;
+}
+
+static int parse_unsigned(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	unsigned long long v = 0;
+	if (parse_number(p, k, val, &v) < 0)
+		return -1;
+	*FIELD(unsigned) = (unsigned)v;
+	return 0;
+}
+
+static int parse_fsid(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	unsigned long long v = 0;
+	if (parse_number(p, k, val, &v) < 0)
+		return -1;
+	*FIELD(uint32_t) = (uint32_t)v;
+	p->fsid_line = p->line;
+	return 0;
+}
+
+static int parse_size(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	char lo[32], hi[32];
+	long long v = config_parse_size(val);
+	if (v < 0)
+		return fail(p, "%s = %s is not a size (a number with an optional K, M or G suffix)",
+			    k->name, val);
+	if ((unsigned long long)v < k->min || (unsigned long long)v > k->max)
+		return fail(p, "%s = %s is out of range (%s..%s)", k->name, val,
+			    fmt_size(k->min, lo), fmt_size(k->max, hi));
+	*FIELD(size_t) = (size_t)v;
+	return 0;
+}
+
+/* "auto" lets the server pick from statfs and STATX_DIOALIGN; a given size must be a power of
+ * two because block indexes are computed with shifts and masks. */
+static int parse_block(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	if (strcasecmp(val, "auto") == 0) {
+		*FIELD(size_t) = 0;
+		return 0;
+	}
+	if (parse_size(p, k, val, obj) < 0)
+		return -1;
+	size_t v = *FIELD(size_t);
+	if (v & (v - 1))
+		return fail(p, "%s = %s is not a power of two", k->name, val);
+	return 0;
+}
+
+static int parse_bool(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+		if (strcasecmp(val, yes[i]) == 0 || strcasecmp(val, no[i]) == 0) {
+			*FIELD(bool) = strcasecmp(val, yes[i]) == 0;
+			return 0;
+		}
+	}
+	return fail(p, "%s = %s is not yes/no, true/false, on/off or 1/0", k->name, val);
+}
+
+static int parse_io_mode(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	static const char *const names[] = {
+		[IO_MODE_DIRECT] = "direct", [IO_MODE_DONTCACHE] = "dontcache",
+		[IO_MODE_BUFFERED] = "buffered",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (strcasecmp(val, names[i]) == 0) {
+			*FIELD(enum io_mode) = (enum io_mode)i;
+			return 0;
+		}
+	}
+	return fail(p, "%s = %s is not direct, dontcache or buffered", k->name, val);
+}
+
+static int parse_listen(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	unsigned char buf[16];
+	if (inet_pton(AF_INET, val, buf) != 1 && inet_pton(AF_INET6, val, buf) != 1)
+		return fail(p, "%s = %s is not an IPv4 or IPv6 address", k->name, val);
+	char *s = strdup(val);
+	if (!s)
+		return out_of_memory(p);
+	free(*FIELD(char *));
+	*FIELD(char *) = s;
+	return 0;
+}
+
+/* Relative to the conf file's directory; need not exist yet (the server creates it). */
+static int parse_dir(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	(void)k;
+	char *s = resolve_path(p, val);
+	if (!s)
+		return out_of_memory(p);
+	free(*FIELD(char *));
+	*FIELD(char *) = s;
+	return 0;
+}
+
+/* ---- clients = ADDR[/PREFIX](opts) ... -------------------------------------------------- */
+
+static int host_error(struct parser *p, const char *host)
+{
+	if (host[0] == '@')
+		return fail(p, "clients: netgroups (%s) are not supported yet; use an IPv4 or IPv6 "
+			    "address, ADDR/PREFIX or *", host);
+	if (strchr(host, ':'))
+		return fail(p, "clients: '%s' is not a valid IPv6 address", host);
+	if (strspn(host, "0123456789.") == strlen(host))
+		return fail(p, "clients: '%s' is not a valid IPv4 address", host);
+	return fail(p, "clients: hostnames (%s) are not supported yet; use an IPv4 or IPv6 address, "
+		    "ADDR/PREFIX or *", host);
+}
+
+/* A v4-mapped IPv6 rule becomes the IPv4 rule it means, so that matching only ever compares
+ * IPv4 with IPv4 (export_match maps peers the same way). */
+static void unmap_v4(struct client_rule *r)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (r->family != AF_INET6 || r->prefix < 96 || memcmp(r->addr, mapped, 12) != 0)
+		return;
+	memmove(r->addr, r->addr + 12, 4);
+	memset(r->addr + 4, 0, 12);
+	r->family = AF_INET;
+	r->prefix -= 96;
+}
+
+static int parse_host(struct parser *p, char *host, struct client_rule *r)
+{
+	if (strcmp(host, "*") == 0) {
+		r->family = AF_UNSPEC;
+		r->prefix = 0;
+		return 0;
+	}
+	char *slash = strchr(host, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (inet_pton(AF_INET, host, r->addr) == 1)
+		r->family = AF_INET;
+	else if (inet_pton(AF_INET6, host, r->addr) == 1)
+		r->family = AF_INET6;
+	else
+		return host_error(p, host);
+	unsigned bits = r->family == AF_INET ? 32 : 128;
+	unsigned long long prefix = bits;
+	if (slash && (!parse_ull(slash, &prefix) || prefix > bits))
+		return fail(p, "clients: bad prefix '/%s' for %s (0..%u)", slash, host, bits);
+	r->prefix = (unsigned)prefix;
+	unmap_v4(r);
+	return 0;
+}
+
+static int parse_anon_id(struct parser *p, const char *host, const char *opt,
+			 unsigned long long *out)
+{
+	const char *val = strchr(opt, '=') + 1;
+	/* (uid_t)-1 means "no change" to chown/setfsuid: never a usable identity. */
+	if (!parse_ull(val, out) || *out >= UINT32_MAX)
+		return fail(p, "clients: %s: bad value in '%s' (0..%u)", host, opt, UINT32_MAX - 1);
+	return 0;
+}
+
+struct squash_flags {
+	bool root, all;
+};
+
+static int parse_option(struct parser *p, const char *host, const char *opt,
+			struct client_rule *r, struct squash_flags *sq)
+{
+	if (strcmp(opt, "rw") == 0 || strcmp(opt, "ro") == 0)
+		r->rw = opt[1] == 'w';
+	else if (strcmp(opt, "secure") == 0 || strcmp(opt, "insecure") == 0)
+		r->secure = opt[0] == 's';
+	else if (strcmp(opt, "root_squash") == 0 || strcmp(opt, "no_root_squash") == 0)
+		sq->root = opt[0] == 'r';
+	else if (strcmp(opt, "all_squash") == 0 || strcmp(opt, "no_all_squash") == 0)
+		sq->all = opt[0] == 'a';
+	else if (strncmp(opt, "anonuid=", 8) == 0 || strncmp(opt, "anongid=", 8) == 0) {
+		unsigned long long id = 0;
+		if (parse_anon_id(p, host, opt, &id) < 0)
+			return -1;
+		if (opt[4] == 'u')
+			r->anonuid = (uid_t)id;
+		else
+			r->anongid = (gid_t)id;
+	} else if (*opt == '\0')
+		return fail(p, "clients: %s: empty option", host);
+	else
+		return fail(p, "clients: %s: unknown option '%s' (known: rw, ro, root_squash, "
+			    "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, "
+			    "secure, insecure)", host, opt);
+	return 0;
+}
+
+/* Options apply in order, later ones win, as in exports(5); all_squash overrides
+ * no_root_squash whatever their order, as knfsd does. */
+static int parse_options(struct parser *p, const char *host, char *opts, struct client_rule *r)
+{
+	struct squash_flags sq = {.root = true, .all = false};
+	if (*opts) {
+		for (char *opt = opts, *next; opt; opt = next) {
+			next = strchr(opt, ',');
+			if (next)
+				*next++ = '\0';
+			if (parse_option(p, host, opt, r, &sq) < 0)
+				return -1;
+		}
+	}
+	r->squash = sq.all ? SQUASH_ALL : sq.root ? SQUASH_ROOT : SQUASH_NONE;
+	return 0;
+}
+
+static int parse_client(struct parser *p, char *tok, struct client_rule *r)
+{
+	*r = (struct client_rule){.rw = false, .squash = SQUASH_ROOT, .anonuid = ANON_ID,
+				  .anongid = ANON_ID, .secure = true};
+	char *open = strchr(tok, '(');
+	size_t len = strlen(tok);
+	/* "host (rw)" means host with default options plus (rw) for the world in exports(5):
+	 * a classic mistake, so refuse it rather than guess. */
+	if (open == tok)
+		return fail(p, "clients: '%s' has no address (no space before '('; write *%s for "
+			    "every client)", tok, tok);
+	if (open && tok[len - 1] != ')')
+		return fail(p, "clients: missing ')' in '%s' (no spaces inside the options)", tok);
+	char *close = strchr(tok, ')');
+	if (close && (!open || close != tok + len - 1))
+		return fail(p, "clients: unexpected ')' in '%s'", tok);
+	char *opts = "";
+	if (open) {
+		*open = '\0';
+		tok[len - 1] = '\0';
+		opts = open + 1;
+	}
+	if (parse_host(p, tok, r) < 0)
+		return -1;
+	return parse_options(p, tok, opts, r);
+}
+
+static int parse_clients(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	(void)k;
+	struct export_cfg *e = obj;
+	struct client_rule *rules = NULL;
+	size_t n = 0;
+	char *copy = strdup(val), *save = NULL;
+	if (!copy)
+		return out_of_memory(p);
+	for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		struct client_rule *grown = reallocarray(rules, n + 1, sizeof *rules);
+		if (!grown) {
+			out_of_memory(p);
+			goto fail;
+		}
+		rules = grown;
+		if (parse_client(p, tok, &rules[n]) < 0)
+			goto fail;
+		n++;
+	}
+	free(copy);
+	e->clients = rules;
+	e->nclients = n;
+	return 0;
+fail:
+	free(copy);
+	free(rules);
+	return -1;
+}
+
+/* ---- tables ----------------------------------------------------------------------------- */
+
+#define CFG(field) offsetof(struct config, field)
+#define EXP(field) offsetof(struct export_cfg, field)
+
+static const struct key_def server_keys[] = {
+	{"listen", parse_listen, CFG(listen), 0, 0},
+	{"port", parse_port, CFG(port), 1, 65535},
+	{"mount_port", parse_port, CFG(mount_port), 1, 65535},
+	{"threads", parse_unsigned, CFG(threads), 1, 64},
+	{"max_record", parse_size, CFG(max_record), 64 * KIB, 64 * MIB},
+	{"state_dir", parse_dir, CFG(state_dir), 0, 0},
+	{"rpcbind", parse_bool, CFG(rpcbind), 0, 0},
+	{NULL, NULL, 0, 0, 0},
+};
+
+static const struct key_def cache_keys[] = {
+	{"size", parse_size, CFG(cache_size), 64 * KIB, 1024 * GIB},
+	{NULL, NULL, 0, 0, 0},
+};
+
+static const struct key_def export_keys[] = {
+	{"clients", parse_clients, EXP(clients), 0, 0},
+	{"fsid", parse_fsid, EXP(fsid), 1, UINT32_MAX},
+	{"write_mode", parse_io_mode, EXP(write_mode), 0, 0},
+	{"read_mode", parse_io_mode, EXP(read_mode), 0, 0},
+	{"block", parse_block, EXP(block), 512, 1 * MIB},
+	{NULL, NULL, 0, 0, 0},
+};
+
+_Static_assert(sizeof server_keys / sizeof server_keys[0] <= MAX_KEYS, "raise MAX_KEYS");
+_Static_assert(sizeof cache_keys / sizeof cache_keys[0] <= MAX_KEYS, "raise MAX_KEYS");
+_Static_assert(sizeof export_keys / sizeof export_keys[0] <= MAX_KEYS, "raise MAX_KEYS");
+
+/* ---- sections --------------------------------------------------------------------------- */
+
+/* FNV-1a of the canonical path. File handles carry the fsid, so this function must never
+ * change: a different hash would make every handle a client holds stale after an upgrade. */
+static uint32_t derive_fsid(const char *path)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *s = (const unsigned char *)path; *s; s++)
+		h = (h ^ *s) * 16777619u;
+	return h ? h : 1;
+}
+
+static int check_fsid(struct parser *p, const struct export_cfg *e)
+{
+	const struct config *c = p->cfg;
+	for (size_t i = 0; i + 1 < c->nexports; i++) {
+		const struct export_cfg *o = &c->exports[i];
+		if (o->fsid != e->fsid)
+			continue;
+		if (p->fsid_line)
+			return fail_at(p, p->fsid_line, "fsid %u is already used by export %s (line %u)",
+				       e->fsid, o->path, o->line);
+		return fail_at(p, e->line, "export %s: its derived fsid %u is already used by export "
+			       "%s (line %u); set fsid explicitly", e->path, e->fsid, o->path, o->line);
+	}
+	return 0;
+}
+
+static int finish_export(struct parser *p)
+{
+	struct export_cfg *e = &p->cfg->exports[p->cfg->nexports - 1];
+	if (e->nclients == 0)
+		return fail_at(p, e->line, "export %s has no clients line", e->path);
+	if (!p->fsid_line)
+		e->fsid = derive_fsid(e->path);
+	return check_fsid(p, e);
+}
+
+static int end_section(struct parser *p)
+{
+	int rc = p->sect == SECT_EXPORT ? finish_export(p) : 0;
+	p->sect = SECT_NONE;
+	return rc;
+}
+
+static int enter_section(struct parser *p, enum section s, const struct key_def *keys)
+{
+	p->sect = s;
+	p->keys = keys;
+	memset(p->seen, 0, sizeof p->seen);
+	return 0;
+}
+
+/* realpath so that two spellings of one directory are one export and MOUNT matches the
+ * canonical name. */
+static char *canonical_dir(struct parser *p, const char *given)
+{
+	char *abs = resolve_path(p, given);
+	if (!abs) {
+		out_of_memory(p);
+		return NULL;
+	}
+	char *canon = realpath(abs, NULL);
+	struct stat st;
+	if (!canon && errno == ENOENT)
+		fail(p, "export path %s does not exist", abs);
+	else if (!canon)
+		fail(p, "export path %s: %s", abs, strerror(errno));
+	else if (stat(canon, &st) < 0)
+		fail(p, "export path %s: %s", abs, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		fail(p, "export path %s is not a directory", abs);
+	else {
+		free(abs);
+		return canon;
+	}
+	free(abs);
+	free(canon);
+	return NULL;
+}
+
+static int begin_export(struct parser *p, const char *given)
+{
+	struct config *c = p->cfg;
+	if (*given == '\0')
+		return fail(p, "[export] needs a path: [export /path/to/dir]");
+	char *path = canonical_dir(p, given);
+	if (!path)
+		return -1;
+	for (size_t i = 0; i < c->nexports; i++) {
+		if (strcmp(c->exports[i].path, path) == 0) {
+			fail(p, "duplicate export %s (first on line %u)", path, c->exports[i].line);
+			free(path);
+			return -1;
+		}
+	}
+	struct export_cfg *grown = reallocarray(c->exports, c->nexports + 1, sizeof *grown);
+	if (!grown) {
+		free(path);
+		return out_of_memory(p);
+	}
+	c->exports = grown;
+	c->exports[c->nexports++] = (struct export_cfg){
+		.path = path, .write_mode = IO_MODE_DIRECT, .read_mode = IO_MODE_DIRECT,
+		.block = 0, .line = p->line,
+	};
+	p->fsid_line = 0;
+	return enter_section(p, SECT_EXPORT, export_keys);
+}
+
+static int open_section(struct parser *p, enum section s, const char *name,
+			const struct key_def *keys)
+{
+	if (p->sect_line[s])
+		return fail(p, "duplicate section [%s] (first on line %u)", name, p->sect_line[s]);
+	p->sect_line[s] = p->line;
+	return enter_section(p, s, keys);
+}
+
+static int section_header(struct parser *p, char *s)
+{
+	char *close = strchr(s, ']');
+	if (!close)
+		return fail(p, "missing ']' in section header");
+	if (close[1] != '\0')
+		return fail(p, "unexpected text after ']': '%s'", trim(close + 1));
+	*close = '\0';
+	char *name = trim(s + 1);
+	if (end_section(p) < 0)
+		return -1;
+	if (strcmp(name, "server") == 0)
+		return open_section(p, SECT_SERVER, name, server_keys);
+	if (strcmp(name, "cache") == 0)
+		return open_section(p, SECT_CACHE, name, cache_keys);
+	if (strncmp(name, "export", 6) == 0 && (name[6] == '\0' || isspace((unsigned char)name[6])))
+		return begin_export(p, trim(name + 6));
+	return fail(p, "unknown section [%s] (expected [server], [cache] or [export PATH])", name);
+}
+
+/* ---- keys ------------------------------------------------------------------------------- */
+
+static void *section_object(struct parser *p)
+{
+	if (p->sect == SECT_EXPORT)
+		return &p->cfg->exports[p->cfg->nexports - 1];
+	return p->cfg;
+}
+
+static const char *section_name(struct parser *p, char *buf, size_t len)
+{
+	if (p->sect == SECT_EXPORT)
+		snprintf(buf, len, "[export %s]", p->cfg->exports[p->cfg->nexports - 1].path);
+	else
+		snprintf(buf, len, "[%s]", p->sect == SECT_SERVER ? "server" : "cache");
+	return buf;
+}
+
+static int unknown_key(struct parser *p, const char *key)
+{
+	char names[256] = "", sect[PATH_MAX + 16];
+	size_t n = 0;
+	for (const struct key_def *k = p->keys; k->name && n < sizeof names; k++)
+		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", k->name);
+	return fail(p, "unknown key '%s' in %s (known: %s)", key, section_name(p, sect, sizeof sect),
+		    names);
+}
+
+static int key_value(struct parser *p, char *s)
+{
+	char *eq = strchr(s, '=');
+	if (!eq)
+		return fail(p, "missing '=' in '%s' (expected key = value)", s);
+	*eq = '\0';
+	char *key = trim(s), *val = trim(eq + 1);
+	if (*key == '\0')
+		return fail(p, "missing key before '='");
+	if (p->sect == SECT_NONE)
+		return fail(p, "key '%s' is outside any section", key);
+	const struct key_def *k = p->keys;
+	while (k->name && strcmp(k->name, key) != 0)
+		k++;
+	if (!k->name)
+		return unknown_key(p, key);
+	unsigned *seen = &p->seen[k - p->keys];
+	if (*seen)
+		return fail(p, "duplicate key '%s' (first set on line %u)", key, *seen);
+	if (*val == '\0')
+		return fail(p, "key '%s' has no value", key);
+	*seen = p->line;
+	return k->parse(p, k, val, section_object(p));
+}
+
+static int parse_line(struct parser *p, char *line)
+{
+	char *hash = strchr(line, '#');
+	if (hash)
+		*hash = '\0';
+	char *s = trim(line);
+	if (*s == '\0')
+		return 0;
+	if (*s == '[')
+		return section_header(p, s);
+	return key_value(p, s);
+}
+
+/* ---- load / free ------------------------------------------------------------------------ */
+
+static int parse_stream(struct parser *p, FILE *f)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	errno = 0;
+	while (rc == 0 && getline(&buf, &cap, f) >= 0) {
+		p->line++;
+		rc = parse_line(p, buf);
+	}
+	if (rc == 0 && ferror(f))
+		rc = fail_at(p, 0, "%s", strerror(errno ? errno : EIO));
+	free(buf);
+	if (rc == 0)
+		rc = end_section(p);
+	return rc;
+}
+
+/* The directory of FILE as the user named it (not of a symlink's target), made absolute so
+ * that relative paths survive a later chdir. */
+static char *conf_dir(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+	char *dir = slash ? strndup(file, slash == file ? 1 : (size_t)(slash - file)) : strdup(".");
+	if (!dir)
+		return NULL;
+	char *abs = realpath(dir, NULL);
+	free(dir);
+	return abs;
+}
+
+static int set_defaults(struct config *c)
+{
+	*c = (struct config){
+		.listen = strdup("127.0.0.1"),
+		.port = 2049,
+		.mount_port = 20048,
+		.threads = 1,
+		.max_record = 1 * MIB + 64 * KIB,
+		.state_dir = strdup("/var/lib/nfsd-uc"),
+		.rpcbind = true,
+		.cache_size = 64 * MIB,
+	};
+	return c->listen && c->state_dir ? 0 : -1;
+}
+
+int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
+{
+	struct config c;
+	struct parser p = {.file = file, .err = err, .errlen = errlen, .cfg = &c};
+	int rc = -1;
+	memset(cfg, 0, sizeof *cfg);
+	if (errlen)
+		err[0] = '\0';
+	FILE *f = fopen(file, "re");
+	if (!f)
+		return fail_at(&p, 0, "%s", strerror(errno));
+	if (set_defaults(&c) < 0)
+		fail_at(&p, 0, "%s", strerror(ENOMEM));
+	else if (!(p.dir = conf_dir(file)))
+		fail_at(&p, 0, "%s", strerror(errno));
+	else
+		rc = parse_stream(&p, f);
+	fclose(f);
+	free(p.dir);
+	if (rc < 0) {
+		config_free(&c);
+		return -1;
+	}
+	*cfg = c;
+	return 0;
+}
+
+void config_free(struct config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->nexports; i++) {
+		free(cfg->exports[i].path);
+		free(cfg->exports[i].clients);
+	}
+	free(cfg->exports);
+	free(cfg->listen);
+	free(cfg->state_dir);
+	memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,59 @@
+/* nfsd-uc.conf: INI-style configuration, parsed once at start-up and read-only afterwards. */
+#ifndef NFSD_UC_CONFIG_H
+#define NFSD_UC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum io_mode { IO_MODE_DIRECT = 0, IO_MODE_DONTCACHE, IO_MODE_BUFFERED };
+enum squash_mode { SQUASH_ROOT = 0, SQUASH_NONE, SQUASH_ALL };
+
+/* One entry of an export's "clients =" list, as in exports(5): ADDR[/PREFIX](opts) or *(opts). */
+struct client_rule {
+	int family;               /* AF_INET, AF_INET6, or AF_UNSPEC for "*" (any address) */
+	uint8_t addr[16];         /* network byte order; IPv4 uses the first 4 bytes */
+	unsigned prefix;          /* prefix length in bits (32 / 128 for a single host) */
+	bool rw;                  /* default ro, as exports(5) */
+	enum squash_mode squash;  /* default root_squash */
+	uid_t anonuid;            /* default 65534 */
+	gid_t anongid;            /* default 65534 */
+	bool secure;              /* default secure: source port must be < 1024 */
+};
+
+struct export_cfg {
+	char *path;               /* absolute, canonical (realpath) */
+	uint32_t fsid;            /* "fsid = N" or derived from the path; unique among exports */
+	struct client_rule *clients;
+	size_t nclients;
+	enum io_mode write_mode;  /* default direct */
+	enum io_mode read_mode;   /* default direct */
+	size_t block;             /* boundary-cache block; 0 = auto */
+	unsigned line;            /* line of the [export ...] header, for messages */
+};
+
+struct config {
+	char *listen;             /* address to bind, default 127.0.0.1 */
+	uint16_t port;            /* NFS, default 2049 */
+	uint16_t mount_port;      /* MOUNT, default 20048 */
+	unsigned threads;         /* worker threads, default 1 */
+	size_t max_record;        /* largest RPC record accepted, default 1 MiB + 64 KiB */
+	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
+	bool rpcbind;             /* register with rpcbind when it runs, default true */
+	size_t cache_size;        /* [cache] size, default 64M */
+	struct export_cfg *exports;
+	size_t nexports;
+};
+
+/* Parse FILE into *cfg. Relative paths (export paths, state_dir) are resolved against the
+ * directory holding FILE. Export paths must exist and be directories.
+ * Returns 0, or -1 with err set to "FILE:LINE: what is wrong" (no trailing newline). On
+ * failure *cfg holds nothing that needs freeing. */
+int config_load(const char *file, struct config *cfg, char *err, size_t errlen);
+void config_free(struct config *cfg);
+
+/* "64M", "16K", "1G", "4096" -> bytes; -1 on junk or overflow. */
+long long config_parse_size(const char *s);
+
+#endif

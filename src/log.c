@@ -1,0 +1,34 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+/* Atomic so that a reload or a test may change it while workers log. */
+static atomic_int log_level = LOG_INFO;
+
+void log_set_level(int level) { atomic_store(&log_level, level); }
+int log_get_level(void) { return atomic_load(&log_level); }
+
+void log_msg(int level, const char *fmt, ...)
+{
+	static const char *const names[] = {"emerg", "alert", "crit", "error", "warning",
+					    "notice", "info", "debug"};
+	if (level > log_get_level())
+		return;
+	char line[1024];
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	int n = (int)strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
+	n += snprintf(line + n, sizeof line - (size_t)n, ".%03ldZ nfsd-uc %s: ", ts.tv_nsec / 1000000,
+		      names[level & 7]);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	va_end(ap);
+	/* One fputs per line: stdio locks the stream, so lines from workers never interleave. */
+	fprintf(stderr, "%s\n", line);
+}
