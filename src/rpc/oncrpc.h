@@ -1,0 +1,59 @@
+/* ONC RPC v2 (RFC 5531) call and reply headers, over a record already reassembled from its
+ * fragments. Pure functions over buffers: no sockets. */
+#ifndef NFSD_UC_ONCRPC_H
+#define NFSD_UC_ONCRPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RPC_AUTH_NONE 0
+#define RPC_AUTH_SYS  1
+#define RPC_MAX_GIDS  16
+#define RPC_MAX_AUTH_BYTES 400
+
+struct rpc_cred {
+	uint32_t flavor;          /* RPC_AUTH_NONE or RPC_AUTH_SYS */
+	uid_t uid;
+	gid_t gid;
+	uint32_t ngids;
+	gid_t gids[RPC_MAX_GIDS];
+};
+
+/* Outcome of decoding a call header: what reply (if any) the server owes before dispatch. */
+enum rpc_verdict {
+	RPC_OK = 0,               /* dispatch prog/vers/proc with args */
+	RPC_DROP,                 /* not a call, or too short to have an xid: no reply possible */
+	RPC_REPLY_RPC_MISMATCH,   /* rpcvers != 2 */
+	RPC_REPLY_AUTH_BADCRED,   /* malformed credential */
+	RPC_REPLY_AUTH_TOOWEAK,   /* flavor we do not accept (RPCSEC_GSS, AUTH_DH, ...) */
+	RPC_REPLY_GARBAGE_ARGS,   /* header decodes but is inconsistent */
+};
+
+struct rpc_call {
+	uint32_t xid;
+	uint32_t prog, vers, proc;
+	struct rpc_cred cred;
+	const uint8_t *args;      /* procedure arguments: points into the record */
+	size_t args_len;
+};
+
+enum rpc_verdict rpc_decode_call(const uint8_t *rec, size_t len, struct rpc_call *call);
+
+/* accept_stat values of an accepted reply (RFC 5531 section 9). */
+enum rpc_accept {
+	ACCEPT_SUCCESS = 0, ACCEPT_PROG_UNAVAIL = 1, ACCEPT_PROG_MISMATCH = 2, ACCEPT_PROC_UNAVAIL = 3,
+	ACCEPT_GARBAGE_ARGS = 4, ACCEPT_SYSTEM_ERR = 5,
+};
+
+/* Reply headers are written into buf (room for at least RPC_REPLY_HDR_MAX bytes) and their
+ * length returned. The caller adds the 4-byte record mark in front (see recmark.h). */
+#define RPC_REPLY_HDR_MAX 32
+size_t rpc_encode_accepted(uint8_t *buf, uint32_t xid, enum rpc_accept stat);
+/* PROG_MISMATCH carries the lowest and highest version supported. */
+size_t rpc_encode_prog_mismatch(uint8_t *buf, uint32_t xid, uint32_t low, uint32_t high);
+/* Rejected replies: the verdict says which (RPC_MISMATCH or an AUTH_* error). */
+size_t rpc_encode_rejected(uint8_t *buf, uint32_t xid, enum rpc_verdict why);
+
+#endif
