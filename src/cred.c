@@ -1,0 +1,61 @@
+#include "cred.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static bool same(const struct rpc_cred *a, const struct rpc_cred *b)
+{
+	return a->uid == b->uid && a->gid == b->gid && a->ngids == b->ngids &&
+	       memcmp(a->gids, b->gids, a->ngids * sizeof a->gids[0]) == 0;
+}
+
+static int switch_to(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
+{
+	/* Raw syscall: glibc's setgroups() is process-wide (it signals every thread). */
+	if (syscall(SYS_setgroups, ngids, gids) < 0)
+		return -errno;
+	setfsgid(gid);
+	setfsuid(uid);
+	/* setfsuid/setfsgid report no error; read back to be sure the switch happened. */
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+		return -EPERM;
+	return 0;
+}
+
+int cred_apply(struct worker *w, const struct rpc_cred *cred)
+{
+	if (cred->uid == 0 && cred->gid == 0 && cred->ngids == 0)
+		return cred_root(w);
+	if (!w->cur_is_root && same(&w->cur_cred, cred))
+		return 0;
+	int rc = switch_to(cred->uid, cred->gid, cred->ngids, cred->gids);
+	if (rc < 0) {
+		cred_root(w);
+		return rc;
+	}
+	w->cur_cred = *cred;
+	w->cur_is_root = false;
+	return 0;
+}
+
+int cred_root(struct worker *w)
+{
+	if (w->cur_is_root)
+		return 0;
+	int rc = switch_to(0, 0, 0, NULL);
+	memset(&w->cur_cred, 0, sizeof w->cur_cred);
+	w->cur_is_root = rc == 0;
+	return rc;
+}
+
+int cred_access(int fd, int mode)
+{
+	/* AT_EACCESS: check with the fs ids we switched to, not the real uid. */
+	if (syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) < 0)
+		return -errno;
+	return 0;
+}

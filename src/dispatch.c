@@ -1,0 +1,194 @@
+#include "dispatch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cred.h"
+#include "log.h"
+#include <rpc/rpc.h>
+#include "mount3_prot.h"
+#include "nfs3_prot.h"
+#include "nfs3_zc.h"
+#include "rpc/recmark.h"
+
+#define REPLY_DEFAULT 8192
+
+void reply_free(struct reply *r)
+{
+	if (!r)
+		return;
+	if (r->payload_free)
+		r->payload_free(r->payload_mem);
+	free(r->hdr);
+	free(r);
+}
+
+/* A reply with only an RPC header (errors before or instead of a procedure result). */
+static struct reply *short_reply(size_t (*enc)(uint8_t *, void *), void *ctx)
+{
+	struct reply *r = calloc(1, sizeof *r);
+	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + 8);
+	if (!r || !buf) {
+		free(r);
+		free(buf);
+		return NULL;
+	}
+	size_t n = enc(buf + 4, ctx);
+	recmark_put(buf, (uint32_t)n);
+	r->hdr = buf;
+	r->hdr_len = 4 + n;
+	return r;
+}
+
+struct hdr_ctx {
+	uint32_t xid;
+	int stat;
+	uint32_t low, high;
+};
+
+static size_t enc_accepted(uint8_t *b, void *c)
+{
+	struct hdr_ctx *h = c;
+	return rpc_encode_accepted(b, h->xid, (enum rpc_accept)h->stat);
+}
+static size_t enc_mismatch(uint8_t *b, void *c)
+{
+	struct hdr_ctx *h = c;
+	return rpc_encode_prog_mismatch(b, h->xid, h->low, h->high);
+}
+static size_t enc_rejected(uint8_t *b, void *c)
+{
+	struct hdr_ctx *h = c;
+	return rpc_encode_rejected(b, h->xid, (enum rpc_verdict)h->stat);
+}
+
+static const struct prog_desc *find_prog(uint32_t prog, bool *known)
+{
+	static const struct prog_desc *const progs[] = {&nfs3_program, &mount3_program};
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		if (progs[i]->prog == prog) {
+			*known = true;
+			return progs[i];
+		}
+	}
+	*known = false;
+	return NULL;
+}
+
+/* Encode the procedure's result after an accepted-SUCCESS header. */
+static struct reply *encode_result(const struct proc_desc *pd, struct nfs_req *rq, void *res)
+{
+	size_t cap = 4 + RPC_REPLY_HDR_MAX + (rq->reply_hint > REPLY_DEFAULT ? rq->reply_hint : REPLY_DEFAULT);
+	struct reply *r = calloc(1, sizeof *r);
+	uint8_t *buf = malloc(cap);
+	if (!r || !buf)
+		goto fail;
+	size_t n = rpc_encode_accepted(buf + 4, rq->call->xid, ACCEPT_SUCCESS);
+	XDR x;
+	xdrmem_create(&x, (char *)buf + 4 + n, (u_int)(cap - 4 - n), XDR_ENCODE);
+	if (!pd->encode(&x, res)) {
+		log_err("%s: reply does not fit in %zu bytes", pd->name, cap);
+		xdr_destroy(&x);
+		goto fail;
+	}
+	n += xdr_getpos(&x);
+	xdr_destroy(&x);
+	r->hdr = buf;
+	r->hdr_len = 4 + n;
+	r->payload = rq->payload;
+	r->payload_len = rq->payload_len;
+	r->payload_mem = rq->payload_mem;
+	r->payload_free = rq->payload_free;
+	r->pad = (4 - rq->payload_len % 4) % 4;
+	recmark_put(buf, (uint32_t)(n + r->payload_len + r->pad));
+	return r;
+fail:
+	free(r);
+	free(buf);
+	if (rq->payload_free)
+		rq->payload_free(rq->payload_mem);
+	return NULL;
+}
+
+static struct reply *call_proc(struct worker *w, const struct sockaddr_storage *peer,
+			       const struct rpc_call *call, const struct proc_desc *pd)
+{
+	struct hdr_ctx h = {.xid = call->xid, .stat = ACCEPT_GARBAGE_ARGS};
+	void *args = calloc(1, pd->args_size ? pd->args_size : 1);
+	void *res = calloc(1, pd->res_size ? pd->res_size : 1);
+	struct reply *r = NULL;
+	if (!args || !res)
+		goto out;
+	XDR x;
+	xdrmem_create(&x, (char *)call->args, (u_int)call->args_len, XDR_DECODE);
+	bool ok = pd->decode(&x, args);
+	xdr_destroy(&x);
+	if (!ok) {
+		log_debug("%s: garbage arguments (xid %08x)", pd->name, call->xid);
+		r = short_reply(enc_accepted, &h);
+	} else {
+		struct nfs_req rq = {.w = w, .call = call, .peer = *peer, .cred = call->cred};
+		pd->handler(&rq, args, res);
+		r = encode_result(pd, &rq, res);
+		arena_free(&rq.arena);
+		if (!r) {
+			h.stat = ACCEPT_SYSTEM_ERR;
+			r = short_reply(enc_accepted, &h);
+		}
+	}
+	if (pd->release)
+		pd->release(args);
+	else
+		xdr_free(pd->decode, args);
+out:
+	free(args);
+	free(res);
+	return r;
+}
+
+struct reply *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
+			      size_t len)
+{
+	struct rpc_call call;
+	enum rpc_verdict v = rpc_decode_call(rec, len, &call);
+	struct hdr_ctx h = {.xid = call.xid};
+	if (v == RPC_DROP)
+		return NULL;
+	if (v == RPC_REPLY_GARBAGE_ARGS) {
+		h.stat = ACCEPT_GARBAGE_ARGS;
+		return short_reply(enc_accepted, &h);
+	}
+	if (v != RPC_OK) {
+		h.stat = v;
+		return short_reply(enc_rejected, &h);
+	}
+	bool known;
+	const struct prog_desc *p = find_prog(call.prog, &known);
+	if (!known) {
+		h.stat = ACCEPT_PROG_UNAVAIL;
+		return short_reply(enc_accepted, &h);
+	}
+	if (call.vers != p->vers) {
+		h.low = h.high = p->vers;
+		return short_reply(enc_mismatch, &h);
+	}
+	if (call.proc >= p->nprocs || !p->procs[call.proc].handler) {
+		h.stat = ACCEPT_PROC_UNAVAIL;
+		return short_reply(enc_accepted, &h);
+	}
+	return call_proc(w, peer, &call, &p->procs[call.proc]);
+}
+
+bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)
+{
+	struct rpc_call call;
+	if (rpc_decode_call(rec, avail, &call) != RPC_OK || call.prog != NFS_PROGRAM || call.vers != NFS_V3 ||
+	    call.proc != NFSPROC3_WRITE)
+		return false;
+	uint32_t dlen;
+	size_t off_in_args;
+	if (!write3args_peek(call.args, call.args_len, file_off, &dlen, &off_in_args))
+		return false;
+	*payload_idx = (size_t)(call.args - rec) + off_in_args;
+	return true;
+}

@@ -1,0 +1,58 @@
+/* From a reassembled RPC record to an encoded reply: the programs' procedure tables, decode, handle,
+ * encode, kept apart as in knfsd's nfsd_procedures3[]. */
+#ifndef NFSD_UC_DISPATCH_H
+#define NFSD_UC_DISPATCH_H
+
+#include <rpc/rpc.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "nfsd.h"
+
+/* rpcgen's codecs have the (XDR *, T *) shape but tirpc declares xdr_void(void): cast via void(*)(void). */
+#define XDRPROC(f) ((xdrproc_t)(void (*)(void))(f))
+
+typedef void (*proc_handler)(struct nfs_req *rq, void *args, void *res);
+
+struct proc_desc {
+	const char *name;
+	xdrproc_t decode;         /* arguments (xdr_void for none) */
+	void (*release)(void *args);  /* NULL: xdr_free(decode, args) */
+	xdrproc_t encode;         /* result; pointers in it belong to the request arena */
+	size_t args_size, res_size;
+	proc_handler handler;
+};
+
+struct prog_desc {
+	uint32_t prog, vers;
+	const struct proc_desc *procs;
+	size_t nprocs;
+};
+
+extern const struct prog_desc nfs3_program, mount3_program;
+
+/* An encoded reply, ready for the socket: hdr holds the record mark, the RPC reply header and the
+ * encoded result; payload (if any) follows it, then pad zero bytes. */
+struct reply {
+	struct reply *next;
+	uint8_t *hdr;
+	size_t hdr_len;
+	void *payload;
+	size_t payload_len;
+	void *payload_mem;
+	void (*payload_free)(void *);
+	size_t pad;
+};
+
+/* Handle one record. Returns a reply to send, or NULL when none is owed (not a call) or memory ran
+ * out (logged). */
+struct reply *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
+			      size_t len);
+void reply_free(struct reply *r);
+
+/* Where the payload of an NFS WRITE in this (partial) record starts and which file offset it writes,
+ * so the receiver can place it in memory at an address congruent to the file offset. */
+bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off);
+
+#endif

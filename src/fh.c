@@ -1,0 +1,276 @@
+/* Blocking calls here (io_uring has no equivalent): open_by_handle_at, name_to_handle_at; and at
+ * start-up only, the key file's mkdir/open/read/write. All listed in docs/architecture.md. */
+#include "fh.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cred.h"
+#include "io/ring.h"
+#include "log.h"
+
+#define FH_VERSION 1
+#define FH_HDR 10           /* version, length, fsid, handle type */
+#define FH_MAC 8
+#define FH_KMAX (FH_MAX - FH_HDR - FH_MAC)
+
+struct fh_entry {
+	struct fh_entry *hnext;             /* hash chain */
+	struct fh_entry *lprev, *lnext;     /* LRU, most recent at head */
+	struct fh fh;
+	uint64_t hash;
+	int fd;                             /* O_PATH */
+	int io_fd, dio_fd;                  /* lazily opened for READ/WRITE; -1 until then */
+	dev_t dev;
+	uint64_t ino;
+};
+
+#define FH_BUCKETS 4096
+struct fh_cache {
+	struct fh_entry *bucket[FH_BUCKETS];
+	struct fh_entry *lru_head, *lru_tail;
+	unsigned n, max;
+};
+
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+static void mac(const uint8_t key[16], const uint8_t *data, size_t len, uint8_t out[FH_MAC])
+{
+	crypto_shorthash_siphash24(out, data, len, key);
+}
+
+int fh_load_key(const char *dir, uint8_t key[16])
+{
+	char path[4096];
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof path, "%s/fh.key", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, key, 16);
+		close(fd);
+		return n == 16 ? 0 : -EINVAL;
+	}
+	if (errno != ENOENT)
+		return -errno;
+	/* First start: a fresh key, written and synced before any handle is issued under it. */
+	randombytes_buf(key, 16);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int rc = (write(fd, key, 16) == 16 && fsync(fd) == 0) ? 0 : -EIO;
+	close(fd);
+	return rc;
+}
+
+int fh_compose(const struct server *srv, const struct export_rt *exp, int dirfd, const char *name,
+	       struct fh *out)
+{
+	struct {
+		struct file_handle h;
+		unsigned char bytes[FH_KMAX];
+	} kh;
+	int mount_id;
+	kh.h.handle_bytes = FH_KMAX;
+	int flags = name[0] ? 0 : AT_EMPTY_PATH;
+	if (name_to_handle_at(dirfd, name, &kh.h, &mount_id, flags) < 0)
+		return errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
+	uint8_t *p = out->data;
+	p[0] = FH_VERSION;
+	p[1] = (uint8_t)kh.h.handle_bytes;
+	put32(p + 2, exp->cfg->fsid);
+	put32(p + 6, (uint32_t)kh.h.handle_type);
+	memcpy(p + FH_HDR, kh.h.f_handle, kh.h.handle_bytes);
+	size_t n = FH_HDR + kh.h.handle_bytes;
+	mac(srv->fh_key, p, n, p + n);
+	out->len = (uint32_t)(n + FH_MAC);
+	return 0;
+}
+
+/* ---- cache ---- */
+
+struct fh_cache *fh_cache_new(unsigned max_entries)
+{
+	struct fh_cache *c = calloc(1, sizeof *c);
+	if (c)
+		c->max = max_entries ? max_entries : 1;
+	return c;
+}
+
+static void entry_close(struct fh_entry *e)
+{
+	close(e->fd);
+	if (e->io_fd >= 0)
+		close(e->io_fd);
+	if (e->dio_fd >= 0)
+		close(e->dio_fd);
+	free(e);
+}
+
+static void lru_unlink(struct fh_cache *c, struct fh_entry *e)
+{
+	if (e->lprev) e->lprev->lnext = e->lnext; else c->lru_head = e->lnext;
+	if (e->lnext) e->lnext->lprev = e->lprev; else c->lru_tail = e->lprev;
+	e->lprev = e->lnext = NULL;
+}
+
+static void lru_push(struct fh_cache *c, struct fh_entry *e)
+{
+	e->lnext = c->lru_head;
+	e->lprev = NULL;
+	if (c->lru_head) c->lru_head->lprev = e; else c->lru_tail = e;
+	c->lru_head = e;
+}
+
+static void cache_remove(struct fh_cache *c, struct fh_entry *e)
+{
+	struct fh_entry **pp = &c->bucket[e->hash % FH_BUCKETS];
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	lru_unlink(c, e);
+	c->n--;
+	entry_close(e);
+}
+
+void fh_cache_free(struct fh_cache *c)
+{
+	if (!c)
+		return;
+	while (c->lru_head)
+		cache_remove(c, c->lru_head);
+	free(c);
+}
+
+static struct fh_entry *cache_find(struct fh_cache *c, const uint8_t *data, size_t len, uint64_t hash)
+{
+	for (struct fh_entry *e = c->bucket[hash % FH_BUCKETS]; e; e = e->hnext)
+		if (e->hash == hash && e->fh.len == len && memcmp(e->fh.data, data, len) == 0)
+			return e;
+	return NULL;
+}
+
+void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
+{
+	struct fh_cache *c = w->fhc;
+	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
+		next = e->lnext;
+		if (e->dev == dev && e->ino == ino)
+			cache_remove(c, e);
+	}
+}
+
+static const struct export_rt *export_of(const struct server *srv, uint32_t fsid)
+{
+	for (size_t i = 0; i < srv->cfg->nexports; i++)
+		if (srv->exports[i].cfg->fsid == fsid)
+			return &srv->exports[i];
+	return NULL;
+}
+
+/* Check the layout and the MAC; *exp is the export the handle names. */
+static enum fh_status fh_check(const struct server *srv, const uint8_t *p, size_t len,
+			       const struct export_rt **exp)
+{
+	if (len < FH_HDR + FH_MAC || len > FH_MAX || p[0] != FH_VERSION || len != (size_t)FH_HDR + p[1] + FH_MAC)
+		return FH_BADHANDLE;
+	uint8_t want[FH_MAC];
+	mac(srv->fh_key, p, len - FH_MAC, want);
+	if (sodium_memcmp(want, p + len - FH_MAC, FH_MAC) != 0)
+		return FH_BADHANDLE;
+	*exp = export_of(srv, get32(p + 2));
+	return *exp ? FH_OK : FH_STALE;
+}
+
+static enum fh_status open_handle(struct worker *w, const struct export_rt *exp, const uint8_t *p,
+				  int *fd, int *err)
+{
+	struct {
+		struct file_handle h;
+		unsigned char bytes[FH_KMAX];
+	} kh;
+	kh.h.handle_bytes = p[1];
+	kh.h.handle_type = (int)get32(p + 6);
+	memcpy(kh.h.f_handle, p + FH_HDR, p[1]);
+	cred_root(w);
+	*fd = open_by_handle_at(exp->root_fd, &kh.h, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd >= 0)
+		return FH_OK;
+	*err = errno;
+	return (errno == ESTALE || errno == ENOENT) ? FH_STALE : FH_ERR;
+}
+
+enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct fh_obj *out, int *err)
+{
+	const uint8_t *p = data;
+	const struct export_rt *exp = NULL;
+	enum fh_status st = fh_check(w->srv, p, len, &exp);
+	if (st != FH_OK)
+		return st;
+	uint64_t hash;
+	memcpy(&hash, p + len - FH_MAC, sizeof hash);   /* the MAC is a keyed hash already */
+	struct fh_cache *c = w->fhc;
+	struct fh_entry *e = cache_find(c, p, len, hash);
+	if (!e) {
+		int fd;
+		st = open_handle(w, exp, p, &fd, err);
+		if (st != FH_OK)
+			return st;
+		struct stat sb;
+		if (fstat(fd, &sb) < 0 || sb.st_dev != exp->dev) {
+			close(fd);
+			return FH_STALE;
+		}
+		e = calloc(1, sizeof *e);
+		if (!e) {
+			close(fd);
+			*err = ENOMEM;
+			return FH_ERR;
+		}
+		*e = (struct fh_entry){.fd = fd, .io_fd = -1, .dio_fd = -1, .hash = hash,
+				       .dev = sb.st_dev, .ino = sb.st_ino};
+		e->fh.len = (uint32_t)len;
+		memcpy(e->fh.data, p, len);
+		e->hnext = c->bucket[hash % FH_BUCKETS];
+		c->bucket[hash % FH_BUCKETS] = e;
+		c->n++;
+		if (c->n > c->max)
+			cache_remove(c, c->lru_tail);
+	} else {
+		lru_unlink(c, e);
+	}
+	lru_push(c, e);
+	*out = (struct fh_obj){.fd = e->fd, .exp = exp, .ent = e, .fh = e->fh};
+	return FH_OK;
+}
+
+int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct)
+{
+	struct fh_entry *e = o->ent;
+	int *slot = direct ? &e->dio_fd : &e->io_fd;
+	if (*slot >= 0)
+		return *slot;
+	/* Reopen the O_PATH descriptor through /proc as the server; the caller checked access as the
+	 * user. Read-only file systems or files only readable by us still serve READ. */
+	struct rpc_cred saved = w->cur_cred;
+	bool was_root = w->cur_is_root;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", e->fd);
+	cred_root(w);
+	int flags = O_RDWR | (direct ? O_DIRECT : 0);
+	int fd = io_openat(w->ring, AT_FDCWD, path, flags, 0);
+	if (fd == -EROFS || fd == -EACCES || fd == -EPERM || fd == -ETXTBSY)
+		fd = io_openat(w->ring, AT_FDCWD, path, flags & ~O_RDWR, 0);
+	if (!was_root)
+		cred_apply(w, &saved);
+	if (fd >= 0)
+		*slot = fd;
+	return fd;
+}

@@ -1,0 +1,56 @@
+/* File handles: what they hold, how they are checked, and the per-worker cache of resolved ones.
+ *
+ * Wire layout (at most 64 bytes, opaque to clients):
+ *   u8 version | u8 kernel handle length n | u32 fsid | i32 kernel handle type | n bytes | 8-byte MAC
+ * The MAC is SipHash-2-4 under a key kept in state_dir, over everything before it: a handle the
+ * server did not issue (forged, altered, from another server) fails the check and gets BADHANDLE,
+ * never another file. The kernel handle (name_to_handle_at) survives a daemon restart. */
+#ifndef NFSD_UC_FH_H
+#define NFSD_UC_FH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "nfsd.h"
+
+#define FH_MAX 64
+
+struct fh {
+	uint32_t len;
+	uint8_t data[FH_MAX];
+};
+
+/* A resolved handle. fd is an O_PATH descriptor owned by the cache: valid until the request ends. */
+struct fh_obj {
+	int fd;
+	const struct export_rt *exp;
+	struct fh_entry *ent;
+	struct fh fh;
+};
+
+enum fh_status { FH_OK = 0, FH_BADHANDLE, FH_STALE, FH_ERR };
+
+/* Load the 16-byte key from state_dir/fh.key, creating dir and key on first start. */
+int fh_load_key(const char *state_dir, uint8_t key[16]);
+
+/* The handle of dirfd/name (name "" with fd = the object itself), not following symlinks. */
+int fh_compose(const struct server *srv, const struct export_rt *exp, int dirfd, const char *name,
+	       struct fh *out);
+
+/* Check and open a handle (as root: open_by_handle_at needs CAP_DAC_READ_SEARCH). On FH_ERR,
+ * *err holds the errno. */
+enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct fh_obj *out, int *err);
+
+/* A descriptor for READ/WRITE on a regular file: opened once per handle as the server (access
+ * is checked per request by the caller), O_DIRECT when direct is set. -errno on failure. */
+int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct);
+
+/* Forget cached descriptors of an inode (removed, or replaced by RENAME). */
+void fh_forget(struct worker *w, dev_t dev, uint64_t ino);
+
+struct fh_cache *fh_cache_new(unsigned max_entries);
+void fh_cache_free(struct fh_cache *c);
+
+#endif

@@ -1,0 +1,252 @@
+#include "ring.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct parked {
+	struct io_op *op;
+	int res;
+};
+
+struct io_ring {
+	struct io_uring ring;
+	unsigned pending;        /* async ops in flight */
+	struct parked *parked;   /* async completions seen while a sync op waited */
+	size_t nparked, capparked;
+};
+
+struct io_ring *io_ring_new(unsigned entries)
+{
+	struct io_ring *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	int rc = io_uring_queue_init(entries, &r->ring, 0);
+	if (rc < 0) {
+		free(r);
+		errno = -rc;
+		return NULL;
+	}
+	return r;
+}
+
+void io_ring_free(struct io_ring *r)
+{
+	if (!r)
+		return;
+	io_uring_queue_exit(&r->ring);
+	free(r->parked);
+	free(r);
+}
+
+/* An SQE, submitting what is queued to make room when the SQ is full. */
+static struct io_uring_sqe *get_sqe(struct io_ring *r)
+{
+	struct io_uring_sqe *sqe;
+	while (!(sqe = io_uring_get_sqe(&r->ring)))
+		io_uring_submit(&r->ring);
+	return sqe;
+}
+
+static void queue_async(struct io_ring *r, struct io_uring_sqe *sqe, struct io_op *op)
+{
+	io_uring_sqe_set_data(sqe, op);
+	r->pending++;
+}
+
+void io_ring_accept(struct io_ring *r, struct io_op *op, int fd, struct sockaddr *addr, socklen_t *len)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_accept(sqe, fd, addr, len, SOCK_CLOEXEC);
+	queue_async(r, sqe, op);
+}
+
+void io_ring_recv(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_recv(sqe, fd, buf, len, 0);
+	queue_async(r, sqe, op);
+}
+
+void io_ring_sendmsg(struct io_ring *r, struct io_op *op, int fd, const struct msghdr *msg)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_sendmsg(sqe, fd, msg, MSG_NOSIGNAL);
+	queue_async(r, sqe, op);
+}
+
+void io_ring_read(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_read(sqe, fd, buf, (unsigned)len, 0);
+	queue_async(r, sqe, op);
+}
+
+void io_ring_cancel_fd(struct io_ring *r, int fd)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
+	io_uring_sqe_set_data(sqe, NULL);   /* its own CQE is ignored */
+	io_uring_submit(&r->ring);
+}
+
+unsigned io_ring_pending(const struct io_ring *r) { return r->pending; }
+
+static int park(struct io_ring *r, struct io_op *op, int res)
+{
+	if (r->nparked == r->capparked) {
+		size_t cap = r->capparked ? r->capparked * 2 : 64;
+		struct parked *p = realloc(r->parked, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		r->parked = p;
+		r->capparked = cap;
+	}
+	r->parked[r->nparked++] = (struct parked){op, res};
+	return 0;
+}
+
+static void deliver(struct io_ring *r, struct io_op *op, int res)
+{
+	r->pending--;
+	op->cb(op, res);
+}
+
+/* Submit one prepared SQE and wait for its completion, parking the others. */
+static int wait_sync(struct io_ring *r, struct io_uring_sqe *sqe)
+{
+	struct io_op self = {0};
+	io_uring_sqe_set_data(sqe, &self);
+	int rc = io_uring_submit(&r->ring);
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		rc = io_uring_wait_cqe(&r->ring, &cqe);
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0)
+			return rc;
+		struct io_op *op = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+		io_uring_cqe_seen(&r->ring, cqe);
+		if (op == &self)
+			return res;
+		/* Parking can only fail on ENOMEM; losing a completion would hang a connection,
+		 * so retry delivery through the parked list at the cost of a short spin. */
+		if (op && park(r, op, res) < 0)
+			deliver(r, op, res);
+	}
+}
+
+int io_ring_run(struct io_ring *r, const bool *stop)
+{
+	while (!(*stop && r->pending == 0)) {
+		while (r->nparked) {
+			/* Deliver in arrival order; a callback may park more (through sync ops). */
+			struct parked p = r->parked[0];
+			memmove(r->parked, r->parked + 1, --r->nparked * sizeof *r->parked);
+			deliver(r, p.op, p.res);
+		}
+		if (*stop && r->pending == 0)
+			break;
+		struct io_uring_cqe *cqe;
+		int rc = io_uring_submit_and_wait(&r->ring, 1);
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0)
+			return rc;
+		while (io_uring_peek_cqe(&r->ring, &cqe) == 0) {
+			struct io_op *op = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+			io_uring_cqe_seen(&r->ring, cqe);
+			if (op)
+				deliver(r, op, res);
+		}
+	}
+	return 0;
+}
+
+int io_openat(struct io_ring *r, int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_openat(sqe, dirfd, path, flags | O_CLOEXEC, mode);
+	return wait_sync(r, sqe);
+}
+
+int io_close(struct io_ring *r, int fd)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_close(sqe, fd);
+	return wait_sync(r, sqe);
+}
+
+int io_statx(struct io_ring *r, int dirfd, const char *path, int flags, unsigned mask, struct statx *st)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_statx(sqe, dirfd, path, flags, mask, st);
+	return wait_sync(r, sqe);
+}
+
+ssize_t io_pread(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off)
+{
+	return io_pread_flags(r, fd, buf, len, off, 0);
+}
+
+ssize_t io_pread_flags(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off, int rwf)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
+	sqe->rw_flags = rwf;
+	return wait_sync(r, sqe);
+}
+
+ssize_t io_pwrite(struct io_ring *r, int fd, const void *buf, size_t len, uint64_t off, int rwf)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_write(sqe, fd, buf, (unsigned)len, off);
+	sqe->rw_flags = rwf;
+	return wait_sync(r, sqe);
+}
+
+int io_fsync(struct io_ring *r, int fd, bool datasync)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_fsync(sqe, fd, datasync ? IORING_FSYNC_DATASYNC : 0);
+	return wait_sync(r, sqe);
+}
+
+int io_unlinkat(struct io_ring *r, int dirfd, const char *path, int flags)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_unlinkat(sqe, dirfd, path, flags);
+	return wait_sync(r, sqe);
+}
+
+int io_renameat(struct io_ring *r, int olddir, const char *oldp, int newdir, const char *newp, unsigned flags)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_renameat(sqe, olddir, oldp, newdir, newp, flags);
+	return wait_sync(r, sqe);
+}
+
+int io_mkdirat(struct io_ring *r, int dirfd, const char *path, mode_t mode)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_mkdirat(sqe, dirfd, path, mode);
+	return wait_sync(r, sqe);
+}
+
+int io_symlinkat(struct io_ring *r, const char *target, int dirfd, const char *path)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_symlinkat(sqe, target, dirfd, path);
+	return wait_sync(r, sqe);
+}
+
+int io_linkat(struct io_ring *r, int olddir, const char *oldp, int newdir, const char *newp, int flags)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_linkat(sqe, olddir, oldp, newdir, newp, flags);
+	return wait_sync(r, sqe);
+}

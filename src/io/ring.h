@@ -1,0 +1,67 @@
+/* The io_uring engine of one worker thread. It knows nothing of NFS.
+ *
+ * Two kinds of operations share the ring:
+ *  - asynchronous ones (accept, recv, send, eventfd read), whose completion calls the op's callback
+ *    from io_ring_run()'s loop;
+ *  - synchronous ones (file and metadata calls a request handler makes), submitted at once and waited
+ *    for; completions of asynchronous ops that arrive meanwhile are parked and delivered later by the
+ *    loop, so a callback never runs inside a handler.
+ * Submitting at once matters for credentials: io_uring issues a request (or captures the creds for its
+ * async worker) under the submitter's fsuid/fsgid/groups at submit time, which the handler has set. */
+#ifndef NFSD_UC_IO_RING_H
+#define NFSD_UC_IO_RING_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080   /* Linux 6.14: uncached buffered I/O */
+#endif
+
+struct io_ring;
+struct io_op;
+typedef void (*io_cb)(struct io_op *op, int res);
+
+/* Embed in the owner's state; container_of() back in the callback. */
+struct io_op {
+	io_cb cb;
+};
+
+struct io_ring *io_ring_new(unsigned entries);
+void io_ring_free(struct io_ring *r);
+
+/* Asynchronous: the callback gets the CQE's res (>= 0 or -errno). */
+void io_ring_accept(struct io_ring *r, struct io_op *op, int fd, struct sockaddr *addr, socklen_t *len);
+void io_ring_recv(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len);
+void io_ring_sendmsg(struct io_ring *r, struct io_op *op, int fd, const struct msghdr *msg);
+void io_ring_read(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len);
+/* Cancel every pending op on fd (their callbacks still run, with -ECANCELED). */
+void io_ring_cancel_fd(struct io_ring *r, int fd);
+
+/* Run callbacks until *stop is true and no async op is pending, or an unrecoverable ring error. */
+int io_ring_run(struct io_ring *r, const bool *stop);
+/* Number of async ops submitted and not yet completed. */
+unsigned io_ring_pending(const struct io_ring *r);
+
+/* Synchronous calls: return the syscall's result, negative errno on failure. */
+int io_openat(struct io_ring *r, int dirfd, const char *path, int flags, mode_t mode);
+int io_close(struct io_ring *r, int fd);
+int io_statx(struct io_ring *r, int dirfd, const char *path, int flags, unsigned mask, struct statx *st);
+ssize_t io_pread(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off);
+/* rwf: RWF_* flags of preadv2/pwritev2, e.g. RWF_DONTCACHE. */
+ssize_t io_pread_flags(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off, int rwf);
+ssize_t io_pwrite(struct io_ring *r, int fd, const void *buf, size_t len, uint64_t off, int rwf);
+int io_fsync(struct io_ring *r, int fd, bool datasync);
+int io_unlinkat(struct io_ring *r, int dirfd, const char *path, int flags);
+int io_renameat(struct io_ring *r, int olddir, const char *oldp, int newdir, const char *newp, unsigned flags);
+int io_mkdirat(struct io_ring *r, int dirfd, const char *path, mode_t mode);
+int io_symlinkat(struct io_ring *r, const char *target, int dirfd, const char *path);
+int io_linkat(struct io_ring *r, int olddir, const char *oldp, int newdir, const char *newp, int flags);
+
+#endif

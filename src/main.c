@@ -1,0 +1,227 @@
+/* nfsd-uc: start-up, signals, shutdown. Everything here runs before the workers start or after they
+ * stop, so blocking calls are fine (listed in docs/architecture.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <rpc/pmap_clnt.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fh.h"
+#include "log.h"
+#include <rpc/rpc.h>
+#include "mount3_prot.h"
+#include "nfs3_prot.h"
+#include "nfsd.h"
+#include "server.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nfsd-uc -c FILE          serve the exports of FILE (foreground, logs to stderr)\n"
+		"       nfsd-uc --check -c FILE  validate FILE: exit 0, or print FILE:LINE: error and exit 2\n"
+		"       nfsd-uc --help | --version\n"
+		"options: -v, --verbose   debug logging\n");
+}
+
+/* Can this export take O_DIRECT, and at what alignment? An unnamed temporary file tells without
+ * leaving anything behind. */
+static void probe_export(struct export_rt *e)
+{
+	const struct export_cfg *c = e->cfg;
+	struct statfs sfs;
+	size_t block = 4096, dio_align = 0;
+	if (fstatfs(e->root_fd, &sfs) == 0 && (size_t)sfs.f_bsize > block)
+		block = (size_t)sfs.f_bsize;
+	int fd = openat(e->root_fd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	bool direct_ok = fd >= 0;
+	if (fd >= 0) {
+		struct statx st;
+		if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN))
+			dio_align = st.stx_dio_offset_align;
+		close(fd);
+	}
+	if (dio_align > block)
+		block = dio_align;
+	e->block = c->block ? c->block : block;
+	e->write_mode = c->write_mode;
+	e->read_mode = c->read_mode;
+	if (!direct_ok && (e->write_mode == IO_MODE_DIRECT || e->read_mode == IO_MODE_DIRECT)) {
+		log_warn("export %s: file system refuses O_DIRECT (%s); serving it as dontcache", c->path,
+			 strerror(errno));
+		if (e->write_mode == IO_MODE_DIRECT)
+			e->write_mode = IO_MODE_DONTCACHE;
+		if (e->read_mode == IO_MODE_DIRECT)
+			e->read_mode = IO_MODE_DONTCACHE;
+	}
+	static const char *const modes[] = {"direct", "dontcache", "buffered"};
+	log_info("export %s fsid %u block %zu write %s read %s", c->path, c->fsid, e->block,
+		 modes[e->write_mode], modes[e->read_mode]);
+}
+
+static int open_exports(struct server *srv)
+{
+	srv->exports = calloc(srv->cfg->nexports, sizeof *srv->exports);
+	if (!srv->exports)
+		return -ENOMEM;
+	for (size_t i = 0; i < srv->cfg->nexports; i++) {
+		struct export_rt *e = &srv->exports[i];
+		e->cfg = &srv->cfg->exports[i];
+		e->root_fd = open(e->cfg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat sb;
+		if (e->root_fd < 0 || fstat(e->root_fd, &sb) < 0) {
+			log_err("export %s: %s", e->cfg->path, strerror(errno));
+			return -errno;
+		}
+		e->dev = sb.st_dev;
+		e->root_ino = sb.st_ino;
+		probe_export(e);
+	}
+	return 0;
+}
+
+static void close_exports(struct server *srv)
+{
+	for (size_t i = 0; srv->exports && i < srv->cfg->nexports; i++)
+		if (srv->exports[i].cfg && srv->exports[i].root_fd >= 0)
+			close(srv->exports[i].root_fd);
+	free(srv->exports);
+}
+
+/* Each worker keeps up to a few thousand descriptors open (handle cache). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void rpcbind_set(const struct config *cfg, bool on)
+{
+	if (!cfg->rpcbind)
+		return;
+	if (!on) {
+		pmap_unset(NFS_PROGRAM, NFS_V3);
+		pmap_unset(MOUNT_PROGRAM, MOUNT_V3);
+		return;
+	}
+	if (!pmap_set(NFS_PROGRAM, NFS_V3, IPPROTO_TCP, cfg->port) ||
+	    !pmap_set(MOUNT_PROGRAM, MOUNT_V3, IPPROTO_TCP, cfg->mount_port))
+		log_info("rpcbind is not running: serving on the fixed ports only");
+	else
+		log_info("registered NFS v3 (port %u) and MOUNT v3 (port %u) with rpcbind", cfg->port,
+			 cfg->mount_port);
+}
+
+static int serve(struct config *cfg)
+{
+	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER};
+	int rc = 1;
+	unsigned nw = cfg->threads ? cfg->threads : 1;
+	struct worker *w = calloc(nw, sizeof *w);
+	pthread_t *tid = calloc(nw, sizeof *tid);
+	unsigned started = 0;
+	if (!w || !tid || sodium_init() < 0)
+		goto out;
+	raise_nofile();
+	int krc = fh_load_key(cfg->state_dir, srv.fh_key);
+	if (krc < 0) {
+		log_err("state_dir %s: cannot load or create fh.key: %s", cfg->state_dir, strerror(-krc));
+		goto out;
+	}
+	server_rotate_verf(&srv);
+	if (open_exports(&srv) < 0)
+		goto out;
+	for (unsigned i = 0; i < nw; i++) {
+		if (worker_init(&w[i], &srv, i) < 0)
+			goto stop;
+	}
+	for (; started < nw; started++) {
+		if (pthread_create(&tid[started], NULL, worker_main, &w[started]) != 0)
+			goto stop;
+	}
+	rpcbind_set(cfg, true);
+	log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u worker(s)", cfg->listen,
+		 cfg->port, cfg->mount_port, cfg->nexports, nw);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	int sig = 0;
+	sigwait(&set, &sig);
+	log_info("signal %d: finishing requests in flight", sig);
+	rc = 0;
+stop:
+	for (unsigned i = 0; i < started; i++)
+		worker_stop(&w[i]);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (started)
+		rpcbind_set(cfg, false);
+	for (unsigned i = 0; i < nw; i++)
+		worker_fini(&w[i]);
+out:
+	close_exports(&srv);
+	mount_list_free(&srv);
+	free(w);
+	free(tid);
+	if (rc == 0)
+		log_info("stopped");
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+		{"verbose", no_argument, NULL, 'v'},      {0, 0, 0, 0}};
+	const char *file = NULL;
+	bool check = false;
+	int o;
+	while ((o = getopt_long(argc, argv, "c:hVv", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': file = optarg; break;
+		case 'C': check = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("nfsd-uc %s\n", NFSD_UC_VERSION); return 0;
+		case 'v': log_set_level(LOG_DEBUG); break;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!file || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	struct config cfg;
+	char err[1024];
+	if (config_load(file, &cfg, err, sizeof err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	if (check) {
+		config_free(&cfg);
+		return 0;
+	}
+	/* Signals are taken by sigwait in the main thread; workers inherit the mask. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int rc = serve(&cfg);
+	config_free(&cfg);
+	return rc;
+}

@@ -1,0 +1,251 @@
+/* MOUNT v3 (RFC 1813 appendix I). MNT resolves a path to the root handle of an export (or of a
+ * directory below it), after checking the client against the export's rules. Blocking calls:
+ * openat2 at MNT time (RESOLVE_BENEATH has no io_uring form in liburing 2.3). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "export.h"
+#include "fh.h"
+#include "log.h"
+#include <rpc/rpc.h>
+#include "mount3_prot.h"
+
+struct mount_rec {
+	struct mount_rec *next;
+	char host[INET6_ADDRSTRLEN];
+	char *dir;
+};
+
+static void peer_name(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRLEN])
+{
+	strcpy(out, "?");
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, out, INET6_ADDRSTRLEN);
+	else if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, out, INET6_ADDRSTRLEN);
+}
+
+static uint16_t peer_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+}
+
+/* The export holding path, and path's remainder below the export root ("" for the root). */
+static const struct export_rt *export_for(const struct server *srv, const char *path, const char **rest)
+{
+	const struct export_rt *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < srv->cfg->nexports; i++) {
+		const char *ep = srv->exports[i].cfg->path;
+		size_t n = strlen(ep);
+		if (strcmp(ep, "/") == 0)
+			n = 0;
+		if (strncmp(path, ep, n) == 0 && (path[n] == 0 || path[n] == '/') && (!best || n > best_len)) {
+			best = &srv->exports[i];
+			best_len = n;
+		}
+	}
+	if (best) {
+		*rest = path + best_len;
+		while (**rest == '/')
+			(*rest)++;
+	}
+	return best;
+}
+
+static void remember(struct server *srv, const char *host, const char *dir)
+{
+	pthread_mutex_lock(&srv->mounts_lock);
+	for (struct mount_rec *m = srv->mounts; m; m = m->next)
+		if (strcmp(m->host, host) == 0 && strcmp(m->dir, dir) == 0)
+			goto out;
+	struct mount_rec *m = calloc(1, sizeof *m);
+	if (m && (m->dir = strdup(dir))) {
+		snprintf(m->host, sizeof m->host, "%s", host);
+		m->next = srv->mounts;
+		srv->mounts = m;
+	} else {
+		free(m);
+	}
+out:
+	pthread_mutex_unlock(&srv->mounts_lock);
+}
+
+/* Forget host's mount of dir, or all of host's mounts when dir is NULL. */
+static void forget(struct server *srv, const char *host, const char *dir)
+{
+	pthread_mutex_lock(&srv->mounts_lock);
+	for (struct mount_rec **pp = &srv->mounts; *pp;) {
+		struct mount_rec *m = *pp;
+		if (strcmp(m->host, host) == 0 && (!dir || strcmp(m->dir, dir) == 0)) {
+			*pp = m->next;
+			free(m->dir);
+			free(m);
+		} else {
+			pp = &m->next;
+		}
+	}
+	pthread_mutex_unlock(&srv->mounts_lock);
+}
+
+void mount_list_free(struct server *srv)
+{
+	while (srv->mounts) {
+		struct mount_rec *m = srv->mounts;
+		srv->mounts = m->next;
+		free(m->dir);
+		free(m);
+	}
+}
+
+static void mnt_null(struct nfs_req *rq, void *argp, void *resp)
+{
+	(void)rq, (void)argp, (void)resp;
+}
+
+static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh)
+{
+	struct server *srv = rq->w->srv;
+	const char *rest;
+	const struct export_rt *exp = export_for(srv, path, &rest);
+	if (!exp)
+		return MNT3ERR_NOENT;
+	const struct client_rule *rule = export_match(exp->cfg, (const struct sockaddr *)&rq->peer);
+	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024))
+		return MNT3ERR_ACCES;
+	if (!*rest)
+		return fh_compose(srv, exp, exp->root_fd, "", fh) == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV};
+	int fd = (int)syscall(SYS_openat2, exp->root_fd, rest, &how, sizeof how);
+	if (fd < 0)
+		return errno == ENOTDIR ? MNT3ERR_NOTDIR : errno == ENOENT ? MNT3ERR_NOENT : MNT3ERR_ACCES;
+	int rc = fh_compose(srv, exp, fd, "", fh);
+	close(fd);
+	return rc == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
+}
+
+static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
+{
+	dirpath *path = argp;
+	mountres3 *r = resp;
+	struct fh fh;
+	char host[INET6_ADDRSTRLEN];
+	peer_name(&rq->peer, host);
+	r->fhs_status = mnt_resolve(rq, *path, &fh);
+	if (r->fhs_status != MNT3_OK) {
+		log_info("MNT %s from %s refused (%d)", *path, host, r->fhs_status);
+		return;
+	}
+	mountres3_ok *ok = &r->mountres3_u.mountinfo;
+	ok->fhandle.fhandle3_val = arena_alloc(&rq->arena, fh.len);
+	int *flavors = arena_alloc(&rq->arena, sizeof(int));
+	if (!ok->fhandle.fhandle3_val || !flavors) {
+		r->fhs_status = MNT3ERR_SERVERFAULT;
+		return;
+	}
+	memcpy(ok->fhandle.fhandle3_val, fh.data, fh.len);
+	ok->fhandle.fhandle3_len = fh.len;
+	flavors[0] = 1;   /* AUTH_SYS */
+	ok->auth_flavors.auth_flavors_val = flavors;
+	ok->auth_flavors.auth_flavors_len = 1;
+	remember(rq->w->srv, host, *path);
+	log_info("MNT %s from %s", *path, host);
+}
+
+static void mnt_dump(struct nfs_req *rq, void *argp, void *resp)
+{
+	(void)argp;
+	mountlist *out = resp;
+	struct server *srv = rq->w->srv;
+	pthread_mutex_lock(&srv->mounts_lock);
+	for (struct mount_rec *m = srv->mounts; m; m = m->next) {
+		struct mountbody *b = arena_alloc(&rq->arena, sizeof *b);
+		if (!b)
+			break;
+		b->ml_hostname = arena_strdup(&rq->arena, m->host);
+		b->ml_directory = arena_strdup(&rq->arena, m->dir);
+		b->ml_next = *out;
+		*out = b;
+	}
+	pthread_mutex_unlock(&srv->mounts_lock);
+}
+
+static void mnt_umnt(struct nfs_req *rq, void *argp, void *resp)
+{
+	(void)resp;
+	char host[INET6_ADDRSTRLEN];
+	peer_name(&rq->peer, host);
+	forget(rq->w->srv, host, *(dirpath *)argp);
+}
+
+static void mnt_umntall(struct nfs_req *rq, void *argp, void *resp)
+{
+	(void)argp, (void)resp;
+	char host[INET6_ADDRSTRLEN];
+	peer_name(&rq->peer, host);
+	forget(rq->w->srv, host, NULL);
+}
+
+/* exports(5)-style text of a client rule: "*", "10.0.0.0/8", "::1". */
+static char *rule_name(struct nfs_req *rq, const struct client_rule *c)
+{
+	char a[INET6_ADDRSTRLEN + 5] = "*";
+	if (c->family == AF_INET || c->family == AF_INET6) {
+		inet_ntop(c->family, c->addr, a, INET6_ADDRSTRLEN);
+		unsigned full = c->family == AF_INET ? 32 : 128;
+		if (c->prefix != full)
+			snprintf(a + strlen(a), 5, "/%u", c->prefix);
+	}
+	return arena_strdup(&rq->arena, a);
+}
+
+static void mnt_export(struct nfs_req *rq, void *argp, void *resp)
+{
+	(void)argp;
+	exports *out = resp;
+	const struct server *srv = rq->w->srv;
+	for (size_t i = srv->cfg->nexports; i-- > 0;) {
+		const struct export_cfg *e = &srv->cfg->exports[i];
+		struct exportnode *n = arena_alloc(&rq->arena, sizeof *n);
+		if (!n)
+			return;
+		n->ex_dir = arena_strdup(&rq->arena, e->path);
+		for (size_t k = e->nclients; k-- > 0;) {
+			struct groupnode *g = arena_alloc(&rq->arena, sizeof *g);
+			if (!g)
+				return;
+			g->gr_name = rule_name(rq, &e->clients[k]);
+			g->gr_next = n->ex_groups;
+			n->ex_groups = g;
+		}
+		n->ex_next = *out;
+		*out = n;
+	}
+}
+
+static const struct proc_desc mount3_procs[] = {
+	[MOUNTPROC3_NULL] = {"MNT_NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, mnt_null},
+	[MOUNTPROC3_MNT] = {"MNT", XDRPROC(xdr_dirpath), NULL, XDRPROC(xdr_mountres3), sizeof(dirpath),
+			    sizeof(mountres3), mnt_mnt},
+	[MOUNTPROC3_DUMP] = {"DUMP", XDRPROC(xdr_void), NULL, XDRPROC(xdr_mountlist), 0, sizeof(mountlist),
+			     mnt_dump},
+	[MOUNTPROC3_UMNT] = {"UMNT", XDRPROC(xdr_dirpath), NULL, XDRPROC(xdr_void), sizeof(dirpath), 0,
+			     mnt_umnt},
+	[MOUNTPROC3_UMNTALL] = {"UMNTALL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, mnt_umntall},
+	[MOUNTPROC3_EXPORT] = {"EXPORT", XDRPROC(xdr_void), NULL, XDRPROC(xdr_exports), 0, sizeof(exports),
+			       mnt_export},
+};
+
+const struct prog_desc mount3_program = {MOUNT_PROGRAM, MOUNT_V3, mount3_procs,
+					 sizeof mount3_procs / sizeof mount3_procs[0]};

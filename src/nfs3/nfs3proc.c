@@ -1,0 +1,406 @@
+/* NFSv3 procedures on single objects and the file system, and the procedure table.
+ * Blocking calls (no io_uring equivalent): readlinkat, fstatfs, fpathconf, faccessat2 (cred.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "cred.h"
+#include "dispatch.h"
+#include "io/ring.h"
+#include "log.h"
+#include "nfs3.h"
+#include "nfs3_zc.h"
+
+#define NFS3_MAXIO (1024 * 1024)   /* rtmax = wtmax: a 1 MiB READ or WRITE */
+
+NFS3_HANDLER(null)
+{
+	(void)rq, (void)argp, (void)resp;
+}
+
+NFS3_HANDLER(getattr)
+{
+	GETATTR3args *a = argp;
+	GETATTR3res *r = resp;
+	struct fh_obj o;
+	struct statx st;
+	r->status = nfs3_fh_get(rq, &a->object, &o);
+	if (r->status != NFS3_OK)
+		return;
+	int rc = nfs3_stat(rq, o.fd, &st);
+	r->status = nfs3_errno(rc);
+	if (rc == 0)
+		nfs3_fattr(rq, &st, &r->GETATTR3res_u.resok.obj_attributes);
+}
+
+static bool same_time(nfstime3 a, struct statx_timestamp b)
+{
+	return a.seconds == (uint32_t)b.tv_sec && a.nseconds == b.tv_nsec;
+}
+
+NFS3_HANDLER(setattr)
+{
+	SETATTR3args *a = argp;
+	SETATTR3res *r = resp;
+	wcc_data *wcc = &r->SETATTR3res_u.resfail.obj_wcc;   /* same layout in resok */
+	struct fh_obj o;
+	struct statx before;
+	r->status = nfs3_fh_get(rq, &a->object, &o);
+	if (r->status != NFS3_OK)
+		return;
+	int rc = nfs3_stat(rq, o.fd, &before);
+	if (rc < 0) {
+		r->status = nfs3_errno(rc);
+		return;
+	}
+	if (!nfs3_writable(rq))
+		r->status = NFS3ERR_ROFS;
+	else if (a->guard.check && !same_time(a->guard.sattrguard3_u.obj_ctime, before.stx_ctime))
+		r->status = NFS3ERR_NOT_SYNC;
+	else if (a->new_attributes.size.set_it && S_ISDIR(before.stx_mode))
+		r->status = NFS3ERR_ISDIR;
+	else
+		r->status = nfs3_errno(nfs3_setattr_fd(rq, &o, &a->new_attributes));
+	nfs3_wcc(rq, &before, o.fd, wcc);
+}
+
+/* The handle and attributes of dir/name for LOOKUP; "." and ".." never leave the export. */
+static nfsstat3 lookup_name(struct nfs_req *rq, struct fh_obj *dir, const struct statx *dst,
+			    const char *name, LOOKUP3resok *ok)
+{
+	if (strcmp(name, ".") == 0 || (strcmp(name, "..") == 0 && dst->stx_ino == dir->exp->root_ino))
+		name = "";
+	else if (strcmp(name, "..") != 0) {
+		nfsstat3 s = nfs3_check_name(name);
+		if (s != NFS3_OK)
+			return s;
+	}
+	post_op_fh3 fh = {0};
+	nfsstat3 s = nfs3_new_obj(rq, dir->exp, dir->fd, name, &fh, &ok->obj_attributes);
+	if (s != NFS3_OK)
+		return s;
+	if (!fh.handle_follows)
+		return NFS3ERR_SERVERFAULT;
+	ok->object = fh.post_op_fh3_u.handle;
+	return NFS3_OK;
+}
+
+NFS3_HANDLER(lookup)
+{
+	LOOKUP3args *a = argp;
+	LOOKUP3res *r = resp;
+	struct fh_obj dir;
+	struct statx st;
+	r->status = nfs3_fh_get(rq, &a->what.dir, &dir);
+	if (r->status != NFS3_OK)
+		return;
+	int rc = nfs3_stat(rq, dir.fd, &st);
+	if (rc < 0)
+		r->status = nfs3_errno(rc);
+	else if (!S_ISDIR(st.stx_mode))
+		r->status = NFS3ERR_NOTDIR;
+	else
+		r->status = lookup_name(rq, &dir, &st, a->what.name, &r->LOOKUP3res_u.resok);
+	post_op_attr *da = r->status == NFS3_OK ? &r->LOOKUP3res_u.resok.dir_attributes
+						: &r->LOOKUP3res_u.resfail.dir_attributes;
+	nfs3_post_op_attr(rq, dir.fd, da);
+}
+
+NFS3_HANDLER(access)
+{
+	ACCESS3args *a = argp;
+	ACCESS3res *r = resp;
+	struct fh_obj o;
+	struct statx st;
+	r->status = nfs3_fh_get(rq, &a->object, &o);
+	if (r->status != NFS3_OK)
+		return;
+	int rc = nfs3_stat(rq, o.fd, &st);
+	if (rc < 0) {
+		r->status = nfs3_errno(rc);
+		return;
+	}
+	bool dir = S_ISDIR(st.stx_mode);
+	static const struct { uint32_t bit; int mode; bool dir_only, file_only, modifies; } map[] = {
+		{ACCESS3_READ, R_OK, false, false, false},   {ACCESS3_LOOKUP, X_OK, true, false, false},
+		{ACCESS3_MODIFY, W_OK, false, false, true},  {ACCESS3_EXTEND, W_OK, false, false, true},
+		{ACCESS3_DELETE, W_OK, true, false, true},   {ACCESS3_EXECUTE, X_OK, false, true, false},
+	};
+	uint32_t granted = 0;
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+		if (!(a->access & map[i].bit) || (map[i].dir_only && !dir) || (map[i].file_only && dir))
+			continue;
+		if (map[i].modifies && !nfs3_writable(rq))
+			continue;
+		if (cred_access(o.fd, map[i].mode) == 0)
+			granted |= map[i].bit;
+	}
+	r->ACCESS3res_u.resok.access = granted;
+	r->ACCESS3res_u.resok.obj_attributes.attributes_follow = true;
+	nfs3_fattr(rq, &st, &r->ACCESS3res_u.resok.obj_attributes.post_op_attr_u.attributes);
+}
+
+NFS3_HANDLER(readlink)
+{
+	READLINK3args *a = argp;
+	READLINK3res *r = resp;
+	struct fh_obj o;
+	r->status = nfs3_fh_get(rq, &a->symlink, &o);
+	if (r->status != NFS3_OK)
+		return;
+	char *buf = arena_alloc(&rq->arena, PATH_MAX + 1);
+	ssize_t n = buf ? readlinkat(o.fd, "", buf, PATH_MAX) : -1;
+	if (n < 0) {
+		r->status = errno == ENOENT ? NFS3ERR_INVAL : nfs3_errno(errno);
+		nfs3_post_op_attr(rq, o.fd, &r->READLINK3res_u.resfail.symlink_attributes);
+		return;
+	}
+	buf[n] = 0;
+	r->READLINK3res_u.resok.data = buf;
+	nfs3_post_op_attr(rq, o.fd, &r->READLINK3res_u.resok.symlink_attributes);
+}
+
+/* READ and WRITE may use a file the caller cannot open but owns (it was created with a mode that
+ * forbids the access after the fact, as "cp -a" of a read-only file does): knfsd's owner override. */
+static nfsstat3 check_io_access(struct nfs_req *rq, struct fh_obj *o, const struct statx *st, int mode)
+{
+	if (S_ISDIR(st->stx_mode))
+		return NFS3ERR_ISDIR;
+	if (!S_ISREG(st->stx_mode))
+		return NFS3ERR_INVAL;
+	if (cred_access(o->fd, mode) == 0 || st->stx_uid == rq->cred.uid)
+		return NFS3_OK;
+	return NFS3ERR_ACCES;
+}
+
+static void free_aligned(void *p) { free(p); }
+
+NFS3_HANDLER(read)
+{
+	READ3args *a = argp;
+	READ3res *r = resp;
+	struct fh_obj o;
+	struct statx st;
+	r->status = nfs3_fh_get(rq, &a->file, &o);
+	if (r->status != NFS3_OK)
+		return;
+	int rc = nfs3_stat(rq, o.fd, &st);
+	r->status = rc < 0 ? nfs3_errno(rc) : check_io_access(rq, &o, &st, R_OK);
+	if (r->status != NFS3_OK) {
+		nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
+		return;
+	}
+	READ3resok *ok = &r->READ3res_u.resok;
+	uint32_t count = a->count > NFS3_MAXIO ? NFS3_MAXIO : a->count;
+	ssize_t n = 0;
+	if (count && a->offset < st.stx_size) {
+		int fd = fh_io_fd(rq->w, &o, false);
+		void *buf = fd >= 0 ? aligned_alloc(4096, ((size_t)count + 4095) & ~(size_t)4095) : NULL;
+		int rwf = o.exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
+		n = !buf ? (fd < 0 ? fd : -ENOMEM) : io_pread_flags(rq->w->ring, fd, buf, count, a->offset, rwf);
+		if (n == -EOPNOTSUPP && rwf)   /* kernel without RWF_DONTCACHE */
+			n = io_pread(rq->w->ring, fd, buf, count, a->offset);
+		if (n < 0) {
+			free(buf);
+			r->status = nfs3_errno((int)n);
+			nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
+			return;
+		}
+		rq->payload = rq->payload_mem = buf;
+		rq->payload_len = (size_t)n;
+		rq->payload_free = free_aligned;
+		ok->data.data_val = buf;
+	}
+	ok->count = (count3)n;
+	ok->data.data_len = (u_int)n;
+	ok->eof = a->offset + (uint64_t)n >= st.stx_size;
+	nfs3_post_op_attr(rq, o.fd, &ok->file_attributes);
+}
+
+/* Write all of buf (io_uring may return short writes). */
+static ssize_t write_all(struct nfs_req *rq, int fd, const char *buf, size_t len, uint64_t off, int rwf)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = io_pwrite(rq->w->ring, fd, buf + done, len - done, off + done, rwf);
+		if (n == -EOPNOTSUPP && rwf) {
+			rwf = 0;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+NFS3_HANDLER(write)
+{
+	WRITE3args *a = argp;
+	WRITE3res *r = resp;
+	struct fh_obj o;
+	struct statx before;
+	r->status = nfs3_fh_get(rq, &a->file, &o);
+	if (r->status != NFS3_OK)
+		return;
+	int rc = nfs3_stat(rq, o.fd, &before);
+	if (rc < 0)
+		r->status = nfs3_errno(rc);
+	else if (!nfs3_writable(rq))
+		r->status = NFS3ERR_ROFS;
+	else if (a->data.data_len < a->count || a->count > NFS3_MAXIO)
+		r->status = NFS3ERR_INVAL;
+	else
+		r->status = check_io_access(rq, &o, &before, W_OK);
+	if (r->status != NFS3_OK) {
+		nfs3_wcc(rq, rc < 0 ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
+		return;
+	}
+	int fd = fh_io_fd(rq->w, &o, false);
+	int rwf = o.exp->write_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
+	ssize_t n = fd < 0 ? fd : write_all(rq, fd, a->data.data_val, a->count, a->offset, rwf);
+	stable_how done = UNSTABLE;
+	if (n >= 0 && a->stable != UNSTABLE) {
+		n = io_fsync(rq->w->ring, fd, a->stable == DATA_SYNC) < 0 ? -EIO : n;
+		done = a->stable;
+	}
+	if (n < 0) {
+		server_rotate_verf(rq->w->srv);
+		r->status = nfs3_errno((int)n);
+		nfs3_wcc(rq, &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
+		return;
+	}
+	WRITE3resok *ok = &r->WRITE3res_u.resok;
+	ok->count = a->count;
+	ok->committed = done;
+	server_write_verf(rq->w->srv, ok->verf);
+	nfs3_wcc(rq, &before, o.fd, &ok->file_wcc);
+}
+
+NFS3_HANDLER(commit)
+{
+	COMMIT3args *a = argp;
+	COMMIT3res *r = resp;
+	struct fh_obj o;
+	struct statx before;
+	r->status = nfs3_fh_get(rq, &a->file, &o);
+	if (r->status != NFS3_OK)
+		return;
+	int rc = nfs3_stat(rq, o.fd, &before);
+	if (rc == 0 && !S_ISREG(before.stx_mode))
+		rc = S_ISDIR(before.stx_mode) ? -EISDIR : -EINVAL;
+	if (rc == 0) {
+		int fd = fh_io_fd(rq->w, &o, false);
+		rc = fd < 0 ? fd : io_fsync(rq->w->ring, fd, false);
+		if (rc < 0)
+			server_rotate_verf(rq->w->srv);
+	}
+	r->status = nfs3_errno(rc);
+	wcc_data *wcc = r->status == NFS3_OK ? &r->COMMIT3res_u.resok.file_wcc : &r->COMMIT3res_u.resfail.file_wcc;
+	nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, wcc);
+	if (r->status == NFS3_OK)
+		server_write_verf(rq->w->srv, r->COMMIT3res_u.resok.verf);
+}
+
+NFS3_HANDLER(fsstat)
+{
+	FSSTAT3args *a = argp;
+	FSSTAT3res *r = resp;
+	struct fh_obj o;
+	struct statfs s;
+	r->status = nfs3_fh_get(rq, &a->fsroot, &o);
+	if (r->status != NFS3_OK)
+		return;
+	if (fstatfs(o.fd, &s) < 0) {
+		r->status = nfs3_errno(errno);
+		nfs3_post_op_attr(rq, o.fd, &r->FSSTAT3res_u.resfail.obj_attributes);
+		return;
+	}
+	FSSTAT3resok *ok = &r->FSSTAT3res_u.resok;
+	ok->tbytes = (uint64_t)s.f_blocks * (uint64_t)s.f_frsize;
+	ok->fbytes = (uint64_t)s.f_bfree * (uint64_t)s.f_frsize;
+	ok->abytes = (uint64_t)s.f_bavail * (uint64_t)s.f_frsize;
+	ok->tfiles = s.f_files;
+	ok->ffiles = s.f_ffree;
+	ok->afiles = s.f_ffree;
+	ok->invarsec = 0;
+	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
+}
+
+NFS3_HANDLER(fsinfo)
+{
+	FSINFO3args *a = argp;
+	FSINFO3res *r = resp;
+	struct fh_obj o;
+	r->status = nfs3_fh_get(rq, &a->fsroot, &o);
+	if (r->status != NFS3_OK)
+		return;
+	FSINFO3resok *ok = &r->FSINFO3res_u.resok;
+	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = NFS3_MAXIO;
+	ok->rtmult = ok->wtmult = (uint32_t)o.exp->block;
+	ok->dtpref = 65536;
+	ok->maxfilesize = INT64_MAX;
+	ok->time_delta = (nfstime3){0, 1};
+	ok->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
+	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
+}
+
+NFS3_HANDLER(pathconf)
+{
+	PATHCONF3args *a = argp;
+	PATHCONF3res *r = resp;
+	struct fh_obj o;
+	r->status = nfs3_fh_get(rq, &a->object, &o);
+	if (r->status != NFS3_OK)
+		return;
+	PATHCONF3resok *ok = &r->PATHCONF3res_u.resok;
+	long link_max = fpathconf(o.fd, _PC_LINK_MAX);
+	ok->linkmax = link_max > 0 ? (uint32_t)link_max : 1;
+	ok->name_max = NAME_MAX;
+	ok->no_trunc = TRUE;
+	ok->chown_restricted = TRUE;
+	ok->case_insensitive = FALSE;
+	ok->case_preserving = TRUE;
+	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
+}
+
+static void release_write(void *args) { write3args_zc_free(args); }
+
+#define PROC(NAME, name, ARGS, RES) \
+	{#NAME, XDRPROC(xdr_##ARGS), NULL, XDRPROC(xdr_##RES), sizeof(ARGS), sizeof(RES), nfs3_##name}
+
+static const struct proc_desc nfs3_procs[] = {
+	[NFSPROC3_NULL] = {"NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, nfs3_null},
+	[NFSPROC3_GETATTR] = PROC(GETATTR, getattr, GETATTR3args, GETATTR3res),
+	[NFSPROC3_SETATTR] = PROC(SETATTR, setattr, SETATTR3args, SETATTR3res),
+	[NFSPROC3_LOOKUP] = PROC(LOOKUP, lookup, LOOKUP3args, LOOKUP3res),
+	[NFSPROC3_ACCESS] = PROC(ACCESS, access, ACCESS3args, ACCESS3res),
+	[NFSPROC3_READLINK] = PROC(READLINK, readlink, READLINK3args, READLINK3res),
+	[NFSPROC3_READ] = {"READ", XDRPROC(xdr_READ3args), NULL, XDRPROC(xdr_READ3res_zc),
+			   sizeof(READ3args), sizeof(READ3res), nfs3_read},
+	[NFSPROC3_WRITE] = {"WRITE", XDRPROC(xdr_WRITE3args_zc), release_write, XDRPROC(xdr_WRITE3res),
+			    sizeof(WRITE3args), sizeof(WRITE3res), nfs3_write},
+	[NFSPROC3_CREATE] = PROC(CREATE, create, CREATE3args, CREATE3res),
+	[NFSPROC3_MKDIR] = PROC(MKDIR, mkdir, MKDIR3args, MKDIR3res),
+	[NFSPROC3_SYMLINK] = PROC(SYMLINK, symlink, SYMLINK3args, SYMLINK3res),
+	[NFSPROC3_MKNOD] = PROC(MKNOD, mknod, MKNOD3args, MKNOD3res),
+	[NFSPROC3_REMOVE] = PROC(REMOVE, remove, REMOVE3args, REMOVE3res),
+	[NFSPROC3_RMDIR] = PROC(RMDIR, rmdir, RMDIR3args, RMDIR3res),
+	[NFSPROC3_RENAME] = PROC(RENAME, rename, RENAME3args, RENAME3res),
+	[NFSPROC3_LINK] = PROC(LINK, link, LINK3args, LINK3res),
+	[NFSPROC3_READDIR] = PROC(READDIR, readdir, READDIR3args, READDIR3res),
+	[NFSPROC3_READDIRPLUS] = PROC(READDIRPLUS, readdirplus, READDIRPLUS3args, READDIRPLUS3res),
+	[NFSPROC3_FSSTAT] = PROC(FSSTAT, fsstat, FSSTAT3args, FSSTAT3res),
+	[NFSPROC3_FSINFO] = PROC(FSINFO, fsinfo, FSINFO3args, FSINFO3res),
+	[NFSPROC3_PATHCONF] = PROC(PATHCONF, pathconf, PATHCONF3args, PATHCONF3res),
+	[NFSPROC3_COMMIT] = PROC(COMMIT, commit, COMMIT3args, COMMIT3res),
+};
+
+const struct prog_desc nfs3_program = {NFS_PROGRAM, NFS_V3, nfs3_procs, sizeof nfs3_procs / sizeof nfs3_procs[0]};

@@ -1,0 +1,94 @@
+/* The server's shared state (read-only after start, or atomic), the per-thread worker, and the
+ * request every handler receives. */
+#ifndef NFSD_UC_NFSD_H
+#define NFSD_UC_NFSD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <netinet/in.h>
+
+#include "config.h"
+#include "rpc/oncrpc.h"
+
+struct io_ring;
+struct fh_cache;
+struct bcache;
+struct conn;
+
+/* An export as served: its configuration plus what start-up learnt of its file system. */
+struct export_rt {
+	const struct export_cfg *cfg;
+	int root_fd;              /* O_RDONLY of the export root: open_by_handle_at refuses O_PATH */
+	dev_t dev;                /* st_dev of the root: lookups never leave it */
+	uint64_t root_ino;
+	size_t block;             /* boundary-cache block size (resolved "auto") */
+	enum io_mode write_mode;  /* after the O_DIRECT probe (direct may fall back to dontcache) */
+	enum io_mode read_mode;
+};
+
+struct server {
+	struct config *cfg;
+	struct export_rt *exports;    /* cfg->nexports entries */
+	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
+	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
+	struct bcache *cache;
+	atomic_bool stopping;
+	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
+	pthread_mutex_t mounts_lock;
+	struct mount_rec *mounts;
+};
+
+/* Free the MOUNT list at exit. */
+void mount_list_free(struct server *srv);
+
+/* One worker thread: its ring, its listeners and connections, its handle cache. */
+struct worker {
+	struct server *srv;
+	struct io_ring *ring;
+	struct fh_cache *fhc;
+	int listen_fd[2];             /* NFS and MOUNT ports; both serve both programs */
+	int stop_fd;                  /* eventfd: main thread writes to stop us */
+	bool stop;
+	unsigned nconns;
+	struct conn *conns;           /* list of open connections */
+	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
+	struct rpc_cred cur_cred;
+	bool cur_is_root;
+	unsigned id;
+};
+
+/* Per-request bump allocator: everything a handler allocates for its result lives until the
+ * reply has been encoded, then goes at once. */
+struct arena_blk;
+struct arena {
+	struct arena_blk *head;
+};
+void *arena_alloc(struct arena *a, size_t n);
+char *arena_strdup(struct arena *a, const char *s);
+void arena_free(struct arena *a);
+
+/* One RPC call being handled. */
+struct nfs_req {
+	struct worker *w;
+	const struct rpc_call *call;
+	struct sockaddr_storage peer;
+	struct rpc_cred cred;         /* as sent; squashed per export when a handle is resolved */
+	const struct export_rt *exp;  /* the export of the (first) handle resolved */
+	const struct client_rule *rule;
+	struct arena arena;
+	size_t reply_hint;            /* bytes the encoded result may need, when more than the default */
+	void *payload;                /* zero-copy tail of the reply (READ data) */
+	size_t payload_len;
+	void *payload_mem;            /* what payload_free releases once the reply has been sent */
+	void (*payload_free)(void *);
+};
+
+/* The current write verifier as the 8 bytes a WRITE/COMMIT reply carries. */
+void server_write_verf(struct server *srv, char out[8]);
+/* A write or fsync failed: clients must resend what they sent UNSTABLE. */
+void server_rotate_verf(struct server *srv);
+
+#endif

@@ -1,0 +1,497 @@
+/* Connections. Each one reads its byte stream into a small buffer and handles the records found
+ * there in place. A record larger than what the buffer holds (a WRITE) is received into a buffer of
+ * its own, placed so that the payload's address is congruent to its file offset modulo 64 KiB: the
+ * whole-block middle of the WRITE is then aligned in memory for O_DIRECT, with no copy for the
+ * bytes received straight into it. */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "fh.h"
+#include "io/ring.h"
+#include "log.h"
+#include "rpc/recmark.h"
+
+#define SBUF_SIZE (64 * 1024)
+#define PLACE_ALIGN (64 * 1024)   /* payload address == file offset modulo this */
+#define PEEK_MIN 512              /* bytes of a large record needed to find a WRITE's payload */
+#define SENDQ_MAX (8u << 20)      /* stop reading requests while this much reply data is queued */
+
+struct conn {
+	struct conn *next, *prev;
+	struct worker *w;
+	int fd;
+	struct sockaddr_storage peer;
+	struct io_op recv_op, send_op;
+	bool recv_busy, send_busy, dead;
+	bool recv_direct;             /* the pending recv targets the record, not the stream buffer */
+	/* stream buffer: bytes [head, tail) not yet consumed */
+	uint8_t *sbuf;
+	size_t head, tail;
+	/* record being assembled outside the stream buffer */
+	uint8_t *rec_mem, *rec;
+	size_t rec_len, rec_cap;
+	uint32_t frag_left;
+	bool in_rec, last_frag;
+	/* replies waiting for the socket; the head one is being sent */
+	struct reply *sq_head, *sq_tail;
+	size_t sq_bytes;
+	struct iovec iov[3];
+	struct msghdr msg;
+};
+
+struct listener {
+	struct io_op op;
+	struct worker *w;
+	int fd;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+};
+
+static void conn_pump(struct conn *c);
+static void conn_post_recv(struct conn *c);
+
+/* ---- connection lifetime ---- */
+
+static void conn_free(struct conn *c)
+{
+	struct worker *w = c->w;
+	if (c->prev) c->prev->next = c->next; else w->conns = c->next;
+	if (c->next) c->next->prev = c->prev;
+	w->nconns--;
+	close(c->fd);
+	while (c->sq_head) {
+		struct reply *r = c->sq_head;
+		c->sq_head = r->next;
+		reply_free(r);
+	}
+	free(c->rec_mem);
+	free(c->sbuf);
+	free(c);
+}
+
+/* Stop reading; free once no operation of ours is in flight. */
+static void conn_kill(struct conn *c)
+{
+	if (!c->dead) {
+		c->dead = true;
+		if (c->recv_busy || c->send_busy)
+			io_ring_cancel_fd(c->w->ring, c->fd);
+	}
+	if (!c->recv_busy && !c->send_busy)
+		conn_free(c);
+}
+
+/* ---- sending ---- */
+
+static void send_next(struct conn *c);
+
+static void on_send(struct io_op *op, int res)
+{
+	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, send_op));
+	c->send_busy = false;
+	if (res <= 0 || c->dead) {
+		if (res < 0 && res != -ECANCELED && res != -EPIPE && res != -ECONNRESET)
+			log_info("send: %s", strerror(-res));
+		conn_kill(c);
+		return;
+	}
+	size_t n = (size_t)res;
+	c->sq_bytes -= n;
+	/* Advance over what went out; a short send leaves the rest of this reply for the next call. */
+	while (n && c->msg.msg_iovlen) {
+		struct iovec *v = c->msg.msg_iov;
+		size_t k = n < v->iov_len ? n : v->iov_len;
+		v->iov_base = (char *)v->iov_base + k;
+		v->iov_len -= k;
+		n -= k;
+		if (v->iov_len == 0) {
+			c->msg.msg_iov++;
+			c->msg.msg_iovlen--;
+		}
+	}
+	if (c->msg.msg_iovlen == 0) {
+		struct reply *r = c->sq_head;
+		c->sq_head = r->next;
+		if (!c->sq_head)
+			c->sq_tail = NULL;
+		reply_free(r);
+	}
+	send_next(c);
+	if (!c->send_busy && c->w->stop && !c->recv_busy) {
+		conn_kill(c);
+		return;
+	}
+	conn_pump(c);   /* replies drained: maybe resume handling queued records */
+}
+
+static void send_next(struct conn *c)
+{
+	if (c->send_busy || c->dead)
+		return;
+	if (c->msg.msg_iovlen == 0) {
+		struct reply *r = c->sq_head;
+		if (!r)
+			return;
+		static const uint8_t zeros[4];
+		int n = 0;
+		c->iov[n++] = (struct iovec){r->hdr, r->hdr_len};
+		if (r->payload_len)
+			c->iov[n++] = (struct iovec){r->payload, r->payload_len};
+		if (r->pad)
+			c->iov[n++] = (struct iovec){(void *)zeros, r->pad};
+		c->msg = (struct msghdr){.msg_iov = c->iov, .msg_iovlen = (size_t)n};
+	}
+	c->send_busy = true;
+	io_ring_sendmsg(c->w->ring, &c->send_op, c->fd, &c->msg);
+}
+
+static void queue_reply(struct conn *c, struct reply *r)
+{
+	if (!r)
+		return;
+	if (c->sq_tail) c->sq_tail->next = r; else c->sq_head = r;
+	c->sq_tail = r;
+	c->sq_bytes += r->hdr_len + r->payload_len + r->pad;
+	send_next(c);
+}
+
+/* ---- receiving ---- */
+
+static void handle_record(struct conn *c, const uint8_t *rec, size_t len)
+{
+	queue_reply(c, dispatch_record(c->w, &c->peer, rec, len));
+}
+
+/* Start assembling a record of which `avail` bytes (fragment body) sit at p. */
+static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t frag_len)
+{
+	size_t cap = frag_len;
+	size_t shift = 0, idx;
+	uint64_t off;
+	if (dispatch_peek_write(p, avail, &idx, &off))
+		shift = (size_t)((off - idx) & (PLACE_ALIGN - 1));
+	c->rec_mem = aligned_alloc(PLACE_ALIGN, (cap + PLACE_ALIGN + PLACE_ALIGN - 1) & ~(size_t)(PLACE_ALIGN - 1));
+	if (!c->rec_mem)
+		return false;
+	c->rec = c->rec_mem + shift;
+	c->rec_cap = cap;
+	c->rec_len = 0;
+	c->in_rec = true;
+	return true;
+}
+
+/* Make room for a further fragment (rare: clients send one fragment per record). */
+static bool rec_grow(struct conn *c, size_t need)
+{
+	if (c->rec_len + need <= c->rec_cap)
+		return true;
+	size_t cap = c->rec_len + need;
+	uint8_t *m = aligned_alloc(PLACE_ALIGN, (cap + 2 * PLACE_ALIGN - 1) & ~(size_t)(PLACE_ALIGN - 1));
+	if (!m)
+		return false;
+	size_t shift = (size_t)(c->rec - c->rec_mem);
+	memcpy(m + shift, c->rec, c->rec_len);
+	free(c->rec_mem);
+	c->rec_mem = m;
+	c->rec = m + shift;
+	c->rec_cap = cap;
+	return true;
+}
+
+static void rec_done(struct conn *c)
+{
+	handle_record(c, c->rec, c->rec_len);
+	free(c->rec_mem);
+	c->rec_mem = c->rec = NULL;
+	c->in_rec = false;
+}
+
+/* Consume a fragment header from the stream. false: wait for more bytes, or the connection died. */
+static bool take_mark(struct conn *c, uint32_t *len, bool *last)
+{
+	if (c->tail - c->head < 4)
+		return false;
+	uint32_t m = recmark_get(c->sbuf + c->head);
+	*len = recmark_len(m);
+	*last = recmark_is_last(m);
+	size_t total = (c->in_rec ? c->rec_len : 0) + *len;
+	if (total > c->w->srv->cfg->max_record) {
+		char a[INET6_ADDRSTRLEN] = "?";
+		const struct sockaddr_storage *s = &c->peer;
+		if (s->ss_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)s)->sin_addr, a, sizeof a);
+		else if (s->ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)s)->sin6_addr, a, sizeof a);
+		log_warn("client %s: RPC record of %zu bytes exceeds max_record %zu; closing connection", a,
+			 total, c->w->srv->cfg->max_record);
+		conn_kill(c);
+		return false;
+	}
+	return true;
+}
+
+/* Handle every complete record in the stream buffer; move partial large ones out of it. */
+static void conn_pump(struct conn *c)
+{
+	while (!c->dead && c->sq_bytes < SENDQ_MAX) {
+		if (c->in_rec) {
+			size_t k = c->tail - c->head;
+			if (k > c->frag_left)
+				k = c->frag_left;
+			memcpy(c->rec + c->rec_len, c->sbuf + c->head, k);
+			c->head += k;
+			c->rec_len += k;
+			c->frag_left -= (uint32_t)k;
+			if (c->frag_left)
+				break;          /* rest arrives by direct recv into the record */
+			if (c->last_frag) {
+				rec_done(c);
+				continue;
+			}
+			uint32_t len;
+			bool last;
+			if (!take_mark(c, &len, &last))
+				break;
+			if (!rec_grow(c, len)) {
+				conn_kill(c);
+				return;
+			}
+			c->head += 4;
+			c->frag_left = len;
+			c->last_frag = last;
+			continue;
+		}
+		uint32_t len;
+		bool last;
+		if (!take_mark(c, &len, &last))
+			break;
+		size_t avail = c->tail - c->head - 4;
+		if (last && avail >= len) {
+			const uint8_t *rec = c->sbuf + c->head + 4;
+			c->head += 4 + (size_t)len;
+			handle_record(c, rec, len);
+			continue;
+		}
+		/* Large or fragmented: wait for enough bytes to find a WRITE's payload, then move out. */
+		if (avail < PEEK_MIN && avail < len && c->tail < SBUF_SIZE)
+			break;
+		if (!rec_begin(c, c->sbuf + c->head + 4, avail, len)) {
+			conn_kill(c);
+			return;
+		}
+		c->head += 4;
+		c->frag_left = len;
+		c->last_frag = last;
+	}
+	if (c->head == c->tail && !c->recv_busy)
+		c->head = c->tail = 0;
+	conn_post_recv(c);
+}
+
+static void on_recv(struct io_op *op, int res)
+{
+	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, recv_op));
+	c->recv_busy = false;
+	if (c->w->stop && !c->dead && (c->send_busy || c->sq_head))
+		return;         /* stopping: on_send closes us once the owed replies are out */
+	if (res <= 0 || c->dead || c->w->stop) {
+		if (res < 0 && res != -ECANCELED && res != -ECONNRESET)
+			log_info("recv: %s", strerror(-res));
+		conn_kill(c);
+		return;
+	}
+	if (c->recv_direct) {
+		/* received straight into the record */
+		c->rec_len += (size_t)res;
+		c->frag_left -= (uint32_t)res;
+		if (c->frag_left == 0 && c->last_frag)
+			rec_done(c);
+	} else {
+		c->tail += (size_t)res;
+	}
+	conn_pump(c);
+}
+
+static void conn_post_recv(struct conn *c)
+{
+	if (c->recv_busy || c->dead || c->w->stop || c->sq_bytes >= SENDQ_MAX)
+		return;
+	c->recv_busy = true;
+	c->recv_direct = c->in_rec && c->head == c->tail && c->frag_left;
+	if (c->recv_direct) {
+		io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->rec + c->rec_len, c->frag_left);
+		return;
+	}
+	if (c->tail == SBUF_SIZE && c->head) {
+		memmove(c->sbuf, c->sbuf + c->head, c->tail - c->head);
+		c->tail -= c->head;
+		c->head = 0;
+	}
+	io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->sbuf + c->tail, SBUF_SIZE - c->tail);
+}
+
+/* ---- accepting ---- */
+
+static void on_accept(struct io_op *op, int res)
+{
+	struct listener *l = (struct listener *)op;
+	struct worker *w = l->w;
+	if (res >= 0) {
+		struct conn *c = calloc(1, sizeof *c);
+		uint8_t *sbuf = malloc(SBUF_SIZE);
+		if (!c || !sbuf || w->stop) {
+			free(c);
+			free(sbuf);
+			close(res);
+		} else {
+			int one = 1;
+			setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+			c->w = w;
+			c->fd = res;
+			c->sbuf = sbuf;
+			memcpy(&c->peer, &l->addr, sizeof c->peer);
+			c->recv_op.cb = on_recv;
+			c->send_op.cb = on_send;
+			c->next = w->conns;
+			if (w->conns)
+				w->conns->prev = c;
+			w->conns = c;
+			w->nconns++;
+			conn_post_recv(c);
+		}
+	} else if (res != -ECANCELED) {
+		log_warn("accept: %s", strerror(-res));
+	}
+	if (!w->stop) {
+		l->alen = sizeof l->addr;
+		io_ring_accept(w->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
+	} else {
+		free(l);
+	}
+}
+
+static int listen_on(const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t len;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		len = sizeof *s4;
+	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		len = sizeof *s6;
+	} else {
+		return -EINVAL;
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* ---- worker ---- */
+
+static void on_stop(struct io_op *op, int res)
+{
+	(void)res;
+	struct worker *w = *(struct worker **)(op + 1);
+	w->stop = true;
+	for (int i = 0; i < 2; i++) {
+		io_ring_cancel_fd(w->ring, w->listen_fd[i]);
+	}
+	/* Connections finish the replies they owe, then close. */
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->recv_busy)
+			io_ring_cancel_fd(w->ring, c->fd);
+		else if (!c->send_busy)
+			conn_kill(c);
+	}
+}
+
+int worker_init(struct worker *w, struct server *srv, unsigned id)
+{
+	*w = (struct worker){.srv = srv, .id = id, .cur_is_root = true, .listen_fd = {-1, -1}, .stop_fd = -1};
+	w->ring = io_ring_new(256);
+	if (!w->ring)
+		return -errno;
+	w->fhc = fh_cache_new(4096);
+	w->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (!w->fhc || w->stop_fd < 0)
+		return -ENOMEM;
+	uint16_t ports[2] = {srv->cfg->port, srv->cfg->mount_port};
+	for (int i = 0; i < 2; i++) {
+		w->listen_fd[i] = listen_on(srv->cfg->listen, ports[i]);
+		if (w->listen_fd[i] < 0) {
+			log_err("listen on %s port %u: %s", srv->cfg->listen, ports[i], strerror(-w->listen_fd[i]));
+			return w->listen_fd[i];
+		}
+	}
+	return 0;
+}
+
+void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct {
+		struct io_op op;
+		struct worker *w;
+	} stop = {{on_stop}, w};
+	uint64_t evbuf;
+	io_ring_read(w->ring, &stop.op, w->stop_fd, &evbuf, sizeof evbuf);
+	for (int i = 0; i < 2; i++) {
+		struct listener *l = calloc(1, sizeof *l);
+		if (!l)
+			return NULL;
+		l->op.cb = on_accept;
+		l->w = w;
+		l->fd = w->listen_fd[i];
+		l->alen = sizeof l->addr;
+		io_ring_accept(w->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
+	}
+	int rc = io_ring_run(w->ring, &w->stop);
+	if (rc < 0)
+		log_err("worker %u: io_uring: %s", w->id, strerror(-rc));
+	return NULL;
+}
+
+void worker_stop(struct worker *w)
+{
+	uint64_t one = 1;
+	if (write(w->stop_fd, &one, sizeof one) < 0)
+		log_err("worker %u: cannot signal stop: %s", w->id, strerror(errno));
+}
+
+void worker_fini(struct worker *w)
+{
+	while (w->conns)
+		conn_free(w->conns);
+	for (int i = 0; i < 2; i++)
+		if (w->listen_fd[i] >= 0)
+			close(w->listen_fd[i]);
+	if (w->stop_fd >= 0)
+		close(w->stop_fd);
+	fh_cache_free(w->fhc);
+	io_ring_free(w->ring);
+}
