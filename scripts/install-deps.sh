@@ -1,0 +1,15 @@
+#!/bin/sh
+# Install what nfsd-uc needs to build, run and test, from Debian 12's packages. Idempotent.
+set -eu
+pkgs="build-essential meson ninja-build pkg-config rpcsvc-proto libtirpc-dev liburing-dev
+      libsodium-dev libcmocka-dev libnfs-dev libnfs-utils rpcbind xfsprogs e2fsprogs util-linux"
+missing=""
+for p in $pkgs; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi
