@@ -1,4 +1,5 @@
 #include "dispatch.h"
+#include "stats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ static size_t enc_rejected(uint8_t *b, void *c)
 
 static const struct prog_desc *find_prog(uint32_t prog, bool *known)
 {
-	static const struct prog_desc *const progs[] = {&nfs3_program, &mount3_program};
+	static const struct prog_desc *const progs[] = {&nfs3_program, &mount3_program, &stats_program};
 	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
 		if (progs[i]->prog == prog) {
 			*known = true;

@@ -30,7 +30,7 @@ struct prog_desc {
 	size_t nprocs;
 };
 
-extern const struct prog_desc nfs3_program, mount3_program;
+extern const struct prog_desc nfs3_program, mount3_program, stats_program;
 
 /* An encoded reply, ready for the socket: hdr holds the record mark, the RPC reply header and the
  * encoded result; payload (if any) follows it, then pad zero bytes. */

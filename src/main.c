@@ -221,6 +221,8 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Modes come from the client, already filtered by its umask: ours must not filter again. */
+	umask(0);
 	int rc = serve(&cfg);
 	config_free(&cfg);
 	return rc;

@@ -29,12 +29,18 @@ struct export_rt {
 	enum io_mode read_mode;
 };
 
+/* Request counters (the boundary cache keeps its own). */
+struct server_counters {
+	_Atomic uint64_t writes, reads, commits, bytes_written, bytes_read;
+};
+
 struct server {
 	struct config *cfg;
 	struct export_rt *exports;    /* cfg->nexports entries */
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	struct bcache *cache;
+	struct server_counters ctr;
 	atomic_bool stopping;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
 	pthread_mutex_t mounts_lock;

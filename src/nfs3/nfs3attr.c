@@ -100,7 +100,7 @@ nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
 
 int nfs3_stat(struct nfs_req *rq, int fd, struct statx *st)
 {
-	int rc = io_statx(rq->w->ring, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, st);
+	int rc = io_statx(rq->w->ring, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, st);
 	/* The handle's file was removed behind our back (its descriptor outlives the last link). */
 	if (rc == 0 && st->stx_nlink == 0)
 		return -ESTALE;
@@ -109,7 +109,8 @@ int nfs3_stat(struct nfs_req *rq, int fd, struct statx *st)
 
 int nfs3_stat_at(struct nfs_req *rq, int dirfd, const char *name, struct statx *st)
 {
-	return io_statx(rq->w->ring, dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, st);
+	int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
+	return io_statx(rq->w->ring, dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, st);
 }
 
 static ftype3 ftype_of(mode_t m)
@@ -207,9 +208,14 @@ void nfs3_forget_inode(struct nfs_req *rq, const struct statx *victim)
 
 void nfs3_cookieverf(const struct statx *dir, cookieverf3 out)
 {
-	/* Changes with any change of the directory; never all zeros (zero means "none"). */
-	uint64_t v = ((uint64_t)dir->stx_mtime.tv_sec << 30) ^ dir->stx_mtime.tv_nsec ^
-		     ((uint64_t)dir->stx_ctime.tv_nsec << 32) ^ 1;
+	/* Cookies are getdents64 offsets, which ext4 and XFS keep valid while the directory changes:
+	 * a verifier that changed with every change would make clients (Linux treats BAD_COOKIE as
+	 * the end) lose entries of a directory being written. It names the directory instead, so a
+	 * cookie carried over to another directory, or from before a reuse of the inode, is refused.
+	 * Never all zeros (zero means "none"). */
+	uint64_t v = (dir->stx_ino * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)dir->stx_btime.tv_sec << 20) ^
+		     dir->stx_btime.tv_nsec;
+	v |= 1;
 	memcpy(out, &v, sizeof v);
 }
 

@@ -218,6 +218,8 @@ NFS3_HANDLER(read)
 	}
 	ok->count = (count3)n;
 	ok->data.data_len = (u_int)n;
+	atomic_fetch_add(&rq->w->srv->ctr.reads, 1);
+	atomic_fetch_add(&rq->w->srv->ctr.bytes_read, (uint64_t)n);
 	ok->eof = a->offset + (uint64_t)n >= st.stx_size;
 	nfs3_post_op_attr(rq, o.fd, &ok->file_attributes);
 }
@@ -277,6 +279,8 @@ NFS3_HANDLER(write)
 		nfs3_wcc(rq, &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
+	atomic_fetch_add(&rq->w->srv->ctr.writes, 1);
+	atomic_fetch_add(&rq->w->srv->ctr.bytes_written, a->count);
 	WRITE3resok *ok = &r->WRITE3res_u.resok;
 	ok->count = a->count;
 	ok->committed = done;
@@ -303,6 +307,7 @@ NFS3_HANDLER(commit)
 			server_rotate_verf(rq->w->srv);
 	}
 	r->status = nfs3_errno(rc);
+	atomic_fetch_add(&rq->w->srv->ctr.commits, 1);
 	wcc_data *wcc = r->status == NFS3_OK ? &r->COMMIT3res_u.resok.file_wcc : &r->COMMIT3res_u.resfail.file_wcc;
 	nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, wcc);
 	if (r->status == NFS3_OK)
