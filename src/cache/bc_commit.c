@@ -1,0 +1,113 @@
+/* COMMIT, SETATTR size and REMOVE: the calls that change what is cached without a WRITE. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bc_bits.h"
+#include "bc_internal.h"
+
+int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcache_sync how)
+{
+	struct bc_inode *ino = h->ino;
+	struct bcache *c = ino->cache;
+	uint64_t first = off >> ino->bshift, last = UINT64_MAX;
+	struct bc_written *done;
+	size_t ndone;
+	int rc, src = 0;
+
+	if (count && off + (count - 1) >= off)
+		last = (off + (count - 1)) >> ino->bshift;
+	pthread_mutex_lock(&ino->lock);
+	rc = bc_flush_range(h, first, last, &done, &ndone);
+	pthread_mutex_unlock(&ino->lock);
+	/* Synced even after a failed write: what did get written is still made durable. */
+	if (how != BCACHE_SYNC_NONE)
+		src = bc_io_result(c, c->ops.sync(h->io, how == BCACHE_SYNC_DATA));
+	if (ndone && src == 0) {
+		pthread_mutex_lock(&ino->lock);
+		bc_flush_settle(ino, done, ndone);
+		pthread_mutex_unlock(&ino->lock);
+	}
+	free(done);
+	return rc ? rc : src;
+}
+
+static bool spans_past(const struct bc_inode *ino, uint64_t size)
+{
+	for (const struct bc_span *s = ino->spans; s; s = s->next)
+		if (s->end > size)
+			return true;
+	return false;
+}
+
+static bool drop_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	(void)arg;
+	bc_entry_free(ino, e);
+	return true;
+}
+
+/* Forget bytes [a, bs) of e. A filled image takes the zeros the truncated disk now has there. */
+static void trim(struct bc_inode *ino, struct bc_entry *e, uint32_t a)
+{
+	e->nwritten -= bc_bits_change(e->bits, a, ino->bs, false);
+	if (e->filled)
+		memset(e->data + a, 0, ino->bs - a);
+	bc_readers_stale(ino, e->index);
+	if (!e->filled && e->nwritten == 0)
+		bc_entry_free(ino, e);
+}
+
+/* Waits for entry writes (any may extend the file) and for middles reaching past the new size,
+ * so that none lands after the truncate and brings old bytes back. */
+int bcache_truncate(struct bcache_file *h, uint64_t new_size)
+{
+	struct bc_inode *ino = h->ino;
+	uint64_t mask = ino->bs - 1, first_gone = (new_size >> ino->bshift) + ((new_size & mask) != 0);
+	struct bc_entry *e;
+	int rc;
+
+	pthread_mutex_lock(&ino->lock);
+	while (ino->nbusy || spans_past(ino, new_size))
+		bc_wait(ino);
+	bc_map_range(ino, first_gone, UINT64_MAX, drop_entry, NULL);
+	e = bc_map_find(&ino->map, new_size >> ino->bshift);
+	if (e && (new_size & mask))
+		trim(ino, e, (uint32_t)(new_size & mask));
+	if (ino->hint > new_size)
+		ino->hint = new_size;
+	rc = bc_io_result(ino->cache, ino->cache->ops.truncate(h->io, new_size));
+	pthread_mutex_unlock(&ino->lock);
+	return rc;
+}
+
+void bcache_file_drop(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+
+	pthread_mutex_lock(&ino->lock);
+	while (ino->nbusy)
+		bc_wait(ino);
+	bc_entry_free_all(ino);
+	ino->hint = 0;
+	pthread_mutex_unlock(&ino->lock);
+}
+
+size_t bcache_file_evict_clean(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+	struct bc_list *l, *next;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ino->lock);
+	for (l = ino->age.next; l != &ino->age; l = next) {
+		struct bc_entry *e = bc_container_of(l, struct bc_entry, ilink);
+
+		next = l->next;
+		if (!e->dirty && !e->busy) {
+			bc_entry_free(ino, e);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&ino->lock);
+	return n;
+}

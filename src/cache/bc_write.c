@@ -1,0 +1,200 @@
+/* The WRITE path: split at block boundaries, ends into entries, middle straight to disk. */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bc_bits.h"
+#include "bc_internal.h"
+
+/* Up to two partial pieces, each inside one block, and a middle of whole blocks. */
+struct plan {
+	uint64_t part_off[2];
+	size_t part_len[2];
+	int nparts;
+	uint64_t mid, mid_end;  /* mid == mid_end: no middle */
+};
+
+static void add_part(struct plan *p, uint64_t off, uint64_t end)
+{
+	p->part_off[p->nparts] = off;
+	p->part_len[p->nparts] = (size_t)(end - off);
+	p->nparts++;
+}
+
+static void plan_write(const struct bc_inode *ino, uint64_t off, uint64_t end, struct plan *p)
+{
+	uint64_t mask = ino->bs - 1, up = (off + mask) & ~mask, down = end & ~mask;
+
+	p->nparts = 0;
+	p->mid = p->mid_end = 0;
+	if (up > down) {  /* inside one block, not the whole of it: all prefix */
+		add_part(p, off, end);
+		return;
+	}
+	if (off != up)
+		add_part(p, off, up);
+	if (up < down) {
+		p->mid = up;
+		p->mid_end = down;
+	}
+	if (down != end)
+		add_part(p, down, end);
+}
+
+/* Where the middle's bytes are written from: the caller's buffer when it is aligned, as the
+ * server places payloads, else one aligned copy (*bounce, freed by the caller). NULL: ENOMEM. */
+static const void *middle_source(struct bcache *c, uint32_t bs, const unsigned char *p,
+				 size_t len, unsigned char **bounce)
+{
+	if (((uintptr_t)p & (bs - 1)) == 0) {
+		bc_count(&c->n.direct_middles);
+		return p;
+	}
+	*bounce = aligned_alloc(bs, len);
+	if (!*bounce)
+		return NULL;
+	memcpy(*bounce, p, len);
+	bc_count(&c->n.bounced_middles);
+	return *bounce;
+}
+
+/* Copy one piece into its block's entry; write the block and free the entry if that completed it.
+ * The copy waits for a busy entry: its image is on the way to disk and must not change under
+ * the write. A completed block under another WRITE's middle in flight is left to that middle,
+ * which will supersede it (or fail, and leave it to the next COMMIT). */
+static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *src, size_t len)
+{
+	struct bc_inode *ino = h->ino;
+	uint64_t index = off >> ino->bshift;
+	uint32_t a = (uint32_t)(off & (ino->bs - 1));
+	struct bc_entry *e;
+	int rc;
+
+	while ((e = bc_map_find(&ino->map, index)) && e->busy)
+		bc_wait(ino);
+	if (!e && !(e = bc_entry_new(ino, index)))
+		return -ENOMEM;
+	memcpy(e->data + a, src, len);
+	e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
+	e->gen++;
+	ino->hint = bc_max(ino->hint, off + len);
+	if (!e->dirty) {
+		e->dirty = true;
+		bc_entry_relist(ino, e);
+	}
+	if (e->nwritten < ino->bs || bc_span_covers(ino, index))
+		return 0;
+	rc = bc_entry_flush(ino, e, h);
+	if (rc == 0)
+		bc_entry_free(ino, e);
+	return rc;
+}
+
+static bool spans_overlap(const struct bc_inode *ino, const struct bc_span *s)
+{
+	for (const struct bc_span *o = ino->spans; o; o = o->next)
+		if (o->first <= s->last && s->first <= o->last)
+			return true;
+	return false;
+}
+
+static bool not_busy(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	(void)ino;
+	(void)arg;
+	return !e->busy;
+}
+
+/* Announce the middle before its data goes out. Overlapping middles take turns, so that the one
+ * acknowledged last is also the one on disk; entry writes of the span's blocks already on the
+ * way are waited for, and none start until span_leave. */
+static void span_enter(struct bc_inode *ino, struct bc_span *s, uint64_t mid, uint64_t mid_end)
+{
+	s->first = mid >> ino->bshift;
+	s->last = (mid_end >> ino->bshift) - 1;
+	s->end = mid_end;
+	while (spans_overlap(ino, s))
+		bc_wait(ino);
+	s->next = ino->spans;
+	ino->spans = s;
+	while (ino->nbusy && !bc_map_range(ino, s->first, s->last, not_busy, NULL))
+		bc_wait(ino);
+}
+
+static bool supersede(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	(void)arg;
+	assert(!e->busy);  /* span_enter waited, and no entry write starts under a span */
+	bc_entry_free(ino, e);
+	return true;
+}
+
+/* The middle's data is on disk (landed) or its write failed. Every entry of its blocks holds
+ * older bytes than it: once landed they must never reach the disk. After a failure they stay,
+ * to be written by the next COMMIT over whatever part of the middle made it. */
+static void span_leave(struct bc_inode *ino, struct bc_span *s, bool landed)
+{
+	struct bc_span **p = &ino->spans;
+
+	while (*p != s)
+		p = &(*p)->next;
+	*p = s->next;
+	if (landed) {
+		bc_map_range(ino, s->first, s->last, supersede, NULL);
+		ino->hint = bc_max(ino->hint, s->end);
+	}
+	pthread_cond_broadcast(&ino->cond);
+}
+
+static int write_parts(struct bcache_file *h, const struct plan *p, uint64_t off,
+		       const unsigned char *src)
+{
+	int rc = 0;
+
+	for (int i = 0; i < p->nparts; i++) {
+		int r = write_part(h, p->part_off[i], src + (p->part_off[i] - off), p->part_len[i]);
+
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
+int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t len)
+{
+	struct bc_inode *ino = h->ino;
+	struct bcache *c = ino->cache;
+	const unsigned char *src = data;
+	unsigned char *bounce = NULL;
+	const void *mid_src = NULL;
+	struct bc_span span;
+	struct plan p;
+	int rc, mrc = 0;
+
+	bc_count(&c->n.writes);
+	if (len == 0)
+		return 0;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	plan_write(ino, off, off + len, &p);
+	if (p.mid < p.mid_end) {
+		mid_src = middle_source(c, ino->bs, src + (p.mid - off), p.mid_end - p.mid, &bounce);
+		if (!mid_src)
+			return -ENOMEM;
+	}
+	pthread_mutex_lock(&ino->lock);
+	if (mid_src)
+		span_enter(ino, &span, p.mid, p.mid_end);
+	rc = write_parts(h, &p, off, src);
+	pthread_mutex_unlock(&ino->lock);
+	if (mid_src) {
+		mrc = bc_io_result(c, c->ops.write(h->io, p.mid, mid_src, p.mid_end - p.mid));
+		pthread_mutex_lock(&ino->lock);
+		span_leave(ino, &span, mrc == 0);
+		pthread_mutex_unlock(&ino->lock);
+	}
+	free(bounce);
+	bc_reclaim(h);
+	return rc ? rc : mrc;
+}

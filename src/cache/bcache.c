@@ -1,0 +1,260 @@
+/* The cache, its inode table and handles, sizes and counters. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "bc_internal.h"
+
+int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
+		  struct bcache **out)
+{
+	struct bcache *c;
+
+	*out = NULL;
+	if (!ops || !ops->write || !ops->read || !ops->disk_size || !ops->sync || !ops->truncate)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (pthread_mutex_init(&c->lock, NULL)) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->ops = *ops;
+	c->limit = limit;
+	c->file_limit = file_limit ? file_limit : limit;
+	bc_list_init(&c->clean);
+	bc_list_init(&c->dirty);
+	*out = c;
+	return 0;
+}
+
+static void inode_free(struct bc_inode *ino)
+{
+	bc_entry_free_all(ino);  /* empty unless a caller forgot a close */
+	bc_map_fini(&ino->map);
+	pthread_cond_destroy(&ino->cond);
+	pthread_mutex_destroy(&ino->lock);
+	free(ino);
+}
+
+void bcache_destroy(struct bcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < BC_TABLE_SIZE; i++) {
+		while (c->table[i]) {
+			struct bc_inode *ino = c->table[i];
+
+			c->table[i] = ino->tnext;
+			inode_free(ino);
+		}
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static size_t table_slot(uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (dev * UINT64_C(0x100000001B3) ^ ino) * UINT64_C(0x9E3779B97F4A7C15);
+
+	return (size_t)(h >> 56) % BC_TABLE_SIZE;
+}
+
+static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, uint32_t bs)
+{
+	struct bc_inode *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	if (bc_map_init(&n->map)) {
+		free(n);
+		return NULL;
+	}
+	if (pthread_mutex_init(&n->lock, NULL)) {
+		bc_map_fini(&n->map);
+		free(n);
+		return NULL;
+	}
+	if (pthread_cond_init(&n->cond, NULL)) {
+		pthread_mutex_destroy(&n->lock);
+		bc_map_fini(&n->map);
+		free(n);
+		return NULL;
+	}
+	n->cache = c;
+	n->dev = dev;
+	n->ino = ino;
+	n->bs = bs;
+	n->bshift = (unsigned)__builtin_ctz(bs);
+	bc_list_init(&n->age);
+	return n;
+}
+
+/* Find (dev, ino) or insert fresh; takes a reference. Cache lock held. */
+static struct bc_inode *table_get(struct bcache *c, struct bc_inode *fresh, uint32_t bs)
+{
+	size_t s = table_slot(fresh->dev, fresh->ino);
+	struct bc_inode *ino = c->table[s];
+
+	while (ino && (ino->dev != fresh->dev || ino->ino != fresh->ino))
+		ino = ino->tnext;
+	if (!ino) {
+		ino = fresh;
+		ino->tnext = c->table[s];
+		c->table[s] = ino;
+	}
+	if (ino->bs != bs)
+		return NULL;
+	ino->refs++;
+	return ino;
+}
+
+int bcache_file_open(struct bcache *c, uint64_t dev, uint64_t ino_nr, uint32_t block,
+		     void *file_io, struct bcache_file **out)
+{
+	struct bcache_file *h;
+	struct bc_inode *fresh, *ino;
+
+	*out = NULL;
+	if (block < BCACHE_BLOCK_MIN || block > BCACHE_BLOCK_MAX || (block & (block - 1)))
+		return -EINVAL;
+	h = calloc(1, sizeof(*h));
+	fresh = inode_new(c, dev, ino_nr, block);
+	if (!h || !fresh) {
+		free(h);
+		if (fresh)
+			inode_free(fresh);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&c->lock);
+	ino = table_get(c, fresh, block);
+	pthread_mutex_unlock(&c->lock);
+	if (ino != fresh)
+		inode_free(fresh);
+	if (!ino) {
+		free(h);
+		return -EINVAL;
+	}
+	h->ino = ino;
+	h->io = file_io;
+	pthread_mutex_lock(&ino->lock);
+	h->next = ino->handles;
+	ino->handles = h;
+	pthread_mutex_unlock(&ino->lock);
+	*out = h;
+	return 0;
+}
+
+void bc_inode_unpin(struct bc_inode *ino)
+{
+	struct bcache *c = ino->cache;
+	bool last;
+
+	pthread_mutex_lock(&c->lock);
+	last = --ino->refs == 0;
+	if (last) {
+		struct bc_inode **p = &c->table[table_slot(ino->dev, ino->ino)];
+
+		while (*p != ino)
+			p = &(*p)->tnext;
+		*p = ino->tnext;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		inode_free(ino);
+}
+
+/* The inode's last handle is going: nothing will be able to write its entries after this. */
+static int drain(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+	struct bc_written *done;
+	size_t ndone;
+	int rc = bc_flush_range(h, 0, UINT64_MAX, &done, &ndone);
+
+	free(done);
+	while (ino->nbusy)
+		bc_wait(ino);
+	if (!ino->handles)  /* else a new handle came while we wrote: the entries are its */
+		bc_entry_free_all(ino);
+	return rc;
+}
+
+int bcache_file_close(struct bcache_file *h)
+{
+	struct bc_inode *ino;
+	struct bcache_file **p;
+	int rc = 0;
+
+	if (!h)
+		return 0;
+	ino = h->ino;
+	pthread_mutex_lock(&ino->lock);
+	for (p = &ino->handles; *p != h; p = &(*p)->next)
+		;
+	*p = h->next;
+	while (h->inflight)  /* eviction by another thread writing through our file_io */
+		bc_wait(ino);
+	if (!ino->handles)
+		rc = drain(h);
+	pthread_mutex_unlock(&ino->lock);
+	free(h);
+	bc_inode_unpin(ino);
+	return rc;
+}
+
+uint32_t bcache_file_block(const struct bcache_file *h)
+{
+	return h->ino->bs;
+}
+
+uint64_t bcache_file_size_hint(struct bcache_file *h)
+{
+	uint64_t hint;
+
+	pthread_mutex_lock(&h->ino->lock);
+	hint = h->ino->hint;
+	pthread_mutex_unlock(&h->ino->lock);
+	return hint;
+}
+
+int64_t bcache_file_size(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+	int64_t disk;
+	uint64_t hint;
+
+	pthread_mutex_lock(&ino->lock);
+	disk = ino->cache->ops.disk_size(h->io);
+	hint = ino->hint;
+	pthread_mutex_unlock(&ino->lock);
+	if (disk < 0)
+		return bc_io_result(ino->cache, (int)disk);
+	return (int64_t)bc_max((uint64_t)disk, hint);
+}
+
+static uint64_t load(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
+{
+	*out = (struct bcache_stats){
+		.writes = load(&c->n.writes),
+		.direct_middles = load(&c->n.direct_middles),
+		.bounced_middles = load(&c->n.bounced_middles),
+		.completed = load(&c->n.completed),
+		.fill_reads = load(&c->n.fill_reads),
+		.fill_zeros = load(&c->n.fill_zeros),
+		.forced = load(&c->n.forced),
+		.io_errors = load(&c->n.io_errors),
+	};
+	pthread_mutex_lock(&c->lock);
+	out->entries = c->entries;
+	out->entries_peak = c->entries_peak;
+	out->dirty = c->ndirty;
+	out->bytes = c->bytes;
+	out->bytes_peak = c->bytes_peak;
+	pthread_mutex_unlock(&c->lock);
+}

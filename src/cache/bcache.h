@@ -1,0 +1,182 @@
+/* The boundary-block cache (docs/architecture.md, "The boundary cache, precisely").
+ *
+ * A misaligned WRITE covers whole blocks in its middle and part of a block at each end; each end
+ * block is shared with the neighbouring WRITE. The middle goes straight to disk (O_DIRECT, through
+ * ops->write); each partly written end block waits here, in an entry, until the WRITE that
+ * completes it arrives, and is then written whole with no read. COMMIT (and a stable WRITE) makes
+ * the entries in its range durable: the bytes nobody wrote are read from disk (one counted device
+ * read) or zero-filled past the end of file, the block is written, and the entry keeps its now
+ * complete image, clean, so a neighbour arriving later still completes it without a read.
+ *
+ * The module knows nothing of RPC, sockets, io_uring or file descriptors: all I/O goes through
+ * struct bcache_ops on an opaque per-handle pointer (file_io) that the caller registers.
+ *
+ * Ordering. Every call takes effect on each block at one point under the file's lock, before it
+ * returns; for a WRITE's middle that point is after its data is on disk. Bytes of the call that
+ * took effect later win, so a call that returned before another one started always loses to it:
+ * newest bytes win whatever the mix of prefixes, suffixes and middles sharing a block. A stale
+ * entry is never written over newer data: an entry whose block a middle covers whole is dropped
+ * (superseded) before that WRITE returns, and no entry write and middle write of one block are
+ * ever on the way to disk at the same time.
+ *
+ * Locking. One mutex per inode (shared by every handle of that (dev, ino)) guards its entries; one
+ * mutex per cache guards the inode table, the memory accounting and the eviction lists. Order:
+ * inode lock, then cache lock; never two inode locks at once. Device I/O runs without the inode
+ * lock (the entry is marked busy meanwhile, and calls that need it wait), except the write of a
+ * block that crosses the end of file, which holds the lock from the size probe to the truncate
+ * (rare: the last block of a file). Every function is thread-safe; calls on one handle may run
+ * concurrently, except bcache_file_close(), which must be the handle's last call.
+ *
+ * Size of a file. A zero-filled block written past the on-disk end of file extends the file to the
+ * block's end; the cache puts the size back itself (ops->truncate) before anyone can see it, while
+ * still holding the lock. What a client must see as the size is max(on-disk size, end of the last
+ * acknowledged WRITE): bcache_file_size() returns exactly that, bcache_file_size_hint() the second
+ * term alone (cheaper, no ops call).
+ *
+ * Errors. A failed ops->write or ops->sync is returned to the caller (who rotates the write
+ * verifier); the entry's bytes stay in the cache, dirty, and are written again by the next COMMIT,
+ * the next completion of the block, or eviction. Exceptions, all covered by the verifier rotation
+ * (clients resend everything they have not seen committed): the last bcache_file_close() of an
+ * inode drops what it could not write; an eviction in the window between a COMMIT's writes and its
+ * sync frees what it rewrote.
+ */
+#ifndef NFSD_UC_BCACHE_H
+#define NFSD_UC_BCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The layer below, supplied by the server (and faked by the tests). Every function gets the
+ * file_io of the handle the cache works through; all may be called from several threads at once
+ * for one file_io, on distinct blocks. */
+struct bcache_ops {
+	/* O_DIRECT write: off, len and buf all aligned to the file's block size. 0 or -errno
+	 * (a short write is an error: -EIO or -ENOSPC). */
+	int (*write)(void *file_io, uint64_t off, const void *buf, size_t len);
+	/* Aligned read of one block; may be short at end of file (0 past it). Bytes read or
+	 * -errno. This is a device read, and the cache counts it. */
+	ssize_t (*read)(void *file_io, uint64_t off, void *buf, size_t len);
+	/* Current on-disk size (st_size), or -errno. */
+	int64_t (*disk_size)(void *file_io);
+	/* fdatasync (datasync) or fsync. 0 or -errno. */
+	int (*sync)(void *file_io, bool datasync);
+	/* ftruncate. Used to put the size back after a zero-filled block past the end of file,
+	 * and by bcache_truncate(). 0 or -errno. */
+	int (*truncate)(void *file_io, uint64_t size);
+};
+
+struct bcache;       /* one per server */
+struct bcache_file;  /* one per bcache_file_open(): a handle on a shared (dev, ino) */
+
+/* Smallest and largest block size accepted by bcache_file_open(). */
+#define BCACHE_BLOCK_MIN 512u
+#define BCACHE_BLOCK_MAX (1u << 20)
+
+/* A cache holding at most `limit` bytes of block images in all (the conf's cache size, 64M by
+ * default), and at most `file_limit` for one inode (0: same as limit). Past a bound the oldest
+ * clean entries are freed first (no I/O), then the oldest dirty ones are completed as by a COMMIT
+ * and freed (counted as forced). The bound is exceeded transiently by at most the two end blocks of
+ * each WRITE in flight, and durably only when nothing is evictable (every entry busy or covered by
+ * a WRITE in flight). ops is copied. 0 or -EINVAL, -ENOMEM. */
+int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
+		  struct bcache **out);
+/* Every handle must have been closed. NULL is a no-op. */
+void bcache_destroy(struct bcache *c);
+
+/* Register a handle on inode (dev, ino): handles of one inode share its entries. block is the
+ * inode's block size, a power of two in [BCACHE_BLOCK_MIN, BCACHE_BLOCK_MAX]; it is fixed by the
+ * first handle and a later handle with another size gets -EINVAL. file_io is what the ops get for
+ * I/O done through this handle; it must stay valid until bcache_file_close() returns. Entries of
+ * an inode may also be written through any of its handles by eviction. 0 or -EINVAL, -ENOMEM. */
+int bcache_file_open(struct bcache *c, uint64_t dev, uint64_t ino, uint32_t block,
+		     void *file_io, struct bcache_file **out);
+/* Unregister; waits for the cache's I/O through this handle to end. When it was the inode's last
+ * handle, every dirty entry is completed and written (no sync) and every entry freed: a -errno
+ * then says some bytes could not be written and are lost (rotate the verifier). NULL: 0. */
+int bcache_file_close(struct bcache_file *f);
+/* The file is gone (REMOVE, or RENAME over it, once its last link is gone): free every entry of
+ * the inode without writing it, and forget its size hint. */
+void bcache_file_drop(struct bcache_file *f);
+uint32_t bcache_file_block(const struct bcache_file *f);
+
+/* An NFS WRITE of data[0, len) at off (unstable; for a stable WRITE call bcache_commit() on
+ * [off, off + len) after it). The partial blocks at each end are copied into entries (a write
+ * inside one block is all prefix); a block every byte of which has now been written is written
+ * whole and its entry freed. The whole blocks of the middle go to ops->write in one call, straight
+ * from data when data + (middle - off) is aligned to the block size (place payloads so), else
+ * through one aligned bounce copy. 0, or the first -errno of the WRITE's I/O (-ENOMEM, -EFBIG):
+ * see "Errors" above. */
+int bcache_write(struct bcache_file *f, uint64_t off, const void *data, size_t len);
+
+enum bcache_sync {
+	BCACHE_SYNC_NONE = 0,  /* write the entries, no sync */
+	BCACHE_SYNC_DATA,      /* then ops->sync(datasync = true): COMMIT, DATA_SYNC */
+	BCACHE_SYNC_FILE,      /* then ops->sync(datasync = false): FILE_SYNC */
+};
+/* COMMIT of [off, off + count) (count 0: to end of file), or the stable part of a WRITE: every
+ * dirty entry of a block the range touches is completed (bytes nobody wrote read from disk, or
+ * zeros past the on-disk end of file as read at fill time), written, then the file synced as `how`
+ * says. Waits for WRITEs in flight on those blocks. Once the sync succeeded, an entry whose every
+ * byte was written by WRITEs is freed, any other keeps its complete image, clean (evictable
+ * without I/O), for the WRITE that completes it. 0 or the first -errno; on error the entries not
+ * durable stay dirty. */
+int bcache_commit(struct bcache_file *f, uint64_t off, uint64_t count, enum bcache_sync how);
+
+/* A READ is three steps: bcache_read_begin(), the caller's disk read into buf, and
+ * bcache_read_overlay(), which copies the cached bytes of [off, off + len) over buf. If an entry in
+ * the range left the cache between the two calls, its bytes may have reached the disk after the
+ * disk read looked: overlay then returns -EAGAIN and the caller reads the disk again (the entry is
+ * gone, so the retry finds the bytes on disk). buf must hold what the disk has for the range, with
+ * zeros where the disk read came back short; the READ's count and eof come from
+ * bcache_file_size(). The struct is the caller's (stack is fine) and private. */
+struct bcache_read {
+	uint64_t off, len;
+	bool stale;
+	struct bcache_read *next;
+};
+void bcache_read_begin(struct bcache_file *f, struct bcache_read *rd, uint64_t off,
+		       uint64_t len);
+/* 0, or -EAGAIN (see above). Always ends the read: call begin again to retry. */
+int bcache_read_overlay(struct bcache_file *f, struct bcache_read *rd, void *buf);
+/* End a read without overlaying (the disk read failed). */
+void bcache_read_cancel(struct bcache_file *f, struct bcache_read *rd);
+
+/* SETATTR size: wait for the cache's writes on the inode to land, free entries past new_size,
+ * trim the one it cuts, lower the size hint, then ops->truncate(new_size) under the lock (a
+ * caller-side ftruncate could race a block write past the new end and bring old bytes back).
+ * 0 or the truncate's -errno. */
+int bcache_truncate(struct bcache_file *f, uint64_t new_size);
+
+/* End of the last byte acknowledged by a WRITE since the inode was registered (lowered by
+ * bcache_truncate, zeroed by bcache_file_drop): at least the end of every cached byte. */
+uint64_t bcache_file_size_hint(struct bcache_file *f);
+/* The size to report (GETATTR, READ eof): max(ops->disk_size(), hint), read under the lock so
+ * that a block written past the end of file before its truncate is never seen. Or -errno. */
+int64_t bcache_file_size(struct bcache_file *f);
+
+/* Free the inode's clean entries (no I/O), e.g. when the file goes idle. Returns how many. */
+size_t bcache_file_evict_clean(struct bcache_file *f);
+
+struct bcache_stats {
+	uint64_t writes;          /* bcache_write() calls */
+	uint64_t direct_middles;  /* middles written straight from the caller's buffer */
+	uint64_t bounced_middles; /* middles copied once into an aligned buffer first */
+	uint64_t completed;       /* blocks every byte of which came from WRITEs, written whole:
+				   * no read, the point of the cache */
+	uint64_t fill_reads;      /* completions that read the block from disk (device reads) */
+	uint64_t fill_zeros;      /* completions zero-filled past the end of file, no read */
+	uint64_t forced;          /* dirty entries written and freed by the memory bounds */
+	uint64_t io_errors;       /* failed ops->write, ops->read, ops->sync, ops->truncate */
+	uint64_t entries;         /* entries held now, clean ones included */
+	uint64_t entries_peak;
+	uint64_t dirty;           /* entries holding bytes not yet written (or not yet synced
+				   * by the COMMIT that wrote them): the analogue of knfsd's
+				   * BdiDontcacheDirty, 0 after a final COMMIT */
+	uint64_t bytes;           /* block images held now */
+	uint64_t bytes_peak;
+};
+void bcache_get_stats(struct bcache *c, struct bcache_stats *out);
+
+#endif

@@ -1,0 +1,186 @@
+#include "fake_disk.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+void fake_disk_init(struct fake_disk *d, uint32_t align)
+{
+	memset(d, 0, sizeof(*d));
+	pthread_mutex_init(&d->lock, NULL);
+	d->align = align;
+}
+
+void fake_disk_fini(struct fake_disk *d)
+{
+	free(d->data);
+	free(d->durable);
+	pthread_mutex_destroy(&d->lock);
+}
+
+/* Grow the array to hold [0, end); new bytes are zeros, like a hole. Lock held. */
+static void reserve(struct fake_disk *d, uint64_t end)
+{
+	size_t cap = d->cap ? d->cap : 65536;
+
+	if (end <= d->cap)
+		return;
+	while (cap < end)
+		cap *= 2;
+	d->data = realloc(d->data, cap);
+	if (!d->data)
+		abort();
+	memset(d->data + d->cap, 0, cap - d->cap);
+	d->cap = cap;
+}
+
+static void set_size(struct fake_disk *d, uint64_t size)
+{
+	reserve(d, size);
+	if (size < d->size)  /* what a later extension uncovers must read as zeros */
+		memset(d->data + size, 0, d->size - size);
+	d->size = size;
+}
+
+void fake_disk_put(struct fake_disk *d, uint64_t off, const void *buf, uint64_t len)
+{
+	pthread_mutex_lock(&d->lock);
+	reserve(d, off + len);
+	memcpy(d->data + off, buf, len);
+	if (off + len > d->size)
+		d->size = off + len;
+	pthread_mutex_unlock(&d->lock);
+}
+
+void fake_fail_writes(struct fake_disk *d, int err, unsigned n)
+{
+	pthread_mutex_lock(&d->lock);
+	d->write_err = err;
+	d->write_fail_n = n;
+	pthread_mutex_unlock(&d->lock);
+}
+
+void fake_fail_syncs(struct fake_disk *d, int err, unsigned n)
+{
+	pthread_mutex_lock(&d->lock);
+	d->sync_err = err;
+	d->sync_fail_n = n;
+	pthread_mutex_unlock(&d->lock);
+}
+
+unsigned fake_writes_over(struct fake_disk *d, uint64_t off, uint64_t len)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (unsigned i = 0; i < d->writes && i < FAKE_LOG_MAX; i++)
+		if (d->log[i].off < off + len && off < d->log[i].off + d->log[i].len)
+			n++;
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+static bool aligned(const struct fake_disk *d, uint64_t off, const void *buf, size_t len)
+{
+	return off % d->align == 0 && len % d->align == 0 && (uintptr_t)buf % d->align == 0;
+}
+
+static int fake_write(void *io, uint64_t off, const void *buf, size_t len)
+{
+	struct fake_disk *d = io;
+	int rc = 0;
+
+	if (d->write_hook && !d->hook_after)
+		d->write_hook(d, off, len, d->hook_arg);
+	pthread_mutex_lock(&d->lock);
+	if (!aligned(d, off, buf, len))
+		d->misaligned++;
+	if (d->write_fail_n) {
+		d->write_fail_n--;
+		rc = -d->write_err;
+	} else {
+		if (d->writes < FAKE_LOG_MAX)
+			d->log[d->writes] = (struct fake_write){ off, len };
+		d->writes++;
+		reserve(d, off + len);
+		memcpy(d->data + off, buf, len);
+		if (off + len > d->size)
+			d->size = off + len;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (d->write_hook && d->hook_after)
+		d->write_hook(d, off, len, d->hook_arg);
+	return rc;
+}
+
+static ssize_t fake_read(void *io, uint64_t off, void *buf, size_t len)
+{
+	struct fake_disk *d = io;
+	ssize_t n = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (!aligned(d, off, buf, len))
+		d->misaligned++;
+	d->reads++;
+	if (off < d->size) {
+		n = (ssize_t)(d->size - off < len ? d->size - off : len);
+		memcpy(buf, d->data + off, (size_t)n);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+static int64_t fake_disk_size(void *io)
+{
+	struct fake_disk *d = io;
+	int64_t size;
+
+	pthread_mutex_lock(&d->lock);
+	size = (int64_t)d->size;
+	pthread_mutex_unlock(&d->lock);
+	return size;
+}
+
+static int fake_sync(void *io, bool datasync)
+{
+	struct fake_disk *d = io;
+	int rc = 0;
+
+	(void)datasync;
+	pthread_mutex_lock(&d->lock);
+	if (d->sync_fail_n) {
+		d->sync_fail_n--;
+		rc = -d->sync_err;
+	} else {
+		d->syncs++;
+		free(d->durable);
+		d->durable = malloc(d->size ? d->size : 1);
+		if (!d->durable)
+			abort();
+		if (d->size)
+			memcpy(d->durable, d->data, d->size);
+		d->durable_size = d->size;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+static int fake_truncate(void *io, uint64_t size)
+{
+	struct fake_disk *d = io;
+
+	pthread_mutex_lock(&d->lock);
+	d->truncates++;
+	set_size(d, size);
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+const struct bcache_ops fake_ops = {
+	.write = fake_write,
+	.read = fake_read,
+	.disk_size = fake_disk_size,
+	.sync = fake_sync,
+	.truncate = fake_truncate,
+};

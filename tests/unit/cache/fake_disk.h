@@ -1,0 +1,52 @@
+/* A disk for the cache's unit tests: a file as a byte array behind struct bcache_ops, with what
+ * the tests check (device reads, writes, alignment of every O_DIRECT call, a "durable" copy taken
+ * at each sync) and what they inject (write and sync errors, a hook inside a write). Thread-safe. */
+#ifndef FAKE_DISK_H
+#define FAKE_DISK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bcache.h"
+
+#define FAKE_LOG_MAX 4096
+
+struct fake_write {
+	uint64_t off, len;
+};
+
+struct fake_disk {
+	pthread_mutex_t lock;
+	uint32_t align;            /* every write/read must be aligned to this */
+	unsigned char *data;       /* current contents */
+	uint64_t size;
+	size_t cap;
+	unsigned char *durable;    /* contents as of the last successful sync */
+	uint64_t durable_size;
+	unsigned reads, writes, syncs, truncates, misaligned;
+	struct fake_write log[FAKE_LOG_MAX];  /* first FAKE_LOG_MAX writes */
+	int write_err;             /* the next write_fail_n writes fail with -write_err */
+	unsigned write_fail_n;
+	int sync_err;
+	unsigned sync_fail_n;
+	/* Called inside each write, without the disk's lock: before its bytes land, or after
+	 * (hook_after) when the write is still to return. */
+	void (*write_hook)(struct fake_disk *d, uint64_t off, uint64_t len, void *arg);
+	void *hook_arg;
+	bool hook_after;
+};
+
+extern const struct bcache_ops fake_ops;
+
+void fake_disk_init(struct fake_disk *d, uint32_t align);
+void fake_disk_fini(struct fake_disk *d);
+/* Put len bytes at off directly (a file that existed before), not counted as a write. */
+void fake_disk_put(struct fake_disk *d, uint64_t off, const void *buf, uint64_t len);
+void fake_fail_writes(struct fake_disk *d, int err, unsigned n);
+void fake_fail_syncs(struct fake_disk *d, int err, unsigned n);
+/* How many logged writes touched [off, off + len). */
+unsigned fake_writes_over(struct fake_disk *d, uint64_t off, uint64_t len);
+
+#endif

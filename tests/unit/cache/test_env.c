@@ -1,0 +1,114 @@
+#include "test_env.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+struct env *env_new(size_t limit, size_t file_limit)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	fake_disk_init(&e->disk, BS);
+	assert_int_equal(bcache_create(&fake_ops, limit, file_limit, &e->c), 0);
+	assert_int_equal(bcache_file_open(e->c, 1, 1, BS, &e->disk, &e->f), 0);
+	e->expect = calloc(1, EXPECT_MAX);
+	assert_non_null(e->expect);
+	return e;
+}
+
+void env_free(struct env *e)
+{
+	if (e->f)
+		assert_int_equal(bcache_file_close(e->f), 0);
+	bcache_destroy(e->c);
+	fake_disk_fini(&e->disk);
+	free(e->expect);
+	free(e);
+}
+
+int put_raw(struct env *e, struct bcache_file *f, uint64_t off, size_t len, unsigned id,
+	    bool misaligned)
+{
+	unsigned char *buf = aligned_alloc(BS, (len + 3 * BS) / BS * BS), *p;
+	int rc;
+
+	assert_non_null(buf);
+	p = buf + (BS - off % BS) % BS + (misaligned ? 1 : 0);
+	for (size_t i = 0; i < len; i++)
+		p[i] = pat(id, off + i);
+	rc = bcache_write(f ? f : e->f, off, p, len);
+	free(buf);
+	return rc;
+}
+
+void apply(struct env *e, uint64_t off, size_t len, unsigned id)
+{
+	assert_true(off + len <= EXPECT_MAX);
+	for (size_t i = 0; i < len; i++)
+		e->expect[off + i] = pat(id, off + i);
+	if (off + len > e->expect_size)
+		e->expect_size = off + len;
+}
+
+void put(struct env *e, uint64_t off, size_t len, unsigned id)
+{
+	assert_int_equal(put_raw(e, e->f, off, len, id, false), 0);
+	apply(e, off, len, id);
+}
+
+void set_expect_size(struct env *e, uint64_t size)
+{
+	if (size < e->expect_size)
+		memset(e->expect + size, 0, e->expect_size - size);
+	e->expect_size = size;
+}
+
+static void check_bytes(const unsigned char *got, uint64_t got_size, const struct env *e)
+{
+	assert_int_equal(got_size, e->expect_size);
+	for (uint64_t i = 0; i < got_size; i++) {
+		if (got[i] != e->expect[i]) {
+			print_error("byte %llu: got %u, want %u\n", (unsigned long long)i, got[i],
+				    e->expect[i]);
+			fail();
+		}
+	}
+}
+
+void check_disk(struct env *e, bool durable)
+{
+	pthread_mutex_lock(&e->disk.lock);
+	if (durable)
+		check_bytes(e->disk.durable, e->disk.durable_size, e);
+	else
+		check_bytes(e->disk.data, e->disk.size, e);
+	pthread_mutex_unlock(&e->disk.lock);
+}
+
+struct bcache_stats stats(struct env *e)
+{
+	struct bcache_stats s;
+
+	bcache_get_stats(e->c, &s);
+	return s;
+}
+
+int read_through(struct env *e, uint64_t off, unsigned char *buf, uint64_t len)
+{
+	struct bcache_read rd;
+
+	bcache_read_begin(e->f, &rd, off, len);
+	memset(buf, 0, len);
+	pthread_mutex_lock(&e->disk.lock);
+	if (off < e->disk.size)
+		memcpy(buf, e->disk.data + off, e->disk.size - off < len ? e->disk.size - off : len);
+	pthread_mutex_unlock(&e->disk.lock);
+	return bcache_read_overlay(e->f, &rd, buf);
+}

@@ -1,0 +1,46 @@
+/* What the cache tests share: a cache on a fake disk, WRITEs with recognisable payloads, and the
+ * image the disk must end up with. */
+#ifndef TEST_ENV_H
+#define TEST_ENV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bcache.h"
+#include "fake_disk.h"
+
+#define BS 4096u
+#define EXPECT_MAX (8u << 20)
+
+struct env {
+	struct fake_disk disk;
+	struct bcache *c;
+	struct bcache_file *f;
+	unsigned char *expect;  /* what the file must hold, EXPECT_MAX long */
+	uint64_t expect_size;
+};
+
+/* The byte writer `id` puts at `off`: two writers differ at every offset (ids below 200). */
+static inline unsigned char pat(unsigned id, uint64_t off)
+{
+	return (unsigned char)(id * 37u + (unsigned)(off % 251u) + 1u);
+}
+
+struct env *env_new(size_t limit, size_t file_limit);
+void env_free(struct env *e);
+/* bcache_write of len bytes of writer id at off, the payload placed so that the middle is
+ * aligned in memory (misaligned: one byte off). Does not touch expect. */
+int put_raw(struct env *e, struct bcache_file *f, uint64_t off, size_t len, unsigned id,
+	    bool misaligned);
+/* Record that writer id's bytes [off, off + len) are the newest. */
+void apply(struct env *e, uint64_t off, size_t len, unsigned id);
+/* put_raw on e->f, must succeed, then apply. */
+void put(struct env *e, uint64_t off, size_t len, unsigned id);
+void set_expect_size(struct env *e, uint64_t size);
+/* The fake disk holds exactly the expected bytes and size (durable: as of the last sync). */
+void check_disk(struct env *e, bool durable);
+struct bcache_stats stats(struct env *e);
+/* What a READ returns: the disk's bytes (zeros past its end) with the cache's overlaid. */
+int read_through(struct env *e, uint64_t off, unsigned char *buf, uint64_t len);
+
+#endif
