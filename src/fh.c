@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bcache.h"
 #include "cred.h"
+#include "fileio.h"
 #include "io/ring.h"
 #include "log.h"
 
@@ -27,13 +29,18 @@ struct fh_entry {
 	uint64_t hash;
 	int fd;                             /* O_PATH */
 	int io_fd, dio_fd;                  /* lazily opened for READ/WRITE; -1 until then */
+	struct bcache_file *bf;             /* boundary-cache handle (direct mode), lazily */
+	struct file_io fio;                 /* what bf's I/O uses: dio_fd */
 	dev_t dev;
 	uint64_t ino;
 };
 
 #define FH_BUCKETS 4096
 struct fh_cache {
+	struct server *srv;
 	struct fh_entry *bucket[FH_BUCKETS];
+	struct fh_entry **by_fd;            /* O_PATH fd -> entry, for attribute requests by fd */
+	unsigned nby_fd;
 	struct fh_entry *lru_head, *lru_tail;
 	unsigned n, max;
 };
@@ -96,16 +103,31 @@ int fh_compose(const struct server *srv, const struct export_rt *exp, int dirfd,
 
 /* ---- cache ---- */
 
-struct fh_cache *fh_cache_new(unsigned max_entries)
+struct fh_cache *fh_cache_new(struct server *srv, unsigned max_entries)
 {
 	struct fh_cache *c = calloc(1, sizeof *c);
-	if (c)
+	if (c) {
+		c->srv = srv;
 		c->max = max_entries ? max_entries : 1;
+	}
 	return c;
 }
 
-static void entry_close(struct fh_entry *e)
+static void entry_close(struct fh_cache *c, struct fh_entry *e, bool gone)
 {
+	if (e->bf) {
+		if (gone)
+			bcache_file_drop(e->bf);
+		/* The last handle of an inode writes what is still cached; if that fails, clients must
+		 * learn through the verifier that their unstable data did not make it. */
+		if (bcache_file_close(e->bf) < 0) {
+			log_err("writing cached blocks of inode %llu failed: write verifier changed",
+				(unsigned long long)e->ino);
+			server_rotate_verf(c->srv);
+		}
+	}
+	if ((unsigned)e->fd < c->nby_fd)
+		c->by_fd[e->fd] = NULL;
 	close(e->fd);
 	if (e->io_fd >= 0)
 		close(e->io_fd);
@@ -129,7 +151,7 @@ static void lru_push(struct fh_cache *c, struct fh_entry *e)
 	c->lru_head = e;
 }
 
-static void cache_remove(struct fh_cache *c, struct fh_entry *e)
+static void cache_remove(struct fh_cache *c, struct fh_entry *e, bool gone)
 {
 	struct fh_entry **pp = &c->bucket[e->hash % FH_BUCKETS];
 	while (*pp != e)
@@ -137,7 +159,7 @@ static void cache_remove(struct fh_cache *c, struct fh_entry *e)
 	*pp = e->hnext;
 	lru_unlink(c, e);
 	c->n--;
-	entry_close(e);
+	entry_close(c, e, gone);
 }
 
 void fh_cache_free(struct fh_cache *c)
@@ -145,7 +167,8 @@ void fh_cache_free(struct fh_cache *c)
 	if (!c)
 		return;
 	while (c->lru_head)
-		cache_remove(c, c->lru_head);
+		cache_remove(c, c->lru_head, false);
+	free(c->by_fd);
 	free(c);
 }
 
@@ -163,7 +186,7 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
 	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
 		next = e->lnext;
 		if (e->dev == dev && e->ino == ino)
-			cache_remove(c, e);
+			cache_remove(c, e, true);
 	}
 }
 
@@ -207,6 +230,51 @@ static enum fh_status open_handle(struct worker *w, const struct export_rt *exp,
 	return (errno == ESTALE || errno == ENOENT) ? FH_STALE : FH_ERR;
 }
 
+/* Remember which entry owns an O_PATH fd (best effort: without the index, attributes simply do
+ * not see cached bytes... so grow it, and only fail on ENOMEM). */
+static void index_fd(struct fh_cache *c, struct fh_entry *e)
+{
+	if ((unsigned)e->fd >= c->nby_fd) {
+		unsigned n = (unsigned)e->fd * 2 + 64;
+		struct fh_entry **p = realloc(c->by_fd, n * sizeof *p);
+		if (!p)
+			return;
+		memset(p + c->nby_fd, 0, (n - c->nby_fd) * sizeof *p);
+		c->by_fd = p;
+		c->nby_fd = n;
+	}
+	c->by_fd[e->fd] = e;
+}
+
+bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out)
+{
+	struct fh_cache *c = w->fhc;
+	if (fd < 0 || (unsigned)fd >= c->nby_fd || !c->by_fd[fd])
+		return false;
+	struct fh_entry *e = c->by_fd[fd];
+	*out = (struct fh_obj){.fd = e->fd, .ent = e, .fh = e->fh};
+	return true;
+}
+
+struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err)
+{
+	struct fh_entry *e = o->ent;
+	if (e->bf)
+		return e->bf;
+	int fd = fh_io_fd(w, o, true);
+	if (fd < 0) {
+		*err = -fd;
+		return NULL;
+	}
+	e->fio.fd = fd;
+	int rc = bcache_file_open(w->srv->cache, e->dev, e->ino, block, &e->fio, &e->bf);
+	if (rc < 0) {
+		*err = -rc;
+		e->bf = NULL;
+	}
+	return e->bf;
+}
+
 enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct fh_obj *out, int *err)
 {
 	const uint8_t *p = data;
@@ -241,8 +309,9 @@ enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct
 		e->hnext = c->bucket[hash % FH_BUCKETS];
 		c->bucket[hash % FH_BUCKETS] = e;
 		c->n++;
+		index_fd(c, e);
 		if (c->n > c->max)
-			cache_remove(c, c->lru_tail);
+			cache_remove(c, c->lru_tail, false);
 	} else {
 		lru_unlink(c, e);
 	}

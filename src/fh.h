@@ -15,6 +15,8 @@
 
 #include "nfsd.h"
 
+struct bcache_file;
+
 #define FH_MAX 64
 
 struct fh {
@@ -47,10 +49,17 @@ enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct
  * is checked per request by the caller), O_DIRECT when direct is set. -errno on failure. */
 int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct);
 
-/* Forget cached descriptors of an inode (removed, or replaced by RENAME). */
+/* The inode is gone (last link removed, or replaced by RENAME): close its cached descriptors and
+ * drop its boundary-cache entries unwritten. */
 void fh_forget(struct worker *w, dev_t dev, uint64_t ino);
 
-struct fh_cache *fh_cache_new(unsigned max_entries);
+/* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT
+ * descriptor. NULL with *err set on failure. */
+struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err);
+/* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
+bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
+
+struct fh_cache *fh_cache_new(struct server *srv, unsigned max_entries);
 void fh_cache_free(struct fh_cache *c);
 
 #endif

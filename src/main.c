@@ -15,7 +15,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "bcache.h"
 #include "config.h"
+#include "fileio.h"
 #include "fh.h"
 #include "log.h"
 #include <rpc/rpc.h>
@@ -143,6 +145,10 @@ static int serve(struct config *cfg)
 	server_rotate_verf(&srv);
 	if (open_exports(&srv) < 0)
 		goto out;
+	if (fileio_cache_create(&srv) < 0) {
+		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
+		goto out;
+	}
 	for (unsigned i = 0; i < nw; i++) {
 		if (worker_init(&w[i], &srv, i) < 0)
 			goto stop;
@@ -169,8 +175,13 @@ stop:
 		pthread_join(tid[i], NULL);
 	if (started)
 		rpcbind_set(cfg, false);
+	/* Closing the handle caches writes every block still cached; then make it durable. */
 	for (unsigned i = 0; i < nw; i++)
 		worker_fini(&w[i]);
+	for (size_t i = 0; i < cfg->nexports && srv.exports; i++)
+		if (srv.exports[i].root_fd >= 0 && syncfs(srv.exports[i].root_fd) < 0)
+			log_err("export %s: syncfs: %s", cfg->exports[i].path, strerror(errno));
+	bcache_destroy(srv.cache);
 out:
 	close_exports(&srv);
 	mount_list_free(&srv);

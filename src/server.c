@@ -436,7 +436,7 @@ int worker_init(struct worker *w, struct server *srv, unsigned id)
 	w->ring = io_ring_new(256);
 	if (!w->ring)
 		return -errno;
-	w->fhc = fh_cache_new(4096);
+	w->fhc = fh_cache_new(srv, 4096);
 	w->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (!w->fhc || w->stop_fd < 0)
 		return -ENOMEM;
@@ -459,6 +459,7 @@ void *worker_main(void *arg)
 		struct worker *w;
 	} stop = {{on_stop}, w};
 	uint64_t evbuf;
+	io_ring_bind_thread(w->ring);
 	io_ring_read(w->ring, &stop.op, w->stop_fd, &evbuf, sizeof evbuf);
 	for (int i = 0; i < 2; i++) {
 		struct listener *l = calloc(1, sizeof *l);

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "bcache.h"
 #include "dispatch.h"
 #include "stats.h"
 
@@ -68,6 +69,23 @@ static void stats_get(struct nfs_req *rq, void *argp, void *resp)
 	add(r, "commits", atomic_load(&c->commits));
 	add(r, "bytes_written", atomic_load(&c->bytes_written));
 	add(r, "bytes_read", atomic_load(&c->bytes_read));
+	if (srv->cache) {
+		struct bcache_stats b;
+		bcache_get_stats(srv->cache, &b);
+		add(r, "cache_writes", b.writes);
+		add(r, "cache_direct_middles", b.direct_middles);
+		add(r, "cache_bounced_middles", b.bounced_middles);
+		add(r, "cache_blocks_completed", b.completed);
+		add(r, "cache_fill_reads", b.fill_reads);
+		add(r, "cache_fill_zeros", b.fill_zeros);
+		add(r, "cache_evictions", b.forced);
+		add(r, "cache_io_errors", b.io_errors);
+		add(r, "cache_entries", b.entries);
+		add(r, "cache_entries_peak", b.entries_peak);
+		add(r, "cache_dirty", b.dirty);
+		add(r, "cache_bytes", b.bytes);
+		add(r, "cache_bytes_peak", b.bytes_peak);
+	}
 
 }
 

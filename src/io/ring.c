@@ -16,6 +16,11 @@ struct io_ring {
 	size_t nparked, capparked;
 };
 
+static _Thread_local struct io_ring *thread_ring;
+
+void io_ring_bind_thread(struct io_ring *r) { thread_ring = r; }
+struct io_ring *io_ring_thread(void) { return thread_ring; }
+
 struct io_ring *io_ring_new(unsigned entries)
 {
 	struct io_ring *r = calloc(1, sizeof *r);

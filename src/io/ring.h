@@ -44,6 +44,12 @@ void io_ring_read(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t
 /* Cancel every pending op on fd (their callbacks still run, with -ECANCELED). */
 void io_ring_cancel_fd(struct io_ring *r, int fd);
 
+/* The ring of the calling thread, for code that runs on whichever worker calls it (the boundary
+ * cache's I/O): bound by the worker at start, NULL on threads without one (then callers fall back
+ * to plain syscalls). Thread-local: no thread ever sees another's ring. */
+void io_ring_bind_thread(struct io_ring *r);
+struct io_ring *io_ring_thread(void);
+
 /* Run callbacks until *stop is true and no async op is pending, or an unrecoverable ring error. */
 int io_ring_run(struct io_ring *r, const bool *stop);
 /* Number of async ops submitted and not yet completed. */

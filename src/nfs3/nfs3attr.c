@@ -9,6 +9,7 @@
 
 #include "cred.h"
 #include "export.h"
+#include "fileio.h"
 #include "io/ring.h"
 #include "log.h"
 #include "nfs3.h"
@@ -104,6 +105,11 @@ int nfs3_stat(struct nfs_req *rq, int fd, struct statx *st)
 	/* The handle's file was removed behind our back (its descriptor outlives the last link). */
 	if (rc == 0 && st->stx_nlink == 0)
 		return -ESTALE;
+	struct fh_obj o;
+	if (rc == 0 && S_ISREG(st->stx_mode) && rq->exp && fh_obj_of_fd(rq->w, fd, &o)) {
+		o.exp = rq->exp;
+		fileio_fix_size(rq->w, &o, st);
+	}
 	return rc;
 }
 
@@ -223,13 +229,23 @@ void nfs3_cookieverf(const struct statx *dir, cookieverf3 out)
  * utimensat, truncate through /proc/self/fd. Order as knfsd: size, then owner, mode, times. */
 int nfs3_setattr_fd(struct nfs_req *rq, struct fh_obj *o, const sattr3 *sa)
 {
-	(void)rq;   /* the thread already acts as the caller */
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", o->fd);
 	if (sa->size.set_it) {
-		/* truncate(2) on the proc link checks write permission as the caller. */
-		if (truncate(path, (off_t)sa->size.set_size3_u.size) < 0)
-			return -errno;
+		struct statx st;
+		int rc = nfs3_stat(rq, o->fd, &st);
+		if (rc < 0)
+			return rc;
+		if (S_ISDIR(st.stx_mode))
+			return -EISDIR;
+		if (!S_ISREG(st.stx_mode))
+			return -EINVAL;
+		/* Write permission, or the owner's override as for WRITE (open, then ftruncate). */
+		if (cred_access(o->fd, W_OK) < 0 && st.stx_uid != rq->cred.uid)
+			return -EACCES;
+		rc = fileio_truncate(rq, o, sa->size.set_size3_u.size);
+		if (rc < 0)
+			return rc;
 	}
 	if (sa->uid.set_it || sa->gid.set_it) {
 		uid_t u = sa->uid.set_it ? sa->uid.set_uid3_u.uid : (uid_t)-1;

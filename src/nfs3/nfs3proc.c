@@ -11,6 +11,7 @@
 
 #include "cred.h"
 #include "dispatch.h"
+#include "fileio.h"
 #include "io/ring.h"
 #include "log.h"
 #include "nfs3.h"
@@ -178,8 +179,6 @@ static nfsstat3 check_io_access(struct nfs_req *rq, struct fh_obj *o, const stru
 	return NFS3ERR_ACCES;
 }
 
-static void free_aligned(void *p) { free(p); }
-
 NFS3_HANDLER(read)
 {
 	READ3args *a = argp;
@@ -191,56 +190,23 @@ NFS3_HANDLER(read)
 		return;
 	int rc = nfs3_stat(rq, o.fd, &st);
 	r->status = rc < 0 ? nfs3_errno(rc) : check_io_access(rq, &o, &st, R_OK);
-	if (r->status != NFS3_OK) {
-		nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
-		return;
-	}
-	READ3resok *ok = &r->READ3res_u.resok;
-	uint32_t count = a->count > NFS3_MAXIO ? NFS3_MAXIO : a->count;
-	ssize_t n = 0;
-	if (count && a->offset < st.stx_size) {
-		int fd = fh_io_fd(rq->w, &o, false);
-		void *buf = fd >= 0 ? aligned_alloc(4096, ((size_t)count + 4095) & ~(size_t)4095) : NULL;
-		int rwf = o.exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
-		n = !buf ? (fd < 0 ? fd : -ENOMEM) : io_pread_flags(rq->w->ring, fd, buf, count, a->offset, rwf);
-		if (n == -EOPNOTSUPP && rwf)   /* kernel without RWF_DONTCACHE */
-			n = io_pread(rq->w->ring, fd, buf, count, a->offset);
-		if (n < 0) {
-			free(buf);
-			r->status = nfs3_errno((int)n);
-			nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
+	if (r->status == NFS3_OK) {
+		READ3resok *ok = &r->READ3res_u.resok;
+		uint32_t count = a->count > NFS3_MAXIO ? NFS3_MAXIO : a->count;
+		bool eof;
+		rc = fileio_read(rq, &o, a->offset, count, st.stx_size, &ok->count, &eof);
+		r->status = nfs3_errno(rc);
+		if (rc == 0) {
+			ok->eof = eof;
+			ok->data.data_len = ok->count;
+			ok->data.data_val = rq->payload;
+			atomic_fetch_add(&rq->w->srv->ctr.reads, 1);
+			atomic_fetch_add(&rq->w->srv->ctr.bytes_read, ok->count);
+			nfs3_post_op_attr(rq, o.fd, &ok->file_attributes);
 			return;
 		}
-		rq->payload = rq->payload_mem = buf;
-		rq->payload_len = (size_t)n;
-		rq->payload_free = free_aligned;
-		ok->data.data_val = buf;
 	}
-	ok->count = (count3)n;
-	ok->data.data_len = (u_int)n;
-	atomic_fetch_add(&rq->w->srv->ctr.reads, 1);
-	atomic_fetch_add(&rq->w->srv->ctr.bytes_read, (uint64_t)n);
-	ok->eof = a->offset + (uint64_t)n >= st.stx_size;
-	nfs3_post_op_attr(rq, o.fd, &ok->file_attributes);
-}
-
-/* Write all of buf (io_uring may return short writes). */
-static ssize_t write_all(struct nfs_req *rq, int fd, const char *buf, size_t len, uint64_t off, int rwf)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = io_pwrite(rq->w->ring, fd, buf + done, len - done, off + done, rwf);
-		if (n == -EOPNOTSUPP && rwf) {
-			rwf = 0;
-			continue;
-		}
-		if (n < 0)
-			return n;
-		if (n == 0)
-			return -EIO;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
+	nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
 }
 
 NFS3_HANDLER(write)
@@ -259,31 +225,23 @@ NFS3_HANDLER(write)
 		r->status = NFS3ERR_ROFS;
 	else if (a->data.data_len < a->count || a->count > NFS3_MAXIO)
 		r->status = NFS3ERR_INVAL;
+	else if (a->offset + a->count < a->offset || a->offset + a->count > (uint64_t)INT64_MAX)
+		r->status = NFS3ERR_FBIG;
 	else
 		r->status = check_io_access(rq, &o, &before, W_OK);
+	if (r->status == NFS3_OK) {
+		rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable);
+		r->status = nfs3_errno(rc);
+	}
 	if (r->status != NFS3_OK) {
-		nfs3_wcc(rq, rc < 0 ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
-		return;
-	}
-	int fd = fh_io_fd(rq->w, &o, false);
-	int rwf = o.exp->write_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
-	ssize_t n = fd < 0 ? fd : write_all(rq, fd, a->data.data_val, a->count, a->offset, rwf);
-	stable_how done = UNSTABLE;
-	if (n >= 0 && a->stable != UNSTABLE) {
-		n = io_fsync(rq->w->ring, fd, a->stable == DATA_SYNC) < 0 ? -EIO : n;
-		done = a->stable;
-	}
-	if (n < 0) {
-		server_rotate_verf(rq->w->srv);
-		r->status = nfs3_errno((int)n);
-		nfs3_wcc(rq, &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
+		nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
 	atomic_fetch_add(&rq->w->srv->ctr.writes, 1);
 	atomic_fetch_add(&rq->w->srv->ctr.bytes_written, a->count);
 	WRITE3resok *ok = &r->WRITE3res_u.resok;
 	ok->count = a->count;
-	ok->committed = done;
+	ok->committed = a->stable;
 	server_write_verf(rq->w->srv, ok->verf);
 	nfs3_wcc(rq, &before, o.fd, &ok->file_wcc);
 }
@@ -300,12 +258,10 @@ NFS3_HANDLER(commit)
 	int rc = nfs3_stat(rq, o.fd, &before);
 	if (rc == 0 && !S_ISREG(before.stx_mode))
 		rc = S_ISDIR(before.stx_mode) ? -EISDIR : -EINVAL;
-	if (rc == 0) {
-		int fd = fh_io_fd(rq->w, &o, false);
-		rc = fd < 0 ? fd : io_fsync(rq->w->ring, fd, false);
-		if (rc < 0)
-			server_rotate_verf(rq->w->srv);
-	}
+	if (rc == 0 && !nfs3_writable(rq))
+		rc = -EROFS;
+	if (rc == 0)
+		rc = fileio_commit(rq, &o, a->offset, a->count);
 	r->status = nfs3_errno(rc);
 	atomic_fetch_add(&rq->w->srv->ctr.commits, 1);
 	wcc_data *wcc = r->status == NFS3_OK ? &r->COMMIT3res_u.resok.file_wcc : &r->COMMIT3res_u.resfail.file_wcc;

@@ -1,0 +1,282 @@
+/* Blocking calls: fstat and ftruncate in the cache's ops (io_uring has no ftruncate in liburing
+ * 2.3; statx through the ring would work but the cache calls disk_size under its inode lock,
+ * where a plain fstat is shortest), and every op on a thread without a ring (the main thread
+ * flushing at exit). */
+#include "fileio.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bcache.h"
+#include "io/ring.h"
+#include "log.h"
+
+/* ---- the cache's I/O ---- */
+
+static int op_write(void *io, uint64_t off, const void *buf, size_t len)
+{
+	int fd = ((struct file_io *)io)->fd;
+	struct io_ring *r = io_ring_thread();
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = r ? io_pwrite(r, fd, (const char *)buf + done, len - done, off + done, 0)
+			      : pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0)
+			return r ? (int)n : -errno;
+		if (n == 0)
+			return -ENOSPC;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static ssize_t op_read(void *io, uint64_t off, void *buf, size_t len)
+{
+	int fd = ((struct file_io *)io)->fd;
+	struct io_ring *r = io_ring_thread();
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = r ? io_pread(r, fd, (char *)buf + done, len - done, off + done)
+			      : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0)
+			return r ? n : -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int64_t op_disk_size(void *io)
+{
+	struct stat sb;
+	if (fstat(((struct file_io *)io)->fd, &sb) < 0)
+		return -errno;
+	return sb.st_size;
+}
+
+static int op_sync(void *io, bool datasync)
+{
+	int fd = ((struct file_io *)io)->fd;
+	struct io_ring *r = io_ring_thread();
+	if (r)
+		return io_fsync(r, fd, datasync);
+	return (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
+}
+
+static int op_truncate(void *io, uint64_t size)
+{
+	return ftruncate(((struct file_io *)io)->fd, (off_t)size) < 0 ? -errno : 0;
+}
+
+int fileio_cache_create(struct server *srv)
+{
+	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate};
+	/* One inode may take at most half of the cache: a single runaway writer cannot starve the
+	 * others' partial blocks into forced fills. */
+	return bcache_create(&ops, srv->cfg->cache_size, srv->cfg->cache_size / 2, &srv->cache);
+}
+
+static bool direct_write(const struct fh_obj *o)
+{
+	return o->exp->write_mode == IO_MODE_DIRECT;
+}
+
+static struct bcache_file *cache_of(struct nfs_req *rq, struct fh_obj *o, int *err)
+{
+	return fh_bcache(rq->w, o, (uint32_t)o->exp->block, err);
+}
+
+/* ---- WRITE and COMMIT ---- */
+
+static ssize_t write_all(struct io_ring *r, int fd, const char *buf, size_t len, uint64_t off, int rwf)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = io_pwrite(r, fd, buf + done, len - done, off + done, rwf);
+		if (n == -EOPNOTSUPP && rwf) {   /* kernel without RWF_DONTCACHE */
+			rwf = 0;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -ENOSPC;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
+			uint32_t count, enum fileio_stable stable)
+{
+	int err = 0;
+	struct bcache_file *bf = cache_of(rq, o, &err);
+	if (!bf)
+		return -err;
+	int rc = bcache_write(bf, off, data, count);
+	if (rc == 0 && stable != FILEIO_UNSTABLE)
+		rc = bcache_commit(bf, off, count, stable == FILEIO_FILE_SYNC ? BCACHE_SYNC_FILE : BCACHE_SYNC_DATA);
+	return rc;
+}
+
+static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
+		       uint32_t count, enum fileio_stable stable)
+{
+	int fd = fh_io_fd(rq->w, o, false);
+	if (fd < 0)
+		return fd;
+	int rwf = o->exp->write_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
+	ssize_t n = write_all(rq->w->ring, fd, data, count, off, rwf);
+	if (n < 0)
+		return (int)n;
+	if (stable != FILEIO_UNSTABLE)
+		return io_fsync(rq->w->ring, fd, stable == FILEIO_DATA_SYNC);
+	return 0;
+}
+
+int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
+		 enum fileio_stable stable)
+{
+	int rc = direct_write(o) ? write_cached(rq, o, off, data, count, stable)
+				 : write_paged(rq, o, off, data, count, stable);
+	if (rc < 0) {
+		log_warn("WRITE of %u bytes at %llu failed: %s; write verifier changed", count,
+			 (unsigned long long)off, strerror(-rc));
+		server_rotate_verf(rq->w->srv);
+	}
+	return rc;
+}
+
+int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
+{
+	int rc, err = 0;
+	if (direct_write(o)) {
+		struct bcache_file *bf = cache_of(rq, o, &err);
+		rc = bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
+	} else {
+		int fd = fh_io_fd(rq->w, o, false);
+		rc = fd < 0 ? fd : io_fsync(rq->w->ring, fd, false);
+	}
+	if (rc < 0) {
+		log_warn("COMMIT failed: %s; write verifier changed", strerror(-rc));
+		server_rotate_verf(rq->w->srv);
+	}
+	return rc;
+}
+
+int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
+{
+	int err = 0;
+	if (direct_write(o)) {
+		struct bcache_file *bf = cache_of(rq, o, &err);
+		return bf ? bcache_truncate(bf, size) : -err;
+	}
+	int fd = fh_io_fd(rq->w, o, false);
+	if (fd < 0)
+		return fd;
+	return ftruncate(fd, (off_t)size) < 0 ? -errno : 0;
+}
+
+void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
+{
+	if (!o->exp || o->exp->write_mode != IO_MODE_DIRECT || !S_ISREG(st->stx_mode))
+		return;
+	int err;
+	struct bcache_file *bf = fh_bcache(w, o, (uint32_t)o->exp->block, &err);
+	if (!bf)
+		return;
+	int64_t size = bcache_file_size(bf);
+	if (size >= 0)
+		st->stx_size = (uint64_t)size;
+}
+
+/* ---- READ ---- */
+
+static void free_buf(void *p) { free(p); }
+
+/* Read [off, off + len) from the file as the export's read mode says: O_DIRECT reads the aligned
+ * cover and points *data into it (no second copy); the other modes read the range itself. Bytes
+ * past the end of the file read as zeros. 0 or -errno; *mem is what to free. */
+static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t len, char **mem,
+		     char **data)
+{
+	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
+	uint64_t bs = direct ? o->exp->block : 4096;
+	uint64_t a0 = direct ? off & ~(bs - 1) : off;
+	uint64_t a1 = direct ? (off + len + bs - 1) & ~(bs - 1) : off + len;
+	int fd = fh_io_fd(rq->w, o, direct);
+	if (fd < 0)
+		return fd;
+	char *buf = aligned_alloc(bs, ((a1 - a0) + bs - 1) & ~(bs - 1));
+	if (!buf)
+		return -ENOMEM;
+	int rwf = o->exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
+	ssize_t n = io_pread_flags(rq->w->ring, fd, buf, a1 - a0, a0, rwf);
+	if (n == -EOPNOTSUPP && rwf)
+		n = io_pread(rq->w->ring, fd, buf, a1 - a0, a0);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
+	}
+	if ((uint64_t)n < a1 - a0)
+		memset(buf + n, 0, a1 - a0 - (uint64_t)n);
+	*mem = buf;
+	*data = buf + (off - a0);
+	return 0;
+}
+
+/* The disk's bytes with the cache's newer ones laid over them. A cached block that left the cache
+ * between the disk read and the overlay may have reached the disk after the read: read again. */
+static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
+			 uint32_t len, char **mem, char **data)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		struct bcache_read rd;
+		bcache_read_begin(bf, &rd, off, len);
+		int rc = read_disk(rq, o, off, len, mem, data);
+		if (rc < 0) {
+			bcache_read_cancel(bf, &rd);
+			return rc;
+		}
+		if (bcache_read_overlay(bf, &rd, *data) == 0)
+			return 0;
+		free(*mem);
+	}
+	return -EIO;
+}
+
+int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,
+		uint32_t *n, bool *eof)
+{
+	struct bcache_file *bf = NULL;
+	int err = 0;
+	if (direct_write(o)) {
+		bf = cache_of(rq, o, &err);
+		if (!bf)
+			return -err;
+		int64_t sz = bcache_file_size(bf);
+		if (sz < 0)
+			return (int)sz;
+		size = (uint64_t)sz;
+	}
+	*n = 0;
+	*eof = off >= size;
+	if (*eof || count == 0)
+		return 0;
+	uint32_t len = size - off < count ? (uint32_t)(size - off) : count;
+	char *mem, *data;
+	int rc = bf ? read_overlaid(rq, o, bf, off, len, &mem, &data) : read_disk(rq, o, off, len, &mem, &data);
+	if (rc < 0)
+		return rc;
+	rq->payload = data;
+	rq->payload_len = len;
+	rq->payload_mem = mem;
+	rq->payload_free = free_buf;
+	*n = len;
+	*eof = off + len >= size;
+	return 0;
+}
