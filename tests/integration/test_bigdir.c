@@ -1,0 +1,205 @@
+/* A directory of 10,000 entries listed completely by READDIR and by READDIRPLUS over many calls:
+ * every name exactly once, cookies and the cookie verifier carried from call to call, replies
+ * within the size the client asked for. */
+#include "checks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NENTRIES 10000
+#define DIRNAME "bigdir"
+
+struct listing {
+	unsigned char seen[NENTRIES];
+	int dots;           /* "." and ".." */
+	int calls;
+	cookie3 cookie;
+	cookieverf3 verf;
+	int eof;
+};
+
+/* Per-test setup: the entries are made on disk once, directly (the listing is under test). */
+static int make_entries(void **state)
+{
+	struct itest *t = *state;
+	char path[PATH_MAX + 128];
+	int n = snprintf(path, sizeof(path), "%s/" DIRNAME, t->exports[EXP_RW]);
+
+	if (mkdir(path, 0755) < 0)
+		return errno == EEXIST ? 0 : -1;
+	for (int i = 0; i < NENTRIES; i++) {
+		/* lengths vary (8..47 bytes) so entries straddle reply boundaries differently */
+		int fd;
+		snprintf(path + n, sizeof(path) - (size_t)n, "/n%05d-%.*s", i, i % 40,
+		         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
+static void saw(struct listing *l, const char *name, cookie3 cookie)
+{
+	int i;
+
+	assert_true(cookie != 0);
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		l->dots++;
+		return;
+	}
+	if (sscanf(name, "n%5d-", &i) != 1 || i < 0 || i >= NENTRIES)
+		fail_msg("listing returned a name never created: \"%s\"", name);
+	if (l->seen[i]++)
+		fail_msg("\"%s\" listed twice (call %d)", name, l->calls);
+}
+
+static void all_seen(const struct listing *l)
+{
+	for (int i = 0; i < NENTRIES; i++)
+		if (l->seen[i] != 1)
+			fail_msg("entry n%05d seen %d times", i, l->seen[i]);
+	assert_true(l->dots <= 2);
+	assert_true(l->calls > 10);   /* the sizes asked for cannot hold it all in a few */
+}
+
+static size_t xdr_name(const char *s)
+{
+	return 4 + ((strlen(s) + 3) & ~(size_t)3);
+}
+
+#define FATTR3_XDR 84
+#define POST_OP_ATTR_XDR(p) (4 + ((p).attributes_follow ? FATTR3_XDR : 0))
+
+/* One READDIR call from where the listing stands; returns the size its reply took. */
+static size_t readdir_step(struct nfsclient *c, struct fh *dir, struct listing *l, count3 count)
+{
+	READDIR3args a = { .dir = fh3(dir), .cookie = l->cookie, .count = count };
+	READDIR3res r;
+	size_t size;
+	int n = 0;
+
+	memcpy(a.cookieverf, l->verf, sizeof(l->verf));
+	NFS_OK(c, NFS3_STATUS(c, readdir, READDIR, &a, &r));
+	size = 4 + POST_OP_ATTR_XDR(r.READDIR3res_u.resok.dir_attributes) + 8 + 4 + 4;
+	for (entry3 *e = r.READDIR3res_u.resok.reply.entries; e != NULL; e = e->nextentry) {
+		saw(l, e->name, e->cookie);
+		l->cookie = e->cookie;
+		size += 4 + 8 + xdr_name(e->name) + 8;
+		n++;
+	}
+	memcpy(l->verf, r.READDIR3res_u.resok.cookieverf, sizeof(l->verf));
+	l->eof = (int)r.READDIR3res_u.resok.reply.eof;
+	l->calls++;
+	if (n == 0 && !l->eof)
+		fail_msg("READDIR call %d returned no entry and no eof", l->calls);
+	nc_release(c);
+	return size;
+}
+
+static void test_readdir_10000(void **state)
+{
+	struct itest *t = *state;
+	struct fh root, dir;
+	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &root);
+	struct listing *l = calloc(1, sizeof(*l));
+
+	assert_non_null(l);
+	NFS_OK(c, nc_lookup(c, &root, DIRNAME, &dir, NULL));
+	while (!l->eof) {
+		size_t size = readdir_step(c, &dir, l, 4096);
+		if (size > 4096)
+			fail_msg("READDIR reply of %zu bytes for count 4096 (call %d)", size, l->calls);
+		assert_true(l->calls <= NENTRIES);
+	}
+	all_seen(l);
+	free(l);
+	nc_close(c);
+}
+
+/* Attributes and handle present and consistent; every 500th handle is kept in *probe to be
+ * used afterwards (it must lead to the entry it came with). */
+static void check_plus_entry(const entryplus3 *e, struct fh *probe, uint64_t *probe_id, int *k)
+{
+	const fattr3 *a;
+
+	if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+		return;
+	a = post_attr(&e->name_attributes);
+	check_fattr_sane(a);
+	assert_int_equal(a->type, NF3REG);
+	assert_true(a->fileid == e->fileid);
+	assert_true(e->name_handle.handle_follows);
+	if ((*k)++ % 500 == 0) {
+		fh_copy(probe, &e->name_handle.post_op_fh3_u.handle);
+		*probe_id = e->fileid;
+	}
+}
+
+static size_t readdirplus_step(struct nfsclient *c, struct fh *dir, struct listing *l,
+                               count3 maxcount, int *k)
+{
+	READDIRPLUS3args a = { .dir = fh3(dir), .cookie = l->cookie, .dircount = maxcount / 4,
+	                       .maxcount = maxcount };
+	READDIRPLUS3res r;
+	struct fh probe = { .len = 0 };
+	size_t size;
+	uint64_t probe_id = 0;
+
+	memcpy(a.cookieverf, l->verf, sizeof(l->verf));
+	NFS_OK(c, NFS3_STATUS(c, readdirplus, READDIRPLUS, &a, &r));
+	size = 4 + POST_OP_ATTR_XDR(r.READDIRPLUS3res_u.resok.dir_attributes) + 8 + 4 + 4;
+	for (entryplus3 *e = r.READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
+		saw(l, e->name, e->cookie);
+		check_plus_entry(e, &probe, &probe_id, k);
+		l->cookie = e->cookie;
+		size += 4 + 8 + xdr_name(e->name) + 8 + POST_OP_ATTR_XDR(e->name_attributes) + 4 +
+		        (e->name_handle.handle_follows ?
+		         4 + ((e->name_handle.post_op_fh3_u.handle.data.data_len + 3) & ~3u) : 0);
+	}
+	memcpy(l->verf, r.READDIRPLUS3res_u.resok.cookieverf, sizeof(l->verf));
+	l->eof = (int)r.READDIRPLUS3res_u.resok.reply.eof;
+	l->calls++;
+	nc_release(c);
+	if (probe.len != 0) {
+		fattr3 ga;
+		NFS_OK(c, nc_getattr(c, &probe, &ga));
+		assert_true(ga.fileid == probe_id);
+	}
+	return size;
+}
+
+static void test_readdirplus_10000(void **state)
+{
+	struct itest *t = *state;
+	struct fh root, dir;
+	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &root);
+	struct listing *l = calloc(1, sizeof(*l));
+	int k = 0;
+
+	assert_non_null(l);
+	NFS_OK(c, nc_lookup(c, &root, DIRNAME, &dir, NULL));
+	while (!l->eof) {
+		size_t size = readdirplus_step(c, &dir, l, 16384, &k);
+		if (size > 16384)
+			fail_msg("READDIRPLUS reply of %zu bytes for maxcount 16384 (call %d)", size,
+			         l->calls);
+		assert_true(l->calls <= NENTRIES);
+	}
+	all_seen(l);
+	free(l);
+	nc_close(c);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_readdir_10000, make_entries),
+		cmocka_unit_test_setup(test_readdirplus_10000, make_entries),
+	};
+	return IT_MAIN("integration-bigdir", tests);
+}

@@ -1,0 +1,173 @@
+#!/bin/bash
+# Integration test of nfsd-uc's boundary cache (issue 4): the seeds' workload, 32 connections
+# writing interleaved records (record i at i*R, writer t writes records t, t+32, ...), so that
+# every block at a record boundary is shared by two WRITEs from two connections arriving in any
+# order. On XFS made on a loop device with 4096-byte sectors, with 4 KiB blocks and again with
+# 16 KiB blocks (block larger than a page), for R = 47008, 6000, 4097 and 49152, UNSTABLE + one
+# COMMIT and FILE_SYNC, a fresh file and an overwrite of it after drop_caches. Each case checks:
+#   - every byte read back through the daemon (its cache overlay) equals what was written;
+#   - the daemon counted exactly the WRITEs the client sent;
+#   - after the final COMMIT (or the last FILE_SYNC WRITE) no entry is left dirty, and at most the
+#     file's partial last block is still held (clean) in the cache;
+#   - UNSTABLE: completing the shared blocks read nothing from disk (cache_fill_reads 0 for a
+#     fresh file; at most the last block, which nobody completes, for an overwrite);
+#   - the cache was used at all for misaligned records, and not for block-aligned ones (49152);
+#   - then the daemon is SIGKILLed, so that whatever it held only in memory is lost, restarted
+#     after drop_caches, and every byte is read back again from disk: COMMIT and FILE_SYNC really
+#     left the data there. The last daemon of each case must stop with status 0 on SIGTERM.
+#
+# usage: test_interleave.sh NFSD_UC NFS_INTERLEAVE NFSDUC_STAT
+# Needs root, loop devices and XFS: otherwise exit 77 (skipped) with the reason on stderr.
+# NFSDUC_IT_RECORDS (default 320) records per case; NFSDUC_BENCH_LIB the path of
+# bench/run-interleave.sh (default: found beside this file's checkout); BENCH_KEEP=1 keeps the
+# image and logs.
+set -u
+
+if [ $# -ne 3 ]; then
+	echo "usage: $0 NFSD_UC NFS_INTERLEAVE NFSDUC_STAT" >&2
+	exit 2
+fi
+EXE=$1 INTERLEAVE=$2 STAT=$3
+NREC=${NFSDUC_IT_RECORDS:-320}
+WRITERS=32
+LIB=${NFSDUC_BENCH_LIB:-$(dirname "$0")/../../bench/run-interleave.sh}
+# shellcheck source=../../bench/run-interleave.sh
+. "$LIB" || { echo "cannot read $LIB" >&2; exit 2; }
+
+skip() {
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (loop devices, mount, drop_caches)"
+for t in losetup mkfs.xfs mount umount ss; do
+	command -v "$t" >/dev/null || skip "$t not installed"
+done
+grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null || skip "no XFS in this kernel"
+
+FAILS=0
+CASE=""
+
+fail() {
+	echo "FAIL [$CASE]: $*" >&2
+	FAILS=$((FAILS + 1))
+	if [ -n "$BENCH_LOG" ] && [ -f "$BENCH_LOG" ]; then
+		echo "--- daemon log (last 15 lines)" >&2
+		tail -15 "$BENCH_LOG" >&2
+	fi
+	return 1
+}
+
+# interleave ARGS...: nfs-interleave against our daemon and file $FILE with the case's sizes;
+# prints its result line.
+interleave() {
+	"$INTERLEAVE" --writers "$WRITERS" --qd 4 --record "$REC" --records "$NREC" "$@" \
+		127.0.0.1 "$BENCH_PORT" "$BENCH_MPORT" "$BENCH_EXPORT" "$FILE"
+}
+
+# counter NAME: the daemon's counter, or fail when it does not report it.
+counter() {
+	local v
+	if ! v=$("$STAT" 127.0.0.1 "$BENCH_PORT" "$1"); then
+		echo "the daemon reports no counter '$1'; it reports:" >&2
+		"$STAT" 127.0.0.1 "$BENCH_PORT" >&2
+		return 1
+	fi
+	echo "$v"
+}
+
+# check_counters SYNC MODE RESULT_LINE: what the daemon's counters must say after the writes.
+check_counters() {
+	local sync=$1 mode=$2 out=$3 writes served entries peak fills dirty allow=0
+	# shellcheck disable=SC2086
+	writes=$(bench_get writes $out)
+	if ! { entries=$(counter cache_entries) && peak=$(counter cache_entries_peak) &&
+		fills=$(counter cache_fill_reads) && served=$(counter writes); }; then
+		fail "the daemon does not report the counters this test needs"
+		return 1
+	fi
+	[ "$served" = "$writes" ] || { fail "the client sent $writes WRITEs, the daemon counted $served"; return 1; }
+	dirty=$(bench_stat "$STAT" cache_dirty)
+	# the last block, when the file ends inside one, is completed by COMMIT and may stay cached
+	[ $((NREC * REC % BENCH_BLOCK)) -ne 0 ] && allow=1
+	[ "$dirty" = - ] || [ "$dirty" -eq 0 ] || { fail "cache_dirty $dirty after the final COMMIT"; return 1; }
+	[ "$entries" -le $allow ] ||
+		{ fail "cache_entries $entries after the final COMMIT (at most $allow: the last block)"; return 1; }
+	if [ $((REC % BENCH_BLOCK)) -eq 0 ]; then
+		[ "$peak" -eq 0 ] || { fail "block-aligned records, yet $peak entries were cached"; return 1; }
+	else
+		[ "$peak" -gt 0 ] ||
+			{ fail "misaligned records, yet the boundary cache was never used (write_mode = direct)"; return 1; }
+	fi
+	if [ "$sync" = unstable ]; then
+		local most=0
+		[ "$mode" = overwrite ] && most=$allow
+		[ "$fills" -le $most ] ||
+			{ fail "$fills blocks read back from disk to complete shared blocks (at most $most)"; return 1; }
+	fi
+	echo "    counters: writes=$writes cache_entries=$entries cache_entries_peak=$peak" \
+		"cache_fill_reads=$fills cache_dirty=$dirty cache_bytes_peak=$(bench_stat "$STAT" cache_bytes_peak)"
+}
+
+# write_and_check SYNC MODE SEED: write the file, check counters and read back through the same
+# daemon, then SIGKILL it, restart it on cold caches and read everything back from disk.
+write_and_check() {
+	local sync=$1 mode=$2 seed=$3 out
+	CASE="$FSNAME R=$REC $sync $mode"
+	out=$(interleave --"$mode" --sync "$sync" --write-only --seed "$seed") ||
+		{ fail "nfs-interleave (writes) failed"; return 1; }
+	echo "  $CASE: $out"
+	check_counters "$sync" "$mode" "$out" || return 1
+	interleave --"$mode" --verify-only --seed "$seed" >/dev/null ||
+		{ fail "read-back through the daemon that took the writes"; return 1; }
+	bench_kill
+	bench_drop_caches
+	bench_start "$EXE" || { fail "daemon restart"; return 1; }
+	interleave --"$mode" --verify-only --seed "$seed" >/dev/null ||
+		{ fail "read-back from disk after SIGKILL and restart: data the daemon acknowledged" \
+			"as committed was not on disk"; return 1; }
+}
+
+# One record size and sync mode: a fresh file, then an overwrite of it after drop_caches.
+run_pair() {
+	local sync=$1 s1=$((RANDOM * 32768 + RANDOM + 1)) s2=$((RANDOM * 32768 + RANDOM + 2))
+	FILE="t-$REC-$sync"
+	CASE="$FSNAME R=$REC $sync"
+	bench_start "$EXE" || { fail "daemon start"; return 1; }
+	write_and_check "$sync" fresh "$s1" || { bench_kill; return 1; }
+	bench_drop_caches
+	write_and_check "$sync" overwrite "$s2" || { bench_kill; return 1; }
+	bench_stop || { fail "the daemon did not stop with status 0 on SIGTERM"; return 1; }
+	rm -f "$BENCH_EXPORT/$FILE"
+}
+
+run_variant() {
+	local variant=$1 rc
+	FSNAME="xfs-$variant"
+	CASE=$FSNAME
+	bench_make_fs "$variant" 1G
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		bench_cleanup
+		skip "loop devices cannot be made here"
+	elif [ $rc -ne 0 ]; then
+		bench_cleanup
+		fail "could not make or mount XFS ($variant blocks) on a 4096-byte-sector loop device"
+		return 1
+	fi
+	echo "$FSNAME on $BENCH_LOOP (block $BENCH_BLOCK, sector $(cat "/sys/block/${BENCH_LOOP#/dev/}/queue/logical_block_size"))"
+	bench_write_conf 2 || { fail "conf"; bench_cleanup; return 1; }
+	for REC in 47008 6000 4097 49152; do
+		run_pair unstable
+		run_pair file
+	done
+	bench_cleanup
+}
+
+trap bench_cleanup EXIT
+trap 'exit 130' INT TERM
+start=$SECONDS
+run_variant 4k
+run_variant 16k
+echo "$FAILS failure(s) in $((SECONDS - start)) s"
+[ $FAILS -eq 0 ]
