@@ -78,7 +78,8 @@ static void conn_free(struct conn *c)
 	free(c);
 }
 
-/* Stop reading; free once no operation of ours is in flight. */
+/* Stop using the connection. It is freed by conn_settle(), which every completion callback calls
+ * last, once no operation of ours is in flight: nothing below a callback ever frees it. */
 static void conn_kill(struct conn *c)
 {
 	if (!c->dead) {
@@ -86,7 +87,11 @@ static void conn_kill(struct conn *c)
 		if (c->recv_busy || c->send_busy)
 			io_ring_cancel_fd(c->w->ring, c->fd);
 	}
-	if (!c->recv_busy && !c->send_busy)
+}
+
+static void conn_settle(struct conn *c)
+{
+	if (c->dead && !c->recv_busy && !c->send_busy)
 		conn_free(c);
 }
 
@@ -102,6 +107,7 @@ static void on_send(struct io_op *op, int res)
 		if (res < 0 && res != -ECANCELED && res != -EPIPE && res != -ECONNRESET)
 			log_info("send: %s", strerror(-res));
 		conn_kill(c);
+		conn_settle(c);
 		return;
 	}
 	size_t n = (size_t)res;
@@ -126,11 +132,11 @@ static void on_send(struct io_op *op, int res)
 		reply_free(r);
 	}
 	send_next(c);
-	if (!c->send_busy && c->w->stop && !c->recv_busy) {
+	if (!c->send_busy && c->w->stop && !c->recv_busy)
 		conn_kill(c);
-		return;
-	}
-	conn_pump(c);   /* replies drained: maybe resume handling queued records */
+	else
+		conn_pump(c);   /* replies drained: maybe resume handling queued records */
+	conn_settle(c);
 }
 
 static void send_next(struct conn *c)
@@ -307,6 +313,7 @@ static void on_recv(struct io_op *op, int res)
 		if (res < 0 && res != -ECANCELED && res != -ECONNRESET)
 			log_info("recv: %s", strerror(-res));
 		conn_kill(c);
+		conn_settle(c);
 		return;
 	}
 	if (c->recv_direct) {
@@ -319,6 +326,7 @@ static void on_recv(struct io_op *op, int res)
 		c->tail += (size_t)res;
 	}
 	conn_pump(c);
+	conn_settle(c);
 }
 
 static void conn_post_recv(struct conn *c)
@@ -423,10 +431,12 @@ static void on_stop(struct io_op *op, int res)
 	/* Connections finish the replies they owe, then close. */
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->recv_busy)
+		if (c->recv_busy) {
 			io_ring_cancel_fd(w->ring, c->fd);
-		else if (!c->send_busy)
+		} else if (!c->send_busy) {
 			conn_kill(c);
+			conn_settle(c);
+		}
 	}
 }
 

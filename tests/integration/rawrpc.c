@@ -37,6 +37,8 @@ void xb_u64(struct xb *b, uint64_t v)
 
 void xb_bytes(struct xb *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;     /* an empty opaque: p may be NULL, which memcpy must not get */
 	xb_room(b, n);
 	memcpy(b->buf + b->len, p, n);
 	b->len += n;
