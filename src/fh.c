@@ -190,6 +190,21 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
 	}
 }
 
+unsigned fh_sweep(struct worker *w)
+{
+	struct fh_cache *c = w->fhc;
+	unsigned n = 0;
+	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
+		next = e->lnext;
+		struct stat sb;
+		if (fstat(e->fd, &sb) == 0 && sb.st_nlink == 0) {
+			cache_remove(c, e, true);
+			n++;
+		}
+	}
+	return n;
+}
+
 static const struct export_rt *export_of(const struct server *srv, uint32_t fsid)
 {
 	for (size_t i = 0; i < srv->cfg->nexports; i++)

@@ -59,6 +59,10 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
 bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
 
+/* Close cached handles of files that lost their last link behind our back (a local rm, or a
+ * REMOVE through another worker), so their space is freed; returns how many. Run between requests. */
+unsigned fh_sweep(struct worker *w);
+
 struct fh_cache *fh_cache_new(struct server *srv, unsigned max_entries);
 void fh_cache_free(struct fh_cache *c);
 

@@ -14,6 +14,7 @@
 #include "rpc/oncrpc.h"
 
 struct io_ring;
+struct io_op;
 struct fh_cache;
 struct bcache;
 struct conn;
@@ -57,6 +58,7 @@ struct worker {
 	struct fh_cache *fhc;
 	int listen_fd[2];             /* NFS and MOUNT ports; both serve both programs */
 	int stop_fd;                  /* eventfd: main thread writes to stop us */
+	struct io_op *sweep_op;       /* the periodic handle-cache sweep, cancelled at stop */
 	bool stop;
 	unsigned nconns;
 	struct conn *conns;           /* list of open connections */

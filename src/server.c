@@ -420,14 +420,34 @@ static int listen_on(const char *addr, uint16_t port)
 
 /* ---- worker ---- */
 
+#define SWEEP_SECONDS 10
+
+struct sweeper {
+	struct io_op op;
+	struct worker *w;
+	struct __kernel_timespec ts;
+};
+
+/* Every few seconds, between requests: let go of files deleted behind the handle cache's back. */
+static void on_sweep(struct io_op *op, int res)
+{
+	struct sweeper *s = (struct sweeper *)op;
+	if (res == -ECANCELED || s->w->stop)
+		return;
+	unsigned n = fh_sweep(s->w);
+	if (n)
+		log_debug("worker %u: closed %u handle(s) of deleted files", s->w->id, n);
+	io_ring_timeout(s->w->ring, &s->op, &s->ts);
+}
+
 static void on_stop(struct io_op *op, int res)
 {
 	(void)res;
 	struct worker *w = *(struct worker **)(op + 1);
 	w->stop = true;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		io_ring_cancel_fd(w->ring, w->listen_fd[i]);
-	}
+	io_ring_cancel_op(w->ring, w->sweep_op);
 	/* Connections finish the replies they owe, then close. */
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
@@ -468,6 +488,9 @@ void *worker_main(void *arg)
 		struct io_op op;
 		struct worker *w;
 	} stop = {{on_stop}, w};
+	struct sweeper sweep = {{on_sweep}, w, {SWEEP_SECONDS, 0}};
+	w->sweep_op = &sweep.op;
+	io_ring_timeout(w->ring, &sweep.op, &sweep.ts);
 	uint64_t evbuf;
 	io_ring_bind_thread(w->ring);
 	io_ring_read(w->ring, &stop.op, w->stop_fd, &evbuf, sizeof evbuf);

@@ -87,6 +87,21 @@ void io_ring_read(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t
 	queue_async(r, sqe, op);
 }
 
+void io_ring_timeout(struct io_ring *r, struct io_op *op, struct __kernel_timespec *ts)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_timeout(sqe, ts, 0, 0);
+	queue_async(r, sqe, op);
+}
+
+void io_ring_cancel_op(struct io_ring *r, struct io_op *op)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_cancel(sqe, op, 0);
+	io_uring_sqe_set_data(sqe, NULL);
+	io_uring_submit(&r->ring);
+}
+
 void io_ring_cancel_fd(struct io_ring *r, int fd)
 {
 	struct io_uring_sqe *sqe = get_sqe(r);

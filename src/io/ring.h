@@ -41,6 +41,10 @@ void io_ring_accept(struct io_ring *r, struct io_op *op, int fd, struct sockaddr
 void io_ring_recv(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len);
 void io_ring_sendmsg(struct io_ring *r, struct io_op *op, int fd, const struct msghdr *msg);
 void io_ring_read(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len);
+/* Complete op after ms milliseconds (res -ETIME), or earlier with -ECANCELED at shutdown. */
+void io_ring_timeout(struct io_ring *r, struct io_op *op, struct __kernel_timespec *ts);
+/* Cancel the pending op (by identity). */
+void io_ring_cancel_op(struct io_ring *r, struct io_op *op);
 /* Cancel every pending op on fd (their callbacks still run, with -ECANCELED). */
 void io_ring_cancel_fd(struct io_ring *r, int fd);
 
