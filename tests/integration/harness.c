@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -147,10 +148,13 @@ int it_setup(struct itest *t, const char *exe)
 	return write_conf(t);
 }
 
-static void exec_daemon(const struct itest *t)
+static void exec_daemon(const struct itest *t, pid_t harness)
 {
 	int fd = open(t->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
+	/* a test program killed (timeout, crash) must not leave its daemon running */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != harness)
+		_exit(125);
 	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 		_exit(126);
 	close(fd);
@@ -198,6 +202,7 @@ int it_start(struct itest *t)
 {
 	long from = log_size(t);
 	long long deadline = now_ms() + START_TIMEOUT_MS;
+	pid_t harness = getpid();
 
 	t->pid = fork();
 	if (t->pid < 0) {
@@ -205,7 +210,7 @@ int it_start(struct itest *t)
 		return -1;
 	}
 	if (t->pid == 0)
-		exec_daemon(t);
+		exec_daemon(t, harness);
 	while (now_ms() < deadline) {
 		if (!it_alive(t))
 			return -1;
