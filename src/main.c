@@ -25,6 +25,7 @@
 #include "nfs3_prot.h"
 #include "nfsd.h"
 #include "server.h"
+#include "worker.h"
 
 static void usage(FILE *f)
 {
@@ -99,14 +100,19 @@ static void close_exports(struct server *srv)
 	free(srv->exports);
 }
 
-/* Each worker keeps up to a few thousand descriptors open (handle cache). */
-static void raise_nofile(void)
+/* Each worker's handle cache keeps up to three descriptors per file (O_PATH, read/write,
+ * O_DIRECT): take the hard limit and size the caches to fit in it, with room for sockets. */
+static void size_handle_caches(struct server *srv, unsigned workers)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rlim_t room = rl.rlim_cur > 2048 ? rl.rlim_cur - 1024 : rl.rlim_cur / 2;
+	rlim_t per = room / (3 * (rlim_t)workers);
+	srv->fh_cache_max = per > 4096 ? 4096 : per < 16 ? 16 : (unsigned)per;
 }
 
 static void rpcbind_set(const struct config *cfg, bool on)
@@ -126,40 +132,30 @@ static void rpcbind_set(const struct config *cfg, bool on)
 			 cfg->mount_port);
 }
 
-static int serve(struct config *cfg)
+/* Everything that must exist before a client is served; nothing is running when it fails. */
+static int prepare(struct server *srv)
 {
-	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER};
-	int rc = 1;
-	unsigned nw = cfg->threads ? cfg->threads : 1;
-	struct worker *w = calloc(nw, sizeof *w);
-	pthread_t *tid = calloc(nw, sizeof *tid);
-	unsigned started = 0;
-	if (!w || !tid || sodium_init() < 0)
-		goto out;
-	raise_nofile();
-	int krc = fh_load_key(cfg->state_dir, srv.fh_key);
-	if (krc < 0) {
-		log_err("state_dir %s: cannot load or create fh.key: %s", cfg->state_dir, strerror(-krc));
-		goto out;
+	const struct config *cfg = srv->cfg;
+	if (sodium_init() < 0)
+		return -1;
+	size_handle_caches(srv, cfg->threads ? cfg->threads : 1);
+	int rc = fh_load_key(cfg->state_dir, srv->fh_key);
+	if (rc < 0) {
+		log_err("state_dir %s: cannot load or create fh.key: %s", cfg->state_dir, strerror(-rc));
+		return -1;
 	}
-	server_rotate_verf(&srv);
-	if (open_exports(&srv) < 0)
-		goto out;
-	if (fileio_cache_create(&srv) < 0) {
+	server_rotate_verf(srv);
+	if (open_exports(srv) < 0)
+		return -1;
+	if (fileio_cache_create(srv) < 0) {
 		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
-		goto out;
+		return -1;
 	}
-	for (unsigned i = 0; i < nw; i++) {
-		if (worker_init(&w[i], &srv, i) < 0)
-			goto stop;
-	}
-	for (; started < nw; started++) {
-		if (pthread_create(&tid[started], NULL, worker_main, &w[started]) != 0)
-			goto stop;
-	}
-	rpcbind_set(cfg, true);
-	log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u worker(s)", cfg->listen,
-		 cfg->port, cfg->mount_port, cfg->nexports, nw);
+	return 0;
+}
+
+static void wait_for_signal(void)
+{
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -167,26 +163,39 @@ static int serve(struct config *cfg)
 	int sig = 0;
 	sigwait(&set, &sig);
 	log_info("signal %d: finishing requests in flight", sig);
-	rc = 0;
-stop:
-	for (unsigned i = 0; i < started; i++)
-		worker_stop(&w[i]);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	if (started)
+}
+
+static int serve(struct config *cfg)
+{
+	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER};
+	unsigned nw = cfg->threads ? cfg->threads : 1;
+	struct worker *w = NULL;
+	struct netloop *nl = NULL;
+	int rc = 1;
+	if (prepare(&srv) < 0 || workers_start(&srv, &w, nw) < 0)
+		goto out;
+	nl = netloop_start(&srv);
+	if (nl) {
+		rpcbind_set(cfg, true);
+		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u worker(s)",
+			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, nw);
+		wait_for_signal();
+		rc = 0;
+		/* Replies owed are sent before the loop returns; then the workers drain and stop. */
+		netloop_stop(nl);
 		rpcbind_set(cfg, false);
-	/* Closing the handle caches writes every block still cached; then make it durable. */
-	for (unsigned i = 0; i < nw; i++)
-		worker_fini(&w[i]);
+	}
+	/* Closing the workers' handle caches writes every block still cached; then make it durable. */
+	workers_stop(&srv, w, nw);
 	for (size_t i = 0; i < cfg->nexports && srv.exports; i++)
-		if (srv.exports[i].root_fd >= 0 && syncfs(srv.exports[i].root_fd) < 0)
+		if (srv.exports[i].root_fd >= 0 && syncfs(srv.exports[i].root_fd) < 0) {
 			log_err("export %s: syncfs: %s", cfg->exports[i].path, strerror(errno));
-	bcache_destroy(srv.cache);
+			rc = 1;
+		}
 out:
+	bcache_destroy(srv.cache);
 	close_exports(&srv);
 	mount_list_free(&srv);
-	free(w);
-	free(tid);
 	if (rc == 0)
 		log_info("stopped");
 	return rc;

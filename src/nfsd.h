@@ -18,6 +18,7 @@ struct io_op;
 struct fh_cache;
 struct bcache;
 struct conn;
+struct jobq;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -41,6 +42,8 @@ struct server {
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	struct bcache *cache;
+	struct jobq *jobs;            /* records waiting for a worker (worker.c) */
+	unsigned fh_cache_max;        /* handle-cache entries per worker, from RLIMIT_NOFILE */
 	struct server_counters ctr;
 	atomic_bool stopping;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
@@ -51,17 +54,14 @@ struct server {
 /* Free the MOUNT list at exit. */
 void mount_list_free(struct server *srv);
 
-/* One worker thread: its ring, its listeners and connections, its handle cache. */
+/* One handler thread (worker.c): runs requests one at a time, each to its end, with its own
+ * ring for file calls, its own handle cache and its own credentials. */
 struct worker {
 	struct server *srv;
 	struct io_ring *ring;
 	struct fh_cache *fhc;
-	int listen_fd[2];             /* NFS and MOUNT ports; both serve both programs */
-	int stop_fd;                  /* eventfd: main thread writes to stop us */
-	struct io_op *sweep_op;       /* the periodic handle-cache sweep, cancelled at stop */
-	bool stop;
-	unsigned nconns;
-	struct conn *conns;           /* list of open connections */
+	pthread_t thread;
+	bool started;
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
 	struct rpc_cred cur_cred;
 	bool cur_is_root;

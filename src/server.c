@@ -11,23 +11,44 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "dispatch.h"
-#include "fh.h"
 #include "io/ring.h"
 #include "log.h"
 #include "rpc/recmark.h"
+#include "worker.h"
 
 #define SBUF_SIZE (64 * 1024)
 #define PLACE_ALIGN (64 * 1024)   /* payload address == file offset modulo this */
 #define PEEK_MIN 512              /* bytes of a large record needed to find a WRITE's payload */
 #define SENDQ_MAX (8u << 20)      /* stop reading requests while this much reply data is queued */
+#define CONN_MAX_INFLIGHT 64      /* requests of one connection at the workers at once */
+
+struct netloop {
+	struct server *srv;
+	struct io_ring *ring;
+	pthread_t thread;
+	int listen_fd[2];
+	struct conn *conns;
+	unsigned inflight;            /* jobs at the workers, all connections */
+	bool stop;                    /* the loop's own view: stopping */
+	atomic_bool stop_req;         /* set by netloop_stop() from the main thread */
+	/* Workers hand finished jobs back through this list and wake the loop with the eventfd. */
+	int ev_fd;
+	uint64_t ev_buf;
+	struct io_op ev_op;
+	pthread_mutex_t done_lock;
+	struct job *done;
+};
 
 struct conn {
 	struct conn *next, *prev;
-	struct worker *w;
+	struct netloop *nl;
+	unsigned inflight;            /* its jobs at the workers: it is not freed before they return */
 	int fd;
 	struct sockaddr_storage peer;
 	struct io_op recv_op, send_op;
@@ -50,7 +71,7 @@ struct conn {
 
 struct listener {
 	struct io_op op;
-	struct worker *w;
+	struct netloop *nl;
 	int fd;
 	struct sockaddr_storage addr;
 	socklen_t alen;
@@ -63,10 +84,9 @@ static void conn_post_recv(struct conn *c);
 
 static void conn_free(struct conn *c)
 {
-	struct worker *w = c->w;
-	if (c->prev) c->prev->next = c->next; else w->conns = c->next;
+	struct netloop *nl = c->nl;
+	if (c->prev) c->prev->next = c->next; else nl->conns = c->next;
 	if (c->next) c->next->prev = c->prev;
-	w->nconns--;
 	close(c->fd);
 	while (c->sq_head) {
 		struct reply *r = c->sq_head;
@@ -85,14 +105,20 @@ static void conn_kill(struct conn *c)
 	if (!c->dead) {
 		c->dead = true;
 		if (c->recv_busy || c->send_busy)
-			io_ring_cancel_fd(c->w->ring, c->fd);
+			io_ring_cancel_fd(c->nl->ring, c->fd);
 	}
 }
 
 static void conn_settle(struct conn *c)
 {
-	if (c->dead && !c->recv_busy && !c->send_busy)
+	if (c->dead && !c->recv_busy && !c->send_busy && !c->inflight)
 		conn_free(c);
+}
+
+/* A stopping loop closes a connection once it owes nothing more. */
+static bool conn_drained(const struct conn *c)
+{
+	return !c->recv_busy && !c->send_busy && !c->sq_head && !c->inflight;
 }
 
 /* ---- sending ---- */
@@ -132,7 +158,7 @@ static void on_send(struct io_op *op, int res)
 		reply_free(r);
 	}
 	send_next(c);
-	if (!c->send_busy && c->w->stop && !c->recv_busy)
+	if (c->nl->stop && conn_drained(c))
 		conn_kill(c);
 	else
 		conn_pump(c);   /* replies drained: maybe resume handling queued records */
@@ -157,7 +183,7 @@ static void send_next(struct conn *c)
 		c->msg = (struct msghdr){.msg_iov = c->iov, .msg_iovlen = (size_t)n};
 	}
 	c->send_busy = true;
-	io_ring_sendmsg(c->w->ring, &c->send_op, c->fd, &c->msg);
+	io_ring_sendmsg(c->nl->ring, &c->send_op, c->fd, &c->msg);
 }
 
 static void queue_reply(struct conn *c, struct reply *r)
@@ -172,9 +198,28 @@ static void queue_reply(struct conn *c, struct reply *r)
 
 /* ---- receiving ---- */
 
-static void handle_record(struct conn *c, const uint8_t *rec, size_t len)
+static void job_done(struct job *j);
+
+/* Hand a record to the workers. mem, when given, owns rec and goes with the job; else rec lies
+ * in the stream buffer and is copied (small records only: large ones have their own buffer). */
+static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len)
 {
-	queue_reply(c, dispatch_record(c->w, &c->peer, rec, len));
+	struct job *j = calloc(1, sizeof *j);
+	if (j && !mem && (mem = malloc(len ? len : 1)) != NULL) {
+		memcpy(mem, rec, len);
+		rec = mem;
+	}
+	if (!j || !mem) {
+		log_err("out of memory for a request: closing the connection");
+		free(j);
+		free(mem);
+		conn_kill(c);
+		return;
+	}
+	*j = (struct job){.mem = mem, .rec = rec, .len = len, .peer = c->peer, .done = job_done, .owner = c};
+	c->inflight++;
+	c->nl->inflight++;
+	jobs_push(c->nl->srv, j);
 }
 
 /* Start assembling a record of which `avail` bytes (fragment body) sit at p. */
@@ -215,8 +260,7 @@ static bool rec_grow(struct conn *c, size_t need)
 
 static void rec_done(struct conn *c)
 {
-	handle_record(c, c->rec, c->rec_len);
-	free(c->rec_mem);
+	handle_record(c, c->rec_mem, c->rec, c->rec_len);
 	c->rec_mem = c->rec = NULL;
 	c->in_rec = false;
 }
@@ -230,7 +274,7 @@ static bool take_mark(struct conn *c, uint32_t *len, bool *last)
 	*len = recmark_len(m);
 	*last = recmark_is_last(m);
 	size_t total = (c->in_rec ? c->rec_len : 0) + *len;
-	if (total > c->w->srv->cfg->max_record) {
+	if (total > c->nl->srv->cfg->max_record) {
 		char a[INET6_ADDRSTRLEN] = "?";
 		const struct sockaddr_storage *s = &c->peer;
 		if (s->ss_family == AF_INET)
@@ -238,7 +282,7 @@ static bool take_mark(struct conn *c, uint32_t *len, bool *last)
 		else if (s->ss_family == AF_INET6)
 			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)s)->sin6_addr, a, sizeof a);
 		log_warn("client %s: RPC record of %zu bytes exceeds max_record %zu; closing connection", a,
-			 total, c->w->srv->cfg->max_record);
+			 total, c->nl->srv->cfg->max_record);
 		conn_kill(c);
 		return false;
 	}
@@ -248,7 +292,7 @@ static bool take_mark(struct conn *c, uint32_t *len, bool *last)
 /* Handle every complete record in the stream buffer; move partial large ones out of it. */
 static void conn_pump(struct conn *c)
 {
-	while (!c->dead && c->sq_bytes < SENDQ_MAX) {
+	while (!c->dead && c->sq_bytes < SENDQ_MAX && c->inflight < CONN_MAX_INFLIGHT) {
 		if (c->in_rec) {
 			size_t k = c->tail - c->head;
 			if (k > c->frag_left)
@@ -284,7 +328,7 @@ static void conn_pump(struct conn *c)
 		if (last && avail >= len) {
 			const uint8_t *rec = c->sbuf + c->head + 4;
 			c->head += 4 + (size_t)len;
-			handle_record(c, rec, len);
+			handle_record(c, NULL, rec, len);
 			continue;
 		}
 		/* Large or fragmented: wait for enough bytes to find a WRITE's payload, then move out. */
@@ -307,9 +351,9 @@ static void on_recv(struct io_op *op, int res)
 {
 	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, recv_op));
 	c->recv_busy = false;
-	if (c->w->stop && !c->dead && (c->send_busy || c->sq_head))
-		return;         /* stopping: on_send closes us once the owed replies are out */
-	if (res <= 0 || c->dead || c->w->stop) {
+	if (c->nl->stop && !c->dead && !conn_drained(c))
+		return;         /* stopping: closed once the owed replies are out */
+	if (res <= 0 || c->dead || c->nl->stop) {
 		if (res < 0 && res != -ECANCELED && res != -ECONNRESET)
 			log_info("recv: %s", strerror(-res));
 		conn_kill(c);
@@ -331,12 +375,13 @@ static void on_recv(struct io_op *op, int res)
 
 static void conn_post_recv(struct conn *c)
 {
-	if (c->recv_busy || c->dead || c->w->stop || c->sq_bytes >= SENDQ_MAX)
+	if (c->recv_busy || c->dead || c->nl->stop || c->sq_bytes >= SENDQ_MAX ||
+	    c->inflight >= CONN_MAX_INFLIGHT)
 		return;
 	c->recv_busy = true;
 	c->recv_direct = c->in_rec && c->head == c->tail && c->frag_left;
 	if (c->recv_direct) {
-		io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->rec + c->rec_len, c->frag_left);
+		io_ring_recv(c->nl->ring, &c->recv_op, c->fd, c->rec + c->rec_len, c->frag_left);
 		return;
 	}
 	if (c->tail == SBUF_SIZE && c->head) {
@@ -344,7 +389,7 @@ static void conn_post_recv(struct conn *c)
 		c->tail -= c->head;
 		c->head = 0;
 	}
-	io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->sbuf + c->tail, SBUF_SIZE - c->tail);
+	io_ring_recv(c->nl->ring, &c->recv_op, c->fd, c->sbuf + c->tail, SBUF_SIZE - c->tail);
 }
 
 /* ---- accepting ---- */
@@ -352,36 +397,35 @@ static void conn_post_recv(struct conn *c)
 static void on_accept(struct io_op *op, int res)
 {
 	struct listener *l = (struct listener *)op;
-	struct worker *w = l->w;
+	struct netloop *nl = l->nl;
 	if (res >= 0) {
 		struct conn *c = calloc(1, sizeof *c);
 		uint8_t *sbuf = malloc(SBUF_SIZE);
-		if (!c || !sbuf || w->stop) {
+		if (!c || !sbuf || nl->stop) {
 			free(c);
 			free(sbuf);
 			close(res);
 		} else {
 			int one = 1;
 			setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-			c->w = w;
+			c->nl = nl;
 			c->fd = res;
 			c->sbuf = sbuf;
 			memcpy(&c->peer, &l->addr, sizeof c->peer);
 			c->recv_op.cb = on_recv;
 			c->send_op.cb = on_send;
-			c->next = w->conns;
-			if (w->conns)
-				w->conns->prev = c;
-			w->conns = c;
-			w->nconns++;
+			c->next = nl->conns;
+			if (nl->conns)
+				nl->conns->prev = c;
+			nl->conns = c;
 			conn_post_recv(c);
 		}
 	} else if (res != -ECANCELED) {
 		log_warn("accept: %s", strerror(-res));
 	}
-	if (!w->stop) {
+	if (!nl->stop) {
 		l->alen = sizeof l->addr;
-		io_ring_accept(w->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
+		io_ring_accept(nl->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
 	} else {
 		free(l);
 	}
@@ -418,114 +462,144 @@ static int listen_on(const char *addr, uint16_t port)
 	return fd;
 }
 
-/* ---- worker ---- */
+/* ---- the loop ---- */
 
-#define SWEEP_SECONDS 10
-
-struct sweeper {
-	struct io_op op;
-	struct worker *w;
-	struct __kernel_timespec ts;
-};
-
-/* Every few seconds, between requests: let go of files deleted behind the handle cache's back. */
-static void on_sweep(struct io_op *op, int res)
+/* On a worker's thread: give the finished job back to the loop. */
+static void job_done(struct job *j)
 {
-	struct sweeper *s = (struct sweeper *)op;
-	if (res == -ECANCELED || s->w->stop)
-		return;
-	unsigned n = fh_sweep(s->w);
-	if (n)
-		log_debug("worker %u: closed %u handle(s) of deleted files", s->w->id, n);
-	io_ring_timeout(s->w->ring, &s->op, &s->ts);
+	struct netloop *nl = ((struct conn *)j->owner)->nl;
+	pthread_mutex_lock(&nl->done_lock);
+	j->next = nl->done;
+	nl->done = j;
+	pthread_mutex_unlock(&nl->done_lock);
+	uint64_t one = 1;
+	if (write(nl->ev_fd, &one, sizeof one) < 0)
+		log_err("cannot wake the network loop: %s", strerror(errno));
 }
 
-static void on_stop(struct io_op *op, int res)
+static void begin_stop(struct netloop *nl)
 {
-	(void)res;
-	struct worker *w = *(struct worker **)(op + 1);
-	w->stop = true;
+	nl->stop = true;
 	for (int i = 0; i < 2; i++)
-		io_ring_cancel_fd(w->ring, w->listen_fd[i]);
-	io_ring_cancel_op(w->ring, w->sweep_op);
+		io_ring_cancel_fd(nl->ring, nl->listen_fd[i]);
 	/* Connections finish the replies they owe, then close. */
-	for (struct conn *c = w->conns, *next; c; c = next) {
+	for (struct conn *c = nl->conns, *next; c; c = next) {
 		next = c->next;
 		if (c->recv_busy) {
-			io_ring_cancel_fd(w->ring, c->fd);
-		} else if (!c->send_busy) {
+			io_ring_cancel_fd(nl->ring, c->fd);
+		} else if (conn_drained(c)) {
 			conn_kill(c);
 			conn_settle(c);
 		}
 	}
 }
 
-int worker_init(struct worker *w, struct server *srv, unsigned id)
+/* The eventfd fired: jobs came back, or netloop_stop() asked us to stop. */
+static void on_event(struct io_op *op, int res)
 {
-	*w = (struct worker){.srv = srv, .id = id, .cur_is_root = true, .listen_fd = {-1, -1}, .stop_fd = -1};
-	w->ring = io_ring_new(256);
-	if (!w->ring)
-		return -errno;
-	w->fhc = fh_cache_new(srv, 4096);
-	w->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (!w->fhc || w->stop_fd < 0)
-		return -ENOMEM;
-	uint16_t ports[2] = {srv->cfg->port, srv->cfg->mount_port};
-	for (int i = 0; i < 2; i++) {
-		w->listen_fd[i] = listen_on(srv->cfg->listen, ports[i]);
-		if (w->listen_fd[i] < 0) {
-			log_err("listen on %s port %u: %s", srv->cfg->listen, ports[i], strerror(-w->listen_fd[i]));
-			return w->listen_fd[i];
+	struct netloop *nl = (struct netloop *)((char *)op - offsetof(struct netloop, ev_op));
+	(void)res;
+	pthread_mutex_lock(&nl->done_lock);
+	struct job *done = nl->done;
+	nl->done = NULL;
+	pthread_mutex_unlock(&nl->done_lock);
+	while (done) {
+		struct job *j = done;
+		done = j->next;
+		struct conn *c = j->owner;
+		c->inflight--;
+		nl->inflight--;
+		if (!c->dead) {
+			queue_reply(c, j->reply);
+			j->reply = NULL;
 		}
+		job_free(j);
+		if (nl->stop && conn_drained(c))
+			conn_kill(c);
+		else
+			conn_pump(c);
+		conn_settle(c);
 	}
-	return 0;
+	if (atomic_load(&nl->stop_req) && !nl->stop)
+		begin_stop(nl);
+	if (!nl->stop || nl->inflight)
+		io_ring_read(nl->ring, &nl->ev_op, nl->ev_fd, &nl->ev_buf, sizeof nl->ev_buf);
 }
 
-void *worker_main(void *arg)
+static void *netloop_main(void *arg)
 {
-	struct worker *w = arg;
-	struct {
-		struct io_op op;
-		struct worker *w;
-	} stop = {{on_stop}, w};
-	struct sweeper sweep = {{on_sweep}, w, {SWEEP_SECONDS, 0}};
-	w->sweep_op = &sweep.op;
-	io_ring_timeout(w->ring, &sweep.op, &sweep.ts);
-	uint64_t evbuf;
-	io_ring_bind_thread(w->ring);
-	io_ring_read(w->ring, &stop.op, w->stop_fd, &evbuf, sizeof evbuf);
+	struct netloop *nl = arg;
+	io_ring_bind_thread(nl->ring);
+	io_ring_read(nl->ring, &nl->ev_op, nl->ev_fd, &nl->ev_buf, sizeof nl->ev_buf);
 	for (int i = 0; i < 2; i++) {
 		struct listener *l = calloc(1, sizeof *l);
 		if (!l)
-			return NULL;
+			continue;
 		l->op.cb = on_accept;
-		l->w = w;
-		l->fd = w->listen_fd[i];
+		l->nl = nl;
+		l->fd = nl->listen_fd[i];
 		l->alen = sizeof l->addr;
-		io_ring_accept(w->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
+		io_ring_accept(nl->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
 	}
-	int rc = io_ring_run(w->ring, &w->stop);
+	int rc = io_ring_run(nl->ring, &nl->stop);
 	if (rc < 0)
-		log_err("worker %u: io_uring: %s", w->id, strerror(-rc));
+		log_err("network loop: io_uring: %s", strerror(-rc));
 	return NULL;
 }
 
-void worker_stop(struct worker *w)
+static void netloop_free(struct netloop *nl)
 {
-	uint64_t one = 1;
-	if (write(w->stop_fd, &one, sizeof one) < 0)
-		log_err("worker %u: cannot signal stop: %s", w->id, strerror(errno));
+	while (nl->conns)
+		conn_free(nl->conns);
+	for (int i = 0; i < 2; i++)
+		if (nl->listen_fd[i] >= 0)
+			close(nl->listen_fd[i]);
+	if (nl->ev_fd >= 0)
+		close(nl->ev_fd);
+	io_ring_free(nl->ring);
+	pthread_mutex_destroy(&nl->done_lock);
+	free(nl);
 }
 
-void worker_fini(struct worker *w)
+struct netloop *netloop_start(struct server *srv)
 {
-	while (w->conns)
-		conn_free(w->conns);
-	for (int i = 0; i < 2; i++)
-		if (w->listen_fd[i] >= 0)
-			close(w->listen_fd[i]);
-	if (w->stop_fd >= 0)
-		close(w->stop_fd);
-	fh_cache_free(w->fhc);
-	io_ring_free(w->ring);
+	struct netloop *nl = calloc(1, sizeof *nl);
+	if (!nl)
+		return NULL;
+	*nl = (struct netloop){.srv = srv, .listen_fd = {-1, -1}, .ev_fd = -1, .ev_op = {on_event}};
+	pthread_mutex_init(&nl->done_lock, NULL);
+	nl->ring = io_ring_new(256);
+	nl->ev_fd = eventfd(0, EFD_CLOEXEC);
+	if (!nl->ring || nl->ev_fd < 0) {
+		log_err("network loop: %s", strerror(errno));
+		netloop_free(nl);
+		return NULL;
+	}
+	uint16_t ports[2] = {srv->cfg->port, srv->cfg->mount_port};
+	for (int i = 0; i < 2; i++) {
+		nl->listen_fd[i] = listen_on(srv->cfg->listen, ports[i]);
+		if (nl->listen_fd[i] < 0) {
+			log_err("listen on %s port %u: %s", srv->cfg->listen, ports[i], strerror(-nl->listen_fd[i]));
+			nl->listen_fd[i] = -1;
+			netloop_free(nl);
+			return NULL;
+		}
+	}
+	if (pthread_create(&nl->thread, NULL, netloop_main, nl) != 0) {
+		netloop_free(nl);
+		return NULL;
+	}
+	return nl;
+}
+
+void netloop_stop(struct netloop *nl)
+{
+	if (!nl)
+		return;
+	atomic_store(&nl->stop_req, true);
+	uint64_t one = 1;
+	if (write(nl->ev_fd, &one, sizeof one) < 0)
+		log_err("cannot signal the network loop to stop: %s", strerror(errno));
+	pthread_join(nl->thread, NULL);
+	netloop_free(nl);
 }

@@ -1,16 +1,17 @@
-/* Worker threads: listeners, connections, RPC record reassembly and reply sending. */
+/* The network loop: listeners, connections, RPC record reassembly, replies. It owns every socket
+ * and runs on its own thread with its own ring; requests go to the workers (worker.h). */
 #ifndef NFSD_UC_SERVER_H
 #define NFSD_UC_SERVER_H
 
 #include "nfsd.h"
 
-/* Create the worker's ring and its listening sockets (SO_REUSEPORT: every worker listens on the
- * same ports and the kernel spreads connections). 0 or -errno. */
-int worker_init(struct worker *w, struct server *srv, unsigned id);
-/* The worker's loop: returns when stopped and every reply has been sent. */
-void *worker_main(void *arg);
-/* Ask a running worker to stop accepting, finish what it has, and return. */
-void worker_stop(struct worker *w);
-void worker_fini(struct worker *w);
+struct netloop;
+
+/* Listen on the configured NFS and MOUNT ports (both serve both programs) and start the loop's
+ * thread. NULL with a log line on failure. */
+struct netloop *netloop_start(struct server *srv);
+/* Stop accepting and reading, wait for the requests in flight to be answered and sent, close
+ * every connection, join the thread and free. */
+void netloop_stop(struct netloop *nl);
 
 #endif
