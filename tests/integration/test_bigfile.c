@@ -230,12 +230,34 @@ static void test_small_and_truncate(void **state)
 	nc_close(x.c);
 }
 
+/* A WRITE that only reaches the cache (inside one block, no neighbour yet) still moves the
+ * file's mtime and size at once, as a client judging its cache by them expects. */
+static void test_cached_write_moves_mtime(void **state)
+{
+	struct ctx x;
+	char verf[8];
+	int have = 0;
+	fattr3 before, after;
+
+	ctx_open(state, "cached-mtime", &x);
+	NFS_OK(x.c, nc_getattr(x.c, &x.f, &before));
+	usleep(50 * 1000);                  /* beyond the file system's timestamp granularity */
+	write_range(&x, 100, 10, 3, verf, &have);
+	NFS_OK(x.c, nc_getattr(x.c, &x.f, &after));
+	assert_true(after.size == 110);
+	assert_true(nfstime_cmp(after.mtime, before.mtime) > 0);
+	assert_true(nfstime_cmp(after.ctime, before.ctime) > 0);
+	commit_all(&x, verf, 110);
+	nc_close(x.c);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_64mib),
 		cmocka_unit_test(test_unaligned_out_of_order),
 		cmocka_unit_test(test_small_and_truncate),
+		cmocka_unit_test(test_cached_write_moves_mtime),
 	};
 	return IT_MAIN("integration-bigfile", tests);
 }
