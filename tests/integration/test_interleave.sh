@@ -18,7 +18,7 @@
 #
 # usage: test_interleave.sh NFSD_UC NFS_INTERLEAVE NFSDUC_STAT
 # Needs root, loop devices and XFS: otherwise exit 77 (skipped) with the reason on stderr.
-# NFSDUC_IT_RECORDS (default 320) records per case; NFSDUC_BENCH_LIB the path of
+# NFSDUC_IT_RECORDS (default 512) records per case; NFSDUC_BENCH_LIB the path of
 # bench/run-interleave.sh (default: found beside this file's checkout); BENCH_KEEP=1 keeps the
 # image and logs.
 set -u
@@ -28,7 +28,9 @@ if [ $# -ne 3 ]; then
 	exit 2
 fi
 EXE=$1 INTERLEAVE=$2 STAT=$3
-NREC=${NFSDUC_IT_RECORDS:-320}
+# 512 records: 16 per writer; the files of R = 47008 (both block sizes) and 6000 (4 KiB blocks) then
+# end on a block boundary, where no cache entry at all may be left.
+NREC=${NFSDUC_IT_RECORDS:-512}
 WRITERS=32
 LIB=${NFSDUC_BENCH_LIB:-$(dirname "$0")/../../bench/run-interleave.sh}
 # shellcheck source=../../bench/run-interleave.sh
@@ -150,6 +152,11 @@ run_variant() {
 	if [ $rc -eq 77 ]; then
 		bench_cleanup
 		skip "loop devices cannot be made here"
+	elif [ $rc -eq 3 ] && [ "$variant" = 16k ]; then
+		bench_cleanup
+		echo "NOTE: this kernel does not mount XFS with 16 KiB blocks (block > page needs Linux" \
+			">= 6.12): that half of the test did not run" >&2
+		return 0
 	elif [ $rc -ne 0 ]; then
 		bench_cleanup
 		fail "could not make or mount XFS ($variant blocks) on a 4096-byte-sector loop device"

@@ -1,0 +1,1124 @@
+/* nfs-interleave: the interleaved-record workload of the seeds (shared/seeds/000, 002) driven over
+ * NFSv3, then every byte read back and checked.
+ *
+ * Record i covers [i*R, (i+1)*R); writer t of N writes records t, t+N, t+2N, ... over its own TCP
+ * connection, keeping up to --qd WRITEs in flight. With a record size that is not a multiple of
+ * the file system block, every block at a record boundary is shared by two WRITEs from two
+ * connections that arrive in any order: what the server's boundary cache is for.
+ *
+ * The raw RPC layer of libnfs is used (one rpc_context per writer): the high-level
+ * nfs_pwrite_async() does not let the caller choose stable_how, and a benchmark of UNSTABLE
+ * against FILE_SYNC must choose it. UNSTABLE runs end with COMMIT and compare its verifier with
+ * each WRITE's, resending records whose verifier differs, as a real client does.
+ *
+ * The data is a function of (file offset, run seed): a rewrite with another seed is told apart
+ * from stale bytes of an earlier run, and a block landed at the wrong offset is told apart from
+ * the right one.
+ *
+ * Exit status: 0 all verified, 1 a byte read back differs, 2 usage, 3 server or protocol error. */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-mount.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
+#define EXIT_MISMATCH 1
+#define EXIT_USAGE 2
+#define EXIT_SERVER 3
+
+#define STALL_MS 60000          /* no reply for this long: give up */
+#define MAX_COMMIT_ROUNDS 8     /* verifier changed this many times in a row: give up */
+#define DEFAULT_RSIZE (1u << 20)
+
+enum sync_mode { SYNC_UNSTABLE, SYNC_FILE };
+enum commit_mode { COMMIT_ONCE, COMMIT_EACH };
+enum phases { PH_BOTH, PH_WRITE, PH_VERIFY };
+
+struct opts {
+	const char *host, *export, *file;
+	int nfs_port, mount_port;
+	unsigned writers, qd;
+	uint64_t record, total, records;
+	enum sync_mode sync;
+	enum commit_mode commit;
+	bool fresh, csv, quiet;
+	enum phases phases;
+	uint64_t seed;
+	bool seed_set;
+	uint32_t rsize;
+};
+
+struct fh {
+	u_int len;
+	char data[NFS3_FHSIZE];
+};
+
+/* One piece of work: a whole record, or the rest of one after a short WRITE or READ. */
+struct piece {
+	uint64_t off;
+	uint32_t len;
+};
+
+struct pieces {
+	struct piece *v;
+	size_t n, cap;
+};
+
+/* Per record: the verifier its UNSTABLE WRITE got, for the check against COMMIT's. */
+enum { REC_VERF = 1, REC_MIXED = 2 };
+struct recstate {
+	char verf[NFS3_WRITEVERFSIZE];
+	uint8_t flags;
+};
+
+struct run;
+
+struct slot {
+	struct writer *w;
+	struct piece p;
+	bool busy;
+	uint8_t *buf;   /* WRITE data: kept until the reply, whatever libnfs does with it */
+};
+
+struct writer {
+	struct run *r;
+	unsigned id;
+	struct rpc_context *rpc;
+	uint64_t next_rec;      /* next record of this writer's sequence */
+	unsigned inflight;
+	struct slot *slots;
+	struct pieces todo;     /* resends and remainders, before the sequence */
+	bool writing_done, commit_sent, finished;
+	unsigned commit_rounds;
+};
+
+enum phase { RUN_WRITE, RUN_READ, RUN_DONE };
+
+struct run {
+	const struct opts *o;
+	struct fh file;
+	struct writer *w;
+	uint64_t nrec, size;
+	struct recstate *rec;
+	enum phase phase;
+	bool commit_inflight;   /* COMMIT_ONCE: writer 0's COMMIT */
+	unsigned commit_rounds;
+	uint64_t next_chunk;
+	uint8_t *scratch;       /* expected bytes of one READ reply */
+	uint32_t rsize, wtmax;
+	uint64_t writes, resends, short_writes, commits, reads, bytes_verified;
+	long long last_progress;
+	int failed;             /* exit status of the first failure, 0 while none */
+};
+
+/* ---- small helpers ---- */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void fail(struct run *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;     /* the first failure is the one worth reading */
+	r->failed = status;
+	fputs("nfs-interleave: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int pieces_push(struct pieces *q, uint64_t off, uint32_t len)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct piece *v = realloc(q->v, cap * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		q->v = v;
+		q->cap = cap;
+	}
+	q->v[q->n++] = (struct piece){ off, len };
+	return 0;
+}
+
+/* ---- the data pattern ---- */
+
+/* splitmix64 of the 8-byte word index under the seed */
+static uint64_t pattern_word(uint64_t seed, uint64_t index)
+{
+	uint64_t z = seed + (index + 1) * 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint8_t pattern_byte(uint64_t seed, uint64_t off)
+{
+	return (uint8_t)(pattern_word(seed, off >> 3) >> (8 * (off & 7)));
+}
+
+static void pattern_fill(uint64_t seed, uint64_t off, uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	for (; i < len && ((off + i) & 7) != 0; i++)
+		buf[i] = pattern_byte(seed, off + i);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = htole64(pattern_word(seed, (off + i) >> 3));
+		memcpy(buf + i, &w, 8);
+	}
+	for (; i < len; i++)
+		buf[i] = pattern_byte(seed, off + i);
+}
+
+/* ---- synchronous calls for set-up (mount, lookup, create, fsinfo, getattr) ---- */
+
+struct sync_call {
+	bool done, ok;
+	int nfs_status;
+	struct fh fh;
+	uint64_t a, b;
+	char err[256];
+};
+
+static bool call_done(struct sync_call *c, int status, void *data)
+{
+	c->done = true;
+	if (status == RPC_STATUS_SUCCESS)
+		return true;
+	snprintf(c->err, sizeof(c->err), "%s", status == RPC_STATUS_ERROR && data != NULL ?
+		 (const char *)data : status == RPC_STATUS_TIMEOUT ? "timed out" : "cancelled");
+	return false;
+}
+
+static void fh_set(struct fh *to, u_int len, const char *data)
+{
+	to->len = len <= NFS3_FHSIZE ? len : NFS3_FHSIZE;
+	memcpy(to->data, data, to->len);
+}
+
+static nfs_fh3 fh3(struct fh *f)
+{
+	nfs_fh3 v = { .data = { .data_len = f->len, .data_val = f->data } };
+	return v;
+}
+
+/* Service rpc until c is done: true when the reply came (c->ok says if it was a success). */
+static bool sync_wait(struct rpc_context *rpc, struct sync_call *c, int queued, const char *what)
+{
+	long long deadline = now_ms() + STALL_MS;
+
+	if (queued != 0) {
+		fprintf(stderr, "nfs-interleave: %s: not queued: %s\n", what, rpc_get_error(rpc));
+		return false;
+	}
+	while (!c->done) {
+		struct pollfd p = { .fd = rpc_get_fd(rpc), .events = (short)rpc_which_events(rpc) };
+		int n = poll(&p, 1, 100);
+
+		if ((n < 0 && errno != EINTR) || rpc_service(rpc, n > 0 ? p.revents : 0) < 0 ||
+		    rpc_get_fd(rpc) < 0) {
+			if (!c->done)
+				snprintf(c->err, sizeof(c->err), "connection failed: %s", rpc_get_error(rpc));
+			break;
+		}
+		if (now_ms() > deadline) {
+			snprintf(c->err, sizeof(c->err), "no reply in %d ms", STALL_MS);
+			break;
+		}
+	}
+	if (c->err[0] != '\0')
+		fprintf(stderr, "nfs-interleave: %s: %s\n", what, c->err);
+	return c->done && c->err[0] == '\0';
+}
+
+static void connect_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	c->ok = call_done(c, status, data);
+}
+
+static struct rpc_context *connect_to(const char *host, int port, int prog, int vers)
+{
+	struct rpc_context *rpc = rpc_init_context();
+	struct sync_call c = { 0 };
+	char what[64];
+
+	if (rpc == NULL)
+		return NULL;
+	snprintf(what, sizeof(what), "connect to %s:%d", host, port);
+	if (!sync_wait(rpc, &c, rpc_connect_port_async(rpc, host, port, prog, vers, connect_cb, &c),
+		       what)) {
+		rpc_destroy_context(rpc);
+		return NULL;
+	}
+	return rpc;
+}
+
+static void mnt_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	mountres3 *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->fhs_status;
+	c->ok = res->fhs_status == MNT3_OK;
+	if (c->ok)
+		fh_set(&c->fh, res->mountres3_u.mountinfo.fhandle.fhandle3_len,
+		       res->mountres3_u.mountinfo.fhandle.fhandle3_val);
+}
+
+static int mount_root(const struct opts *o, struct fh *root)
+{
+	struct rpc_context *rpc = connect_to(o->host, o->mount_port, MOUNT_PROGRAM, MOUNT_V3);
+	struct sync_call c = { 0 };
+	int rc = -1;
+
+	if (rpc == NULL)
+		return -1;
+	if (sync_wait(rpc, &c, rpc_mount3_mnt_async(rpc, mnt_cb, (char *)o->export, &c), "MNT")) {
+		if (c.ok) {
+			*root = c.fh;
+			rc = 0;
+		} else {
+			fprintf(stderr, "nfs-interleave: MNT %s: %s\n", o->export,
+				mountstat3_to_str(c.nfs_status));
+		}
+	}
+	rpc_destroy_context(rpc);
+	return rc;
+}
+
+static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	LOOKUP3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+	if (c->ok)
+		fh_set(&c->fh, res->LOOKUP3res_u.resok.object.data.data_len,
+		       res->LOOKUP3res_u.resok.object.data.data_val);
+}
+
+static void create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	CREATE3res *res = data;
+	post_op_fh3 *obj;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+	obj = &res->CREATE3res_u.resok.obj;
+	c->a = c->ok && obj->handle_follows;
+	if (c->a)
+		fh_set(&c->fh, obj->post_op_fh3_u.handle.data.data_len,
+		       obj->post_op_fh3_u.handle.data.data_val);
+}
+
+static int nfs_lookup(struct rpc_context *rpc, struct fh *dir, const char *name, struct fh *out)
+{
+	struct sync_call c = { 0 };
+	LOOKUP3args args = { .what = { .dir = fh3(dir), .name = (char *)name } };
+
+	if (!sync_wait(rpc, &c, rpc_nfs3_lookup_async(rpc, lookup_cb, &args, &c), "LOOKUP"))
+		return -1;
+	if (!c.ok) {
+		fprintf(stderr, "nfs-interleave: LOOKUP %s: %s\n", name, nfsstat3_to_str(c.nfs_status));
+		return -1;
+	}
+	*out = c.fh;
+	return 0;
+}
+
+/* CREATE UNCHECKED with size 0: makes the file, or truncates the one there. */
+static int nfs_create_empty(struct rpc_context *rpc, struct fh *dir, const char *name,
+			    struct fh *out)
+{
+	struct sync_call c = { 0 };
+	CREATE3args args = { .where = { .dir = fh3(dir), .name = (char *)name } };
+	sattr3 *sa = &args.how.createhow3_u.obj_attributes;
+
+	args.how.mode = UNCHECKED;
+	sa->mode.set_it = 1;
+	sa->mode.set_mode3_u.mode = 0644;
+	sa->size.set_it = 1;
+	sa->size.set_size3_u.size = 0;
+	if (!sync_wait(rpc, &c, rpc_nfs3_create_async(rpc, create_cb, &args, &c), "CREATE"))
+		return -1;
+	if (!c.ok) {
+		fprintf(stderr, "nfs-interleave: CREATE %s: %s\n", name, nfsstat3_to_str(c.nfs_status));
+		return -1;
+	}
+	if (!c.a)   /* no handle in the reply: ask for it */
+		return nfs_lookup(rpc, dir, name, out);
+	*out = c.fh;
+	return 0;
+}
+
+static void fsinfo_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	FSINFO3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+	if (c->ok) {
+		c->a = res->FSINFO3res_u.resok.rtmax;
+		c->b = res->FSINFO3res_u.resok.wtmax;
+	}
+}
+
+static int nfs_fsinfo(struct rpc_context *rpc, struct fh *f, uint32_t *rtmax, uint32_t *wtmax)
+{
+	struct sync_call c = { 0 };
+	FSINFO3args args = { .fsroot = fh3(f) };
+
+	if (!sync_wait(rpc, &c, rpc_nfs3_fsinfo_async(rpc, fsinfo_cb, &args, &c), "FSINFO"))
+		return -1;
+	if (!c.ok) {
+		fprintf(stderr, "nfs-interleave: FSINFO: %s\n", nfsstat3_to_str(c.nfs_status));
+		return -1;
+	}
+	*rtmax = (uint32_t)c.a;
+	*wtmax = (uint32_t)c.b;
+	return 0;
+}
+
+static void getattr_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	GETATTR3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+	if (c->ok)
+		c->a = res->GETATTR3res_u.resok.obj_attributes.size;
+}
+
+static int nfs_size(struct rpc_context *rpc, struct fh *f, uint64_t *size)
+{
+	struct sync_call c = { 0 };
+	GETATTR3args args = { .object = fh3(f) };
+
+	if (!sync_wait(rpc, &c, rpc_nfs3_getattr_async(rpc, getattr_cb, &args, &c), "GETATTR"))
+		return -1;
+	if (!c.ok) {
+		fprintf(stderr, "nfs-interleave: GETATTR: %s\n", nfsstat3_to_str(c.nfs_status));
+		return -1;
+	}
+	*size = c.a;
+	return 0;
+}
+
+/* ---- the write phase ---- */
+
+static struct slot *free_slot(struct writer *w)
+{
+	for (unsigned i = 0; i < w->r->o->qd; i++)
+		if (!w->slots[i].busy)
+			return &w->slots[i];
+	return NULL;
+}
+
+static bool next_write_piece(struct writer *w, struct piece *p)
+{
+	struct run *r = w->r;
+
+	if (w->todo.n > 0) {
+		*p = w->todo.v[--w->todo.n];
+		return true;
+	}
+	if (w->next_rec >= r->nrec)
+		return false;
+	p->off = w->next_rec * r->o->record;
+	p->len = (uint32_t)r->o->record;
+	w->next_rec += r->o->writers;
+	return true;
+}
+
+static uint64_t rec_of(const struct run *r, uint64_t off)
+{
+	return off / r->o->record;
+}
+
+/* Remember the verifier an UNSTABLE piece of a record got; a record whose pieces got different
+ * verifiers is resent whatever COMMIT says. */
+static void note_verf(struct run *r, uint64_t rec, const char *verf)
+{
+	struct recstate *s = &r->rec[rec];
+
+	if (!(s->flags & REC_VERF)) {
+		memcpy(s->verf, verf, NFS3_WRITEVERFSIZE);
+		s->flags |= REC_VERF;
+	} else if (memcmp(s->verf, verf, NFS3_WRITEVERFSIZE) != 0) {
+		s->flags |= REC_MIXED;
+	}
+}
+
+static void write_reply(struct slot *s, WRITE3res *res)
+{
+	struct run *r = s->w->r;
+	stable_how want = r->o->sync == SYNC_FILE ? FILE_SYNC : UNSTABLE;
+	WRITE3resok *ok = &res->WRITE3res_u.resok;
+
+	if (res->status != NFS3_OK) {
+		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: %s", s->p.off, s->p.len,
+		     nfsstat3_to_str(res->status));
+		return;
+	}
+	if (ok->count == 0 || ok->count > s->p.len) {
+		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: server says it wrote %u",
+		     s->p.off, s->p.len, ok->count);
+		return;
+	}
+	if (ok->committed < want) {
+		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 " asked FILE_SYNC, got committed=%d",
+		     s->p.off, (int)ok->committed);
+		return;
+	}
+	if (ok->committed == UNSTABLE)
+		note_verf(r, rec_of(r, s->p.off), ok->verf);
+	if (ok->count < s->p.len) {
+		r->short_writes++;
+		if (pieces_push(&s->w->todo, s->p.off + ok->count, s->p.len - ok->count) < 0)
+			fail(r, EXIT_SERVER, "out of memory");
+	}
+}
+
+static void write_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct slot *s = priv;
+	struct run *r = s->w->r;
+
+	s->busy = false;
+	s->w->inflight--;
+	r->last_progress = now_ms();
+	if (status != RPC_STATUS_SUCCESS) {
+		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 ": %s", s->p.off,
+		     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
+		return;
+	}
+	write_reply(s, data);
+}
+
+static void send_write(struct writer *w, struct slot *s, const struct piece *p)
+{
+	struct run *r = w->r;
+	WRITE3args args = {
+		.file = fh3(&r->file), .offset = p->off, .count = p->len,
+		.stable = r->o->sync == SYNC_FILE ? FILE_SYNC : UNSTABLE,
+		.data = { .data_len = p->len, .data_val = (char *)s->buf },
+	};
+
+	pattern_fill(r->o->seed, p->off, s->buf, p->len);
+	s->p = *p;
+	s->busy = true;
+	if (rpc_nfs3_write_async(w->rpc, write_cb, &args, s) != 0) {
+		s->busy = false;
+		fail(r, EXIT_SERVER, "WRITE not queued: %s", rpc_get_error(w->rpc));
+		return;
+	}
+	w->inflight++;
+	r->writes++;
+}
+
+/* Records whose verifier differs from COMMIT's (or among their pieces) go back to their
+ * writer's queue. Writer `only` (or every writer when only < 0) is checked. */
+static size_t requeue_mismatched(struct run *r, int only, const char *verf)
+{
+	size_t n = 0;
+
+	for (uint64_t i = only < 0 ? 0 : (uint64_t)only; i < r->nrec;
+	     i += only < 0 ? 1 : r->o->writers) {
+		struct recstate *s = &r->rec[i];
+		struct writer *owner = &r->w[i % r->o->writers];
+
+		if (!(s->flags & REC_VERF))
+			continue;   /* FILE_SYNC'd by the server already */
+		if (!(s->flags & REC_MIXED) && memcmp(s->verf, verf, NFS3_WRITEVERFSIZE) == 0)
+			continue;
+		s->flags = 0;
+		if (pieces_push(&owner->todo, i * r->o->record, (uint32_t)r->o->record) < 0) {
+			fail(r, EXIT_SERVER, "out of memory");
+			return n;
+		}
+		owner->writing_done = false;
+		owner->commit_sent = false;
+		n++;
+	}
+	r->resends += n;
+	return n;
+}
+
+static void commit_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct writer *w = priv;
+	struct run *r = w->r;
+	bool once = r->o->commit == COMMIT_ONCE;
+	COMMIT3res *res = data;
+
+	r->last_progress = now_ms();
+	r->commit_inflight = false;
+	if (status != RPC_STATUS_SUCCESS) {
+		fail(r, EXIT_SERVER, "COMMIT: %s",
+		     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
+		return;
+	}
+	if (res->status != NFS3_OK) {
+		fail(r, EXIT_SERVER, "COMMIT: %s", nfsstat3_to_str(res->status));
+		return;
+	}
+	if (requeue_mismatched(r, once ? -1 : (int)w->id, res->COMMIT3res_u.resok.verf) > 0) {
+		w->commit_sent = false;     /* commit again once the resends are written */
+		return;
+	}
+	/* once: every writer was done before this COMMIT was sent, and nothing was resent */
+	for (unsigned i = 0; i < r->o->writers; i++)
+		if (once || i == w->id)
+			r->w[i].finished = true;
+}
+
+static void send_commit(struct writer *w, unsigned *rounds)
+{
+	struct run *r = w->r;
+	COMMIT3args args = { .file = fh3(&r->file), .offset = 0, .count = 0 };
+
+	if (++*rounds > MAX_COMMIT_ROUNDS) {
+		fail(r, EXIT_SERVER, "the write verifier changed at %d COMMITs in a row", MAX_COMMIT_ROUNDS);
+		return;
+	}
+	if (rpc_nfs3_commit_async(w->rpc, commit_cb, &args, w) != 0) {
+		fail(r, EXIT_SERVER, "COMMIT not queued: %s", rpc_get_error(w->rpc));
+		return;
+	}
+	w->commit_sent = true;
+	r->commit_inflight = true;
+	r->commits++;
+}
+
+static void pump_writer(struct writer *w)
+{
+	struct run *r = w->r;
+	struct piece p;
+	struct slot *s;
+
+	while (!r->failed && (s = free_slot(w)) != NULL && next_write_piece(w, &p))
+		send_write(w, s, &p);
+	if (w->inflight == 0 && w->todo.n == 0 && w->next_rec >= r->nrec)
+		w->writing_done = true;
+	if (!w->writing_done || w->finished)
+		return;
+	if (r->o->sync == SYNC_FILE)
+		w->finished = true;
+	else if (r->o->commit == COMMIT_EACH && !w->commit_sent)
+		send_commit(w, &w->commit_rounds);
+}
+
+/* COMMIT_ONCE: writer 0 commits the whole file once every writer is done. */
+static void pump_commit_once(struct run *r)
+{
+	for (unsigned i = 0; i < r->o->writers; i++)
+		if (!r->w[i].writing_done)
+			return;
+	if (!r->commit_inflight && !r->w[0].commit_sent)
+		send_commit(&r->w[0], &r->commit_rounds);
+}
+
+static void pump_write_phase(struct run *r)
+{
+	bool all = true;
+
+	for (unsigned i = 0; i < r->o->writers; i++)
+		pump_writer(&r->w[i]);
+	if (r->o->sync == SYNC_UNSTABLE && r->o->commit == COMMIT_ONCE && !r->failed)
+		pump_commit_once(r);
+	for (unsigned i = 0; i < r->o->writers; i++)
+		all = all && r->w[i].finished;
+	if (all)
+		r->phase = RUN_DONE;
+}
+
+/* ---- the read-back phase ---- */
+
+static void report_mismatch(struct run *r, uint64_t off, const uint8_t *got, size_t len,
+			    const uint8_t *want)
+{
+	size_t i = 0, zeros = 0;
+
+	while (got[i] == want[i])
+		i++;
+	for (size_t j = i; j < len && got[j] == 0; j++)
+		zeros++;
+	fail(r, EXIT_MISMATCH,
+	     "MISMATCH at offset %" PRIu64 " (record %" PRIu64 ", byte %" PRIu64 " of it, "
+	     "writer %" PRIu64 "): expected 0x%02x, got 0x%02x%s",
+	     off + i, rec_of(r, off + i), (off + i) % r->o->record,
+	     rec_of(r, off + i) % r->o->writers, want[i], got[i],
+	     zeros >= 8 ? " (zeros follow: bytes never written?)" : "");
+}
+
+static void read_reply(struct slot *s, READ3res *res)
+{
+	struct run *r = s->w->r;
+	READ3resok *ok = &res->READ3res_u.resok;
+	uint32_t n = ok->count;
+
+	if (res->status != NFS3_OK) {
+		fail(r, EXIT_SERVER, "READ offset %" PRIu64 ": %s", s->p.off, nfsstat3_to_str(res->status));
+		return;
+	}
+	if (ok->data.data_len != n || n > s->p.len) {
+		fail(r, EXIT_SERVER, "READ offset %" PRIu64 ": count %u, %u data bytes, asked %u",
+		     s->p.off, n, ok->data.data_len, s->p.len);
+		return;
+	}
+	if (n == 0) {
+		fail(r, EXIT_MISMATCH, "READ offset %" PRIu64 ": no data%s: the file is short",
+		     s->p.off, ok->eof ? " and eof" : "");
+		return;
+	}
+	pattern_fill(r->o->seed, s->p.off, r->scratch, n);
+	if (memcmp(ok->data.data_val, r->scratch, n) != 0) {
+		report_mismatch(r, s->p.off, (const uint8_t *)ok->data.data_val, n, r->scratch);
+		return;
+	}
+	r->bytes_verified += n;
+	if (n < s->p.len && pieces_push(&s->w->todo, s->p.off + n, s->p.len - n) < 0)
+		fail(r, EXIT_SERVER, "out of memory");
+}
+
+static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct slot *s = priv;
+	struct run *r = s->w->r;
+
+	s->busy = false;
+	s->w->inflight--;
+	r->last_progress = now_ms();
+	if (status != RPC_STATUS_SUCCESS) {
+		fail(r, EXIT_SERVER, "READ offset %" PRIu64 ": %s", s->p.off,
+		     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
+		return;
+	}
+	read_reply(s, data);
+}
+
+static bool next_read_piece(struct run *r, struct writer *w, struct piece *p)
+{
+	if (w->todo.n > 0) {
+		*p = w->todo.v[--w->todo.n];
+		return true;
+	}
+	if (r->next_chunk * r->rsize >= r->size)
+		return false;
+	p->off = r->next_chunk++ * r->rsize;
+	p->len = (uint32_t)(r->size - p->off < r->rsize ? r->size - p->off : r->rsize);
+	return true;
+}
+
+static void pump_read_phase(struct run *r)
+{
+	bool busy = false;
+
+	for (unsigned i = 0; i < r->o->writers && !r->failed; i++) {
+		struct writer *w = &r->w[i];
+		struct slot *s;
+		struct piece p;
+
+		while (!r->failed && (s = free_slot(w)) != NULL && next_read_piece(r, w, &p)) {
+			READ3args args = { .file = fh3(&r->file), .offset = p.off, .count = p.len };
+
+			s->p = p;
+			s->busy = true;
+			if (rpc_nfs3_read_async(w->rpc, read_cb, &args, s) != 0) {
+				s->busy = false;
+				fail(r, EXIT_SERVER, "READ not queued: %s", rpc_get_error(w->rpc));
+				break;
+			}
+			w->inflight++;
+			r->reads++;
+		}
+		busy = busy || w->inflight > 0 || w->todo.n > 0;
+	}
+	if (!busy && r->next_chunk * r->rsize >= r->size)
+		r->phase = RUN_DONE;
+}
+
+/* ---- the event loop ---- */
+
+/* Service every connection until the phase is over. 0, or the failure's exit status. */
+static int run_phase(struct run *r, void (*pump)(struct run *))
+{
+	unsigned n = r->o->writers;
+	struct pollfd *pfd = calloc(n, sizeof(*pfd));
+
+	if (pfd == NULL)
+		return EXIT_SERVER;
+	r->last_progress = now_ms();
+	pump(r);
+	while (!r->failed && r->phase != RUN_DONE) {
+		for (unsigned i = 0; i < n; i++) {
+			pfd[i].fd = rpc_get_fd(r->w[i].rpc);
+			pfd[i].events = (short)rpc_which_events(r->w[i].rpc);
+			pfd[i].revents = 0;
+		}
+		if (poll(pfd, n, 100) < 0 && errno != EINTR) {
+			fail(r, EXIT_SERVER, "poll: %s", strerror(errno));
+			break;
+		}
+		for (unsigned i = 0; i < n && !r->failed; i++) {
+			struct rpc_context *rpc = r->w[i].rpc;
+			if (rpc_service(rpc, pfd[i].revents) < 0 || rpc_get_fd(rpc) < 0)
+				fail(r, EXIT_SERVER, "connection %u lost: %s", i, rpc_get_error(rpc));
+		}
+		if (!r->failed && now_ms() - r->last_progress > STALL_MS)
+			fail(r, EXIT_SERVER, "no reply for %d s", STALL_MS / 1000);
+		if (!r->failed)
+			pump(r);
+	}
+	free(pfd);
+	return r->failed;
+}
+
+/* ---- set-up and tear-down ---- */
+
+static int writers_open(struct run *r)
+{
+	const struct opts *o = r->o;
+
+	r->w = calloc(o->writers, sizeof(*r->w));
+	if (r->w == NULL)
+		return -1;
+	for (unsigned i = 0; i < o->writers; i++) {
+		struct writer *w = &r->w[i];
+
+		w->r = r;
+		w->id = i;
+		w->next_rec = i;
+		w->slots = calloc(o->qd, sizeof(*w->slots));
+		if (w->slots == NULL)
+			return -1;
+		for (unsigned k = 0; k < o->qd; k++) {
+			w->slots[k].w = w;
+			w->slots[k].buf = malloc(o->record);
+			if (w->slots[k].buf == NULL)
+				return -1;
+		}
+		w->rpc = connect_to(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
+		if (w->rpc == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+static void writers_close(struct run *r)
+{
+	if (r->w == NULL)
+		return;
+	for (unsigned i = 0; i < r->o->writers; i++) {
+		struct writer *w = &r->w[i];
+
+		if (w->rpc != NULL)
+			rpc_destroy_context(w->rpc);
+		for (unsigned k = 0; w->slots != NULL && k < r->o->qd; k++)
+			free(w->slots[k].buf);
+		free(w->slots);
+		free(w->todo.v);
+	}
+	free(r->w);
+	r->w = NULL;
+}
+
+/* Find (or make, with --fresh) the file and learn the transfer sizes. */
+static int open_file(struct run *r)
+{
+	const struct opts *o = r->o;
+	struct rpc_context *rpc = r->w[0].rpc;
+	struct fh root;
+	uint32_t rtmax, wtmax;
+
+	if (mount_root(o, &root) < 0)
+		return -1;
+	if (o->fresh && o->phases != PH_VERIFY ? nfs_create_empty(rpc, &root, o->file, &r->file)
+					     : nfs_lookup(rpc, &root, o->file, &r->file))
+		return -1;
+	if (nfs_fsinfo(rpc, &r->file, &rtmax, &wtmax) < 0)
+		return -1;
+	r->rsize = o->rsize ? o->rsize : DEFAULT_RSIZE;
+	if (rtmax > 0 && r->rsize > rtmax)
+		r->rsize = rtmax;
+	if (wtmax > 0 && o->record > wtmax) {
+		fprintf(stderr, "nfs-interleave: record %" PRIu64 " is larger than the server's "
+			"wtmax %u\n", o->record, wtmax);
+		return -1;
+	}
+	return 0;
+}
+
+/* The size the file must have now: exactly ours after --fresh, at least ours otherwise. */
+static int check_size(struct run *r)
+{
+	uint64_t size;
+
+	if (nfs_size(r->w[0].rpc, &r->file, &size) < 0)
+		return EXIT_SERVER;
+	if (size < r->size || (r->o->fresh && size != r->size)) {
+		fprintf(stderr, "nfs-interleave: the file is %" PRIu64 " bytes, "
+			"expected %s%" PRIu64 "\n", size, r->o->fresh ? "" : "at least ", r->size);
+		return EXIT_MISMATCH;
+	}
+	return 0;
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *f)
+{
+	fputs("usage: nfs-interleave [options] HOST NFS_PORT MOUNT_PORT EXPORT FILE\n"
+	      "  -w, --writers N     connections, one writer each (32)\n"
+	      "  -q, --qd N          RPCs in flight per connection (4)\n"
+	      "  -r, --record SIZE   record size in bytes, K/M/G suffixes (47008)\n"
+	      "  -t, --total SIZE    write about SIZE bytes: total/record records (64M)\n"
+	      "  -n, --records N     write exactly N records (overrides --total)\n"
+	      "  -s, --sync MODE     unstable (WRITE UNSTABLE, then COMMIT) | file (FILE_SYNC)\n"
+	      "      --commit WHEN   once (one COMMIT when every writer is done, default) |\n"
+	      "                      each (every writer COMMITs when it is done)\n"
+	      "      --fresh         create or truncate the file first (default)\n"
+	      "      --overwrite     write over the existing file, no truncation\n"
+	      "      --write-only    skip the read-back\n"
+	      "      --verify-only   only read back and check (same --seed, sizes and records)\n"
+	      "      --seed N        data seed (default: from the clock; printed)\n"
+	      "      --rsize SIZE    READ size of the read-back (1M, at most the server's rtmax)\n"
+	      "      --csv           print a CSV line (with a header line) instead\n"
+	      "Prints: records= bytes= seconds= MiB/s= writes= (seconds and MiB/s of the write\n"
+	      "phase, final COMMIT included). Exit 0 verified, 1 data differ, 2 usage, 3 error.\n",
+	      f);
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum { OPT_COMMIT = 256, OPT_FRESH, OPT_OVERWRITE, OPT_WONLY, OPT_VONLY, OPT_SEED, OPT_RSIZE,
+       OPT_CSV };
+
+static const struct option long_opts[] = {
+	{ "writers", required_argument, NULL, 'w' }, { "qd", required_argument, NULL, 'q' },
+	{ "record", required_argument, NULL, 'r' }, { "total", required_argument, NULL, 't' },
+	{ "records", required_argument, NULL, 'n' }, { "sync", required_argument, NULL, 's' },
+	{ "commit", required_argument, NULL, OPT_COMMIT },
+	{ "fresh", no_argument, NULL, OPT_FRESH }, { "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "write-only", no_argument, NULL, OPT_WONLY },
+	{ "verify-only", no_argument, NULL, OPT_VONLY },
+	{ "seed", required_argument, NULL, OPT_SEED }, { "rsize", required_argument, NULL, OPT_RSIZE },
+	{ "csv", no_argument, NULL, OPT_CSV }, { "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_opt(struct opts *o, int c, const char *arg)
+{
+	uint64_t v = 0;
+	bool num = c == 'w' || c == 'q' || c == 'r' || c == 't' || c == 'n' || c == OPT_SEED ||
+		   c == OPT_RSIZE;
+
+	if (num && parse_size(arg, &v) < 0)
+		return -1;
+	switch (c) {
+	case 'w': o->writers = (unsigned)v; return v >= 1 && v <= 1024 ? 0 : -1;
+	case 'q': o->qd = (unsigned)v; return v >= 1 && v <= 256 ? 0 : -1;
+	case 'r': o->record = v; return v >= 1 && v <= (64u << 20) ? 0 : -1;
+	case 't': o->total = v; return 0;
+	case 'n': o->records = v; return v >= 1 ? 0 : -1;
+	case 's': o->sync = strcmp(arg, "file") == 0 ? SYNC_FILE : SYNC_UNSTABLE;
+		return strcmp(arg, "file") == 0 || strcmp(arg, "unstable") == 0 ? 0 : -1;
+	case OPT_COMMIT: o->commit = strcmp(arg, "each") == 0 ? COMMIT_EACH : COMMIT_ONCE;
+		return strcmp(arg, "each") == 0 || strcmp(arg, "once") == 0 ? 0 : -1;
+	case OPT_FRESH: o->fresh = true; return 0;
+	case OPT_OVERWRITE: o->fresh = false; return 0;
+	case OPT_WONLY: o->phases = PH_WRITE; return 0;
+	case OPT_VONLY: o->phases = PH_VERIFY; return 0;
+	case OPT_SEED: o->seed = v; o->seed_set = true; return 0;
+	case OPT_RSIZE: o->rsize = (uint32_t)v; return v >= 4096 && v <= (64u << 20) ? 0 : -1;
+	case OPT_CSV: o->csv = true; return 0;
+	default: return -1;
+	}
+}
+
+static int parse_args(struct opts *o, int argc, char **argv)
+{
+	int c;
+
+	*o = (struct opts){ .writers = 32, .qd = 4, .record = 47008, .total = 64u << 20,
+			    .sync = SYNC_UNSTABLE, .commit = COMMIT_ONCE, .fresh = true };
+	while ((c = getopt_long(argc, argv, "w:q:r:t:n:s:h", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (parse_opt(o, c, optarg) < 0) {
+			fprintf(stderr, "nfs-interleave: bad option %s\n", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (argc - optind != 5)
+		return -1;
+	o->host = argv[optind];
+	o->nfs_port = atoi(argv[optind + 1]);
+	o->mount_port = atoi(argv[optind + 2]);
+	o->export = argv[optind + 3];
+	o->file = argv[optind + 4];
+	if (o->records == 0)
+		o->records = o->total / o->record;
+	if (o->records == 0 || o->nfs_port <= 0 || o->mount_port <= 0)
+		return -1;
+	if (o->phases == PH_VERIFY && !o->seed_set) {
+		fputs("nfs-interleave: --verify-only needs the --seed of the run that wrote\n", stderr);
+		return -1;
+	}
+	if (!o->seed_set)
+		o->seed = (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid() << 32;
+	return 0;
+}
+
+/* ---- main ---- */
+
+static void print_result(const struct run *r, double secs)
+{
+	const struct opts *o = r->o;
+	double mib = (double)r->size / (1024.0 * 1024.0);
+	const char *sync = o->sync == SYNC_FILE ? "file" : "unstable";
+
+	if (o->csv) {
+		printf("record,writers,qd,sync,mode,records,bytes,seconds,MiB/s,writes,resends,"
+		       "short_writes,commits,verified_bytes,seed\n");
+		printf("%" PRIu64 ",%u,%u,%s,%s,%" PRIu64 ",%" PRIu64 ",%.3f,%.1f,%" PRIu64 ",%" PRIu64
+		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		       o->record, o->writers, o->qd, sync, o->fresh ? "fresh" : "overwrite", r->nrec,
+		       r->size, secs, secs > 0 ? mib / secs : 0.0, r->writes, r->resends,
+		       r->short_writes, r->commits, r->bytes_verified, o->seed);
+		return;
+	}
+	printf("records=%" PRIu64 " bytes=%" PRIu64 " seconds=%.3f MiB/s=%.1f writes=%" PRIu64
+	       " resends=%" PRIu64 " short_writes=%" PRIu64 " commits=%" PRIu64
+	       " verified=%" PRIu64 " record=%" PRIu64 " writers=%u qd=%u sync=%s mode=%s seed=%" PRIu64
+	       "\n", r->nrec, r->size, secs, secs > 0 ? mib / secs : 0.0, r->writes, r->resends,
+	       r->short_writes, r->commits, r->bytes_verified, o->record, o->writers, o->qd, sync,
+	       o->fresh ? "fresh" : "overwrite", o->seed);
+}
+
+static int run_all(struct run *r)
+{
+	double t0, secs = 0;
+	int rc;
+
+	if (writers_open(r) < 0 || open_file(r) < 0)
+		return EXIT_SERVER;
+	r->scratch = malloc(r->rsize);
+	r->rec = calloc(r->nrec, sizeof(*r->rec));
+	if (r->scratch == NULL || r->rec == NULL)
+		return EXIT_SERVER;
+	if (r->o->phases != PH_VERIFY) {
+		t0 = now_s();
+		r->phase = RUN_WRITE;
+		if ((rc = run_phase(r, pump_write_phase)) != 0)
+			return rc;
+		secs = now_s() - t0;
+	}
+	if ((rc = check_size(r)) != 0)
+		return rc;
+	if (r->o->phases != PH_WRITE) {
+		r->phase = RUN_READ;
+		if ((rc = run_phase(r, pump_read_phase)) != 0)
+			return rc;
+		if (r->bytes_verified != r->size) {
+			fprintf(stderr, "nfs-interleave: verified %" PRIu64 " bytes of %" PRIu64 "\n",
+				r->bytes_verified, r->size);
+			return EXIT_MISMATCH;
+		}
+	}
+	print_result(r, secs);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct run r = { .o = &o };
+	int rc;
+
+	if (parse_args(&o, argc, argv) < 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	r.nrec = o.records;
+	r.size = o.records * o.record;
+	rc = run_all(&r);
+	writers_close(&r);
+	free(r.scratch);
+	free(r.rec);
+	return rc;
+}
