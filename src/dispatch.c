@@ -111,48 +111,93 @@ fail:
 	return NULL;
 }
 
-static struct reply *call_proc(struct worker *w, const struct sockaddr_storage *peer,
-			       const struct rpc_call *call, const struct proc_desc *pd)
+/* A call between its handler and its reply: only a parked one outlives call_proc(). */
+struct call {
+	const struct proc_desc *pd;
+	void *args, *res;
+	struct rpc_call hdr;          /* rq.call points here */
+	struct nfs_req rq;
+};
+
+static void call_free(struct call *cl)
 {
-	struct hdr_ctx h = {.xid = call->xid, .stat = ACCEPT_GARBAGE_ARGS};
-	void *args = calloc(1, pd->args_size ? pd->args_size : 1);
-	void *res = calloc(1, pd->res_size ? pd->res_size : 1);
-	struct reply *r = NULL;
-	if (!args || !res)
-		goto out;
-	XDR x;
-	xdrmem_create(&x, (char *)call->args, (u_int)call->args_len, XDR_DECODE);
-	bool ok = pd->decode(&x, args);
-	xdr_destroy(&x);
-	if (!ok) {
-		log_debug("%s: garbage arguments (xid %08x)", pd->name, call->xid);
-		r = short_reply(enc_accepted, &h);
-	} else {
-		struct nfs_req rq = {.w = w, .call = call, .peer = *peer, .cred = call->cred};
-		pd->handler(&rq, args, res);
-		r = encode_result(pd, &rq, res);
-		arena_free(&rq.arena);
-		if (!r) {
-			h.stat = ACCEPT_SYSTEM_ERR;
-			r = short_reply(enc_accepted, &h);
-		}
+	if (!cl)
+		return;
+	if (cl->args) {
+		if (cl->pd->release)
+			cl->pd->release(cl->args);
+		else
+			xdr_free(cl->pd->decode, cl->args);
 	}
-	if (pd->release)
-		pd->release(args);
-	else
-		xdr_free(pd->decode, args);
-out:
-	free(args);
-	free(res);
+	arena_free(&cl->rq.arena);
+	free(cl->args);
+	free(cl->res);
+	free(cl);
+}
+
+/* Encode the result of a call whose handler is done, and free the call. */
+static struct reply *call_finish(struct call *cl)
+{
+	struct reply *r = encode_result(cl->pd, &cl->rq, cl->res);
+	if (!r) {
+		struct hdr_ctx h = {.xid = cl->hdr.xid, .stat = ACCEPT_SYSTEM_ERR};
+		r = short_reply(enc_accepted, &h);
+	}
+	call_free(cl);
 	return r;
 }
 
-struct reply *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
-			      size_t len)
+static struct call *call_proc(struct worker *w, const struct sockaddr_storage *peer,
+			      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
 {
-	struct rpc_call call;
-	enum rpc_verdict v = rpc_decode_call(rec, len, &call);
-	struct hdr_ctx h = {.xid = call.xid};
+	struct hdr_ctx h = {.xid = hdr->xid, .stat = ACCEPT_GARBAGE_ARGS};
+	struct call *cl = calloc(1, sizeof *cl);
+	*out = NULL;
+	if (!cl)
+		return NULL;
+	cl->pd = pd;
+	cl->hdr = *hdr;
+	cl->args = calloc(1, pd->args_size ? pd->args_size : 1);
+	cl->res = calloc(1, pd->res_size ? pd->res_size : 1);
+	if (!cl->args || !cl->res) {
+		call_free(cl);
+		return NULL;
+	}
+	XDR x;
+	xdrmem_create(&x, (char *)hdr->args, (u_int)hdr->args_len, XDR_DECODE);
+	bool ok = pd->decode(&x, cl->args);
+	xdr_destroy(&x);
+	if (!ok) {
+		log_debug("%s: garbage arguments (xid %08x)", pd->name, hdr->xid);
+		*out = short_reply(enc_accepted, &h);
+		call_free(cl);
+		return NULL;
+	}
+	cl->rq = (struct nfs_req){.w = w, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred};
+	pd->handler(&cl->rq, cl->args, cl->res);
+	if (cl->rq.resume)
+		return cl;      /* parked: the worker resumes it later */
+	*out = call_finish(cl);
+	return NULL;
+}
+
+bool dispatch_resume(struct worker *w, struct call *cl, bool force, struct reply **out)
+{
+	cl->rq.w = w;
+	cred_apply(w, &cl->rq.cred);
+	if (!cl->rq.resume(&cl->rq, cl->args, cl->res, force))
+		return false;
+	cl->rq.resume = NULL;
+	*out = call_finish(cl);
+	return true;
+}
+
+static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_call *call,
+				  const struct proc_desc **pd)
+{
+	enum rpc_verdict v = rpc_decode_call(rec, len, call);
+	struct hdr_ctx h = {.xid = call->xid};
+	*pd = NULL;
 	if (v == RPC_DROP)
 		return NULL;
 	if (v == RPC_REPLY_GARBAGE_ARGS) {
@@ -164,20 +209,32 @@ struct reply *dispatch_record(struct worker *w, const struct sockaddr_storage *p
 		return short_reply(enc_rejected, &h);
 	}
 	bool known;
-	const struct prog_desc *p = find_prog(call.prog, &known);
+	const struct prog_desc *p = find_prog(call->prog, &known);
 	if (!known) {
 		h.stat = ACCEPT_PROG_UNAVAIL;
 		return short_reply(enc_accepted, &h);
 	}
-	if (call.vers != p->vers) {
+	if (call->vers != p->vers) {
 		h.low = h.high = p->vers;
 		return short_reply(enc_mismatch, &h);
 	}
-	if (call.proc >= p->nprocs || !p->procs[call.proc].handler) {
+	if (call->proc >= p->nprocs || !p->procs[call->proc].handler) {
 		h.stat = ACCEPT_PROC_UNAVAIL;
 		return short_reply(enc_accepted, &h);
 	}
-	return call_proc(w, peer, &call, &p->procs[call.proc]);
+	*pd = &p->procs[call->proc];
+	return NULL;
+}
+
+struct call *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
+			     size_t len, struct reply **out)
+{
+	struct rpc_call call;
+	const struct proc_desc *pd;
+	*out = header_reply(rec, len, &call, &pd);
+	if (!pd)
+		return NULL;
+	return call_proc(w, peer, &call, pd, out);
 }
 
 bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)

@@ -45,10 +45,16 @@ struct reply {
 	size_t pad;
 };
 
-/* Handle one record. Returns a reply to send, or NULL when none is owed (not a call) or memory ran
- * out (logged). */
-struct reply *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
-			      size_t len);
+/* Handle one record. Usually the call is done when this returns: *out is the reply to send (NULL
+ * when none is owed, or memory ran out), and the result is NULL. A handler may park its call instead
+ * (it set rq->resume: a stable WRITE waiting for the neighbour that completes its blocks); then the
+ * parked call is returned, the record is no longer needed, and the worker resumes it later. */
+struct call;
+struct call *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
+			     size_t len, struct reply **out);
+/* Run a parked call's continuation on worker w (force: it may not wait any longer). true when the
+ * call is done (*out is its reply; the call is freed), false when it parked again. */
+bool dispatch_resume(struct worker *w, struct call *cl, bool force, struct reply **out);
 void reply_free(struct reply *r);
 
 /* Where the payload of an NFS WRITE in this (partial) record starts and which file offset it writes,

@@ -30,6 +30,8 @@ struct fh_entry {
 	int fd;                             /* O_PATH */
 	int io_fd, dio_fd;                  /* lazily opened for READ/WRITE; -1 until then */
 	struct bcache_file *bf;             /* boundary-cache handle (direct mode), lazily */
+	unsigned pins;                      /* parked calls using it: not evicted meanwhile */
+	bool gone;                          /* its file was removed while pinned: close at unpin */
 	struct file_io fio;                 /* what bf's I/O uses: dio_fd */
 	dev_t dev;
 	uint64_t ino;
@@ -185,9 +187,39 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
 	struct fh_cache *c = w->fhc;
 	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
 		next = e->lnext;
-		if (e->dev == dev && e->ino == ino)
+		if (e->dev != dev || e->ino != ino)
+			continue;
+		if (e->pins) {
+			/* A parked WRITE still holds it: drop the cached data now, close at unpin. */
+			if (e->bf && !e->gone)
+				bcache_file_drop(e->bf);
+			e->gone = true;
+		} else {
 			cache_remove(c, e, true);
+		}
 	}
+}
+
+/* The least recently used entry no parked call holds. */
+static void evict_one(struct fh_cache *c)
+{
+	struct fh_entry *v = c->lru_tail;
+	while (v && v->pins)
+		v = v->lprev;
+	if (v)
+		cache_remove(c, v, false);
+}
+
+void fh_pin(struct fh_obj *o)
+{
+	o->ent->pins++;
+}
+
+void fh_unpin(struct worker *w, struct fh_obj *o)
+{
+	struct fh_entry *e = o->ent;
+	if (--e->pins == 0 && e->gone)
+		cache_remove(w->fhc, e, false);   /* its cached data was dropped already */
 }
 
 unsigned fh_sweep(struct worker *w)
@@ -197,7 +229,7 @@ unsigned fh_sweep(struct worker *w)
 	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
 		next = e->lnext;
 		struct stat sb;
-		if (fstat(e->fd, &sb) == 0 && sb.st_nlink == 0) {
+		if (!e->pins && fstat(e->fd, &sb) == 0 && sb.st_nlink == 0) {
 			cache_remove(c, e, true);
 			n++;
 		}
@@ -326,7 +358,7 @@ enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct
 		c->n++;
 		index_fd(c, e);
 		if (c->n > c->max)
-			cache_remove(c, c->lru_tail, false);
+			evict_one(c);
 	} else {
 		lru_unlink(c, e);
 	}

@@ -59,6 +59,10 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
 bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
 
+/* Keep o's cache entry (and its descriptors) while a parked call uses it, beyond its request. */
+void fh_pin(struct fh_obj *o);
+void fh_unpin(struct worker *w, struct fh_obj *o);
+
 /* Close cached handles of files that lost their last link behind our back (a local rm, or a
  * REMOVE through another worker), so their space is freed; returns how many. Run between requests. */
 unsigned fh_sweep(struct worker *w);

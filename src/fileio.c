@@ -129,8 +129,13 @@ static void touch_mtime(struct fh_obj *o)
 		log_debug("mtime of a cached WRITE: %s", strerror(errno));
 }
 
+static enum bcache_sync sync_of(enum fileio_stable stable)
+{
+	return stable == FILEIO_FILE_SYNC ? BCACHE_SYNC_FILE : BCACHE_SYNC_DATA;
+}
+
 static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
-			uint32_t count, enum fileio_stable stable)
+			uint32_t count, enum fileio_stable stable, bool may_wait)
 {
 	int err = 0;
 	struct bcache_file *bf = cache_of(rq, o, &err);
@@ -139,9 +144,13 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	int rc = bcache_write(bf, off, data, count);
 	if (rc == 0 && !covers_whole_block(off, count, o->exp->block))
 		touch_mtime(o);
-	if (rc == 0 && stable != FILEIO_UNSTABLE)
-		rc = bcache_commit(bf, off, count, stable == FILEIO_FILE_SYNC ? BCACHE_SYNC_FILE : BCACHE_SYNC_DATA);
-	return rc;
+	if (rc < 0 || stable == FILEIO_UNSTABLE)
+		return rc;
+	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
+	 * that brings it may be a moment away. */
+	if (may_wait && bcache_range_partial(bf, off, count))
+		return FILEIO_WAIT;
+	return bcache_commit(bf, off, count, sync_of(stable));
 }
 
 static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
@@ -159,16 +168,35 @@ static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const
 	return 0;
 }
 
-int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
-		 enum fileio_stable stable)
+static void write_failed(struct nfs_req *rq, uint64_t off, uint32_t count, int rc)
 {
-	int rc = direct_write(o) ? write_cached(rq, o, off, data, count, stable)
+	log_warn("WRITE of %u bytes at %llu failed: %s; write verifier changed", count,
+		 (unsigned long long)off, strerror(-rc));
+	server_rotate_verf(rq->w->srv);
+}
+
+int fileio_write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
+			enum fileio_stable stable, bool force)
+{
+	int err = 0;
+	struct bcache_file *bf = cache_of(rq, o, &err);
+	if (!bf)
+		return -err;
+	if (!force && bcache_range_partial(bf, off, count))
+		return FILEIO_WAIT;
+	int rc = bcache_commit(bf, off, count, sync_of(stable));
+	if (rc < 0)
+		write_failed(rq, off, count, rc);
+	return rc;
+}
+
+int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
+		 enum fileio_stable stable, bool may_wait)
+{
+	int rc = direct_write(o) ? write_cached(rq, o, off, data, count, stable, may_wait)
 				 : write_paged(rq, o, off, data, count, stable);
-	if (rc < 0) {
-		log_warn("WRITE of %u bytes at %llu failed: %s; write verifier changed", count,
-			 (unsigned long long)off, strerror(-rc));
-		server_rotate_verf(rq->w->srv);
-	}
+	if (rc < 0)
+		write_failed(rq, off, count, rc);
 	return rc;
 }
 

@@ -19,6 +19,7 @@ struct fh_cache;
 struct bcache;
 struct conn;
 struct jobq;
+struct parked_call;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -44,6 +45,8 @@ struct server {
 	struct bcache *cache;
 	struct jobq *jobs;            /* records waiting for a worker (worker.c) */
 	unsigned fh_cache_max;        /* handle-cache entries per worker, from RLIMIT_NOFILE */
+	atomic_uint active;           /* jobs queued or running (not parked): is anyone coming? */
+	atomic_uint nparked;          /* parked calls, all workers */
 	struct server_counters ctr;
 	atomic_bool stopping;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
@@ -62,6 +65,8 @@ struct worker {
 	struct fh_cache *fhc;
 	pthread_t thread;
 	bool started;
+	struct parked_call *parked;   /* calls this worker parked (worker.c), oldest first */
+	unsigned nparked;
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
 	struct rpc_cred cur_cred;
 	bool cur_is_root;
@@ -92,6 +97,10 @@ struct nfs_req {
 	size_t payload_len;
 	void *payload_mem;            /* what payload_free releases once the reply has been sent */
 	void (*payload_free)(void *);
+	/* Set by a handler that parks its call (dispatch.h): run again later, on the same worker;
+	 * returns true when the result is filled. force: no more waiting. */
+	bool (*resume)(struct nfs_req *rq, void *args, void *res, bool force);
+	void *resume_ctx;
 };
 
 /* The current write verifier as the 8 bytes a WRITE/COMMIT reply carries. */

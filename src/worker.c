@@ -11,6 +11,18 @@
 #include "log.h"
 
 #define SWEEP_SECONDS 10
+/* A parked call waits for its neighbour while other requests are queued or running (one of them
+ * may be it), and at least PARK_MIN_NS; with nothing else going on, PARK_MIN_NS is all it gets,
+ * and never more than PARK_MAX_NS. */
+#define PARK_MIN_NS (10 * 1000 * 1000ll)
+#define PARK_MAX_NS (1000 * 1000 * 1000ll)
+
+struct parked_call {
+	struct parked_call *next;
+	struct call *cl;
+	struct job *j;
+	struct timespec since;        /* CLOCK_REALTIME, as the job queue's timed wait */
+};
 
 struct jobq {
 	pthread_mutex_t lock;
@@ -32,6 +44,7 @@ void jobs_push(struct server *srv, struct job *j)
 {
 	struct jobq *q = srv->jobs;
 	j->next = NULL;
+	atomic_fetch_add(&srv->active, 1);
 	pthread_mutex_lock(&q->lock);
 	if (q->tail) q->tail->next = j; else q->head = j;
 	q->tail = j;
@@ -39,46 +52,144 @@ void jobs_push(struct server *srv, struct job *j)
 	pthread_mutex_unlock(&q->lock);
 }
 
-/* The next job, or NULL when stopping and the queue is empty. Waking every SWEEP_SECONDS with
- * nothing to do, let go of handles of files deleted behind the handle cache's back (their space
- * stays allocated while we hold them). */
-static struct job *next_job(struct worker *w)
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static struct timespec plus_ns(struct timespec t, long long ns)
+{
+	ns += t.tv_nsec;
+	t.tv_sec += (time_t)(ns / 1000000000);
+	t.tv_nsec = (long)(ns % 1000000000);
+	return t;
+}
+
+static long long ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000000000ll + (b->tv_nsec - a->tv_nsec);
+}
+
+/* The next job; or NULL after waking with none: the nearest parked deadline passed, a parked call
+ * may have become ready (jobs_wake), or the sweep time came. *stop: the queue is closing. */
+static struct job *next_job(struct worker *w, bool *stop)
 {
 	struct jobq *q = w->srv->jobs;
-	pthread_mutex_lock(&q->lock);
-	while (!q->head && !q->stop) {
-		struct timespec t;
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_sec += SWEEP_SECONDS;
-		if (pthread_cond_timedwait(&q->cond, &q->lock, &t) == ETIMEDOUT && !q->head) {
-			pthread_mutex_unlock(&q->lock);
-			unsigned n = fh_sweep(w);
-			if (n)
-				log_debug("worker %u: closed %u handle(s) of deleted files", w->id, n);
-			pthread_mutex_lock(&q->lock);
-		}
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	struct timespec now = t;
+	t.tv_sec += SWEEP_SECONDS;
+	if (w->parked) {
+		/* Look again when the oldest call's minimum wait is over, then every PARK_MIN_NS. */
+		struct timespec due = plus_ns(w->parked->since, PARK_MIN_NS);
+		t = before(&now, &due) ? due : plus_ns(now, PARK_MIN_NS);
 	}
+	pthread_mutex_lock(&q->lock);
+	int rc = 0;
+	if (!q->head && !q->stop)
+		rc = pthread_cond_timedwait(&q->cond, &q->lock, &t);
 	struct job *j = q->head;
 	if (j) {
 		q->head = j->next;
 		if (!q->head)
 			q->tail = NULL;
 	}
+	*stop = q->stop;
 	pthread_mutex_unlock(&q->lock);
+	/* Idle for the whole sweep period: let go of handles of files deleted behind the handle
+	 * cache's back (their space stays allocated while we hold them). */
+	if (!j && rc == ETIMEDOUT && !w->parked) {
+		unsigned n = fh_sweep(w);
+		if (n)
+			log_debug("worker %u: closed %u handle(s) of deleted files", w->id, n);
+	}
 	return j;
+}
+
+/* Something changed that a parked call may wait for: wake idle workers to look. */
+static void jobs_wake(struct server *srv)
+{
+	if (!atomic_load(&srv->nparked))
+		return;
+	pthread_mutex_lock(&srv->jobs->lock);
+	pthread_cond_broadcast(&srv->jobs->cond);
+	pthread_mutex_unlock(&srv->jobs->lock);
+}
+
+static void park(struct worker *w, struct call *cl, struct job *j)
+{
+	struct parked_call *p = calloc(1, sizeof *p);
+	if (!p) {
+		/* Cannot wait: finish now, filling what the neighbour would have brought. */
+		dispatch_resume(w, cl, true, &j->reply);
+		j->done(j);
+		return;
+	}
+	p->cl = cl;
+	p->j = j;
+	clock_gettime(CLOCK_REALTIME, &p->since);
+	struct parked_call **pp = &w->parked;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = p;
+	w->nparked++;
+	atomic_fetch_add(&w->srv->nparked, 1);
+}
+
+/* Resume what can go on: every parked call that is ready, or whose wait is over (see PARK_MIN_NS),
+ * or all when the server is stopping. Returns how many finished. */
+static unsigned resume_parked(struct worker *w, bool stopping)
+{
+	struct timespec now;
+	unsigned n = 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	bool idle = atomic_load(&w->srv->active) == 0;
+	for (struct parked_call **pp = &w->parked; *pp;) {
+		struct parked_call *p = *pp;
+		long long waited = ns_between(&p->since, &now);
+		bool force = stopping || waited >= PARK_MAX_NS || (idle && waited >= PARK_MIN_NS);
+		if (!dispatch_resume(w, p->cl, force, &p->j->reply)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		w->nparked--;
+		atomic_fetch_sub(&w->srv->nparked, 1);
+		p->j->done(p->j);
+		free(p);
+		n++;
+	}
+	return n;
+}
+
+static void run_job(struct worker *w, struct job *j)
+{
+	struct call *cl = dispatch_record(w, &j->peer, j->rec, j->len, &j->reply);
+	/* The record (a WRITE's payload) is not needed once the handler returned. */
+	free(j->mem);
+	j->mem = NULL;
+	atomic_fetch_sub(&w->srv->active, 1);
+	if (cl)
+		park(w, cl, j);
+	else
+		j->done(j);
 }
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	io_ring_bind_thread(w->ring);
-	struct job *j;
-	while ((j = next_job(w))) {
-		j->reply = dispatch_record(w, &j->peer, j->rec, j->len);
-		/* The record (a WRITE's payload) is not needed once the handler returned. */
-		free(j->mem);
-		j->mem = NULL;
-		j->done(j);
+	for (;;) {
+		bool stop = false;
+		struct job *j = next_job(w, &stop);
+		if (j) {
+			run_job(w, j);
+			jobs_wake(w->srv);
+		}
+		if (w->parked && resume_parked(w, stop && !j))
+			jobs_wake(w->srv);
+		if (!j && stop && !w->parked)
+			break;
 	}
 	return NULL;
 }

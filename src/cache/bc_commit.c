@@ -111,3 +111,23 @@ size_t bcache_file_evict_clean(struct bcache_file *h)
 	pthread_mutex_unlock(&ino->lock);
 	return n;
 }
+
+static bool entry_partial(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	(void)arg;
+	return !(e->dirty && !bc_entry_complete(ino, e));   /* false stops the walk: found one */
+}
+
+bool bcache_range_partial(struct bcache_file *h, uint64_t off, uint64_t count)
+{
+	struct bc_inode *ino = h->ino;
+	uint64_t first = off >> ino->bshift, last = UINT64_MAX;
+	bool partial;
+
+	if (count && off + (count - 1) >= off)
+		last = (off + (count - 1)) >> ino->bshift;
+	pthread_mutex_lock(&ino->lock);
+	partial = !bc_map_range(ino, first, last, entry_partial, NULL);
+	pthread_mutex_unlock(&ino->lock);
+	return partial;
+}

@@ -124,6 +124,11 @@ enum bcache_sync {
  * durable stay dirty. */
 int bcache_commit(struct bcache_file *f, uint64_t off, uint64_t count, enum bcache_sync how);
 
+/* Whether bcache_commit() of the range would have to fill a block (read the bytes nobody wrote
+ * from disk, or zero them): some dirty entry in it is still partial. A stable WRITE asks this to
+ * decide whether waiting for the neighbour that completes the block can spare a device read. */
+bool bcache_range_partial(struct bcache_file *f, uint64_t off, uint64_t count);
+
 /* A READ is three steps: bcache_read_begin(), the caller's disk read into buf, and
  * bcache_read_overlay(), which copies the cached bytes of [off, off + len) over buf. If an entry in
  * the range left the cache between the two calls, its bytes may have reached the disk after the

@@ -209,6 +209,41 @@ NFS3_HANDLER(read)
 	nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
 }
 
+/* A stable WRITE waiting for the neighbour that completes its end blocks (fileio.h). */
+struct write_wait {
+	struct fh_obj o;
+	struct statx before;
+};
+
+static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct fh_obj *o,
+			const struct statx *before, int rc)
+{
+	r->status = nfs3_errno(rc);
+	if (r->status != NFS3_OK) {
+		nfs3_wcc(rq, before, o->fd, &r->WRITE3res_u.resfail.file_wcc);
+		return;
+	}
+	atomic_fetch_add(&rq->w->srv->ctr.writes, 1);
+	atomic_fetch_add(&rq->w->srv->ctr.bytes_written, a->count);
+	WRITE3resok *ok = &r->WRITE3res_u.resok;
+	ok->count = a->count;
+	ok->committed = a->stable;
+	server_write_verf(rq->w->srv, ok->verf);
+	nfs3_wcc(rq, before, o->fd, &ok->file_wcc);
+}
+
+static bool write_resume(struct nfs_req *rq, void *argp, void *resp, bool force)
+{
+	WRITE3args *a = argp;
+	struct write_wait *ww = rq->resume_ctx;
+	int rc = fileio_write_finish(rq, &ww->o, a->offset, a->count, (enum fileio_stable)a->stable, force);
+	if (rc == FILEIO_WAIT)
+		return false;
+	fh_unpin(rq->w, &ww->o);
+	write_reply(rq, a, resp, &ww->o, &ww->before, rc);
+	return true;
+}
+
 NFS3_HANDLER(write)
 {
 	WRITE3args *a = argp;
@@ -229,21 +264,25 @@ NFS3_HANDLER(write)
 		r->status = NFS3ERR_FBIG;
 	else
 		r->status = check_io_access(rq, &o, &before, W_OK);
-	if (r->status == NFS3_OK) {
-		rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable);
-		r->status = nfs3_errno(rc);
-	}
 	if (r->status != NFS3_OK) {
 		nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
-	atomic_fetch_add(&rq->w->srv->ctr.writes, 1);
-	atomic_fetch_add(&rq->w->srv->ctr.bytes_written, a->count);
-	WRITE3resok *ok = &r->WRITE3res_u.resok;
-	ok->count = a->count;
-	ok->committed = a->stable;
-	server_write_verf(rq->w->srv, ok->verf);
-	nfs3_wcc(rq, &before, o.fd, &ok->file_wcc);
+	/* Another request in flight may be the neighbour a stable WRITE's end blocks wait for. */
+	bool may_wait = atomic_load(&rq->w->srv->active) > 1;
+	rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable,
+			  may_wait);
+	struct write_wait *ww = rc == FILEIO_WAIT ? arena_alloc(&rq->arena, sizeof *ww) : NULL;
+	if (ww) {
+		*ww = (struct write_wait){.o = o, .before = before};
+		fh_pin(&ww->o);
+		rq->resume = write_resume;
+		rq->resume_ctx = ww;
+		return;
+	}
+	if (rc == FILEIO_WAIT)
+		rc = fileio_write_finish(rq, &o, a->offset, a->count, (enum fileio_stable)a->stable, true);
+	write_reply(rq, a, r, &o, &before, rc);
 }
 
 NFS3_HANDLER(commit)

@@ -150,6 +150,31 @@ static void test_commit_between_halves(void **state)
 	env_free(e);
 }
 
+/* What a stable WRITE asks before it waits for its neighbour: a range is partial while one of its
+ * blocks misses bytes, and no longer once the neighbour wrote them (or a COMMIT filled them). */
+static void test_range_partial(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+
+	(void)state;
+	put(e, 100, BS + 1000, 1);                       /* blocks 0 and 1 both partial */
+	assert_true(bcache_range_partial(e->f, 100, BS + 1000));
+	assert_true(bcache_range_partial(e->f, 0, 10));  /* block 0 alone */
+	assert_false(bcache_range_partial(e->f, 3 * BS, BS));
+	put(e, 0, 100, 2);                               /* block 0 complete: written, freed */
+	assert_true(bcache_range_partial(e->f, 100, BS + 1000));
+	assert_false(bcache_range_partial(e->f, 0, BS));
+	put(e, BS + 1100, BS - 1100, 3);                 /* block 1 complete */
+	assert_false(bcache_range_partial(e->f, 0, 0));  /* count 0: to end of file */
+	assert_int_equal(e->disk.reads, 0);
+	put(e, 5 * BS + 7, 10, 4);
+	assert_true(bcache_range_partial(e->f, 0, 0));
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_false(bcache_range_partial(e->f, 0, 0));  /* filled: clean, complete */
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* The same over bytes that were on disk before: the COMMIT reads the block once, the rest of
  * the block then arrives in two WRITEs and needs no more reads. */
 static void test_commit_between_halves_existing_file(void **state)
@@ -812,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_failed_middle_keeps_entries),
 		cmocka_unit_test(test_overlapping_middles_ack_order),
 		cmocka_unit_test(test_completion_under_landed_middle),
+		cmocka_unit_test(test_range_partial),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
