@@ -200,14 +200,35 @@ static void queue_reply(struct conn *c, struct reply *r)
 
 static void job_done(struct job *j);
 
+/* Memory for a record of len bytes whose first avail bytes are at p, and where in it the record
+ * starts: a WRITE's payload lands at an address congruent to its file offset modulo PLACE_ALIGN, so
+ * the whole blocks of its middle are aligned for O_DIRECT wherever the WRITE starts. */
+static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, uint8_t **start)
+{
+	size_t idx;
+	uint64_t off;
+	if (!dispatch_peek_write(p, avail, &idx, &off)) {
+		*start = malloc(len ? len : 1);    /* not a WRITE: no alignment to keep */
+		return *start;
+	}
+	size_t shift = (size_t)((off - idx) & (PLACE_ALIGN - 1));
+	uint8_t *mem = aligned_alloc(PLACE_ALIGN, (shift + len + 4095) & ~(size_t)4095);
+	*start = mem ? mem + shift : NULL;
+	return mem;
+}
+
 /* Hand a record to the workers. mem, when given, owns rec and goes with the job; else rec lies
- * in the stream buffer and is copied (small records only: large ones have their own buffer). */
+ * in the stream buffer and is copied out (placed, so this is the payload's only copy). */
 static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len)
 {
 	struct job *j = calloc(1, sizeof *j);
-	if (j && !mem && (mem = malloc(len ? len : 1)) != NULL) {
-		memcpy(mem, rec, len);
-		rec = mem;
+	if (j && !mem) {
+		uint8_t *start;
+		mem = place_record(rec, len, len, &start);
+		if (mem) {
+			memcpy(start, rec, len);
+			rec = start;
+		}
 	}
 	if (!j || !mem) {
 		log_err("out of memory for a request: closing the connection");
@@ -222,19 +243,12 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 	jobs_push(c->nl->srv, j);
 }
 
-/* Start assembling a record of which `avail` bytes (fragment body) sit at p. */
 static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t frag_len)
 {
-	size_t cap = frag_len;
-	size_t shift = 0, idx;
-	uint64_t off;
-	if (dispatch_peek_write(p, avail, &idx, &off))
-		shift = (size_t)((off - idx) & (PLACE_ALIGN - 1));
-	c->rec_mem = aligned_alloc(PLACE_ALIGN, (cap + PLACE_ALIGN + PLACE_ALIGN - 1) & ~(size_t)(PLACE_ALIGN - 1));
+	c->rec_mem = place_record(p, avail, frag_len, &c->rec);
 	if (!c->rec_mem)
 		return false;
-	c->rec = c->rec_mem + shift;
-	c->rec_cap = cap;
+	c->rec_cap = frag_len;
 	c->rec_len = 0;
 	c->in_rec = true;
 	return true;
