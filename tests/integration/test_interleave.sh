@@ -101,6 +101,11 @@ check_counters() {
 		[ "$peak" -gt 0 ] ||
 			{ fail "misaligned records, yet the boundary cache was never used (write_mode = direct)"; return 1; }
 	fi
+	# The payload's one copy is socket -> placed buffer: a middle the cache had to bounce means a
+	# second copy of the data on its way to disk.
+	local bounced
+	bounced=$(counter cache_bounced_middles) || { fail "no cache_bounced_middles counter"; return 1; }
+	[ "$bounced" -eq 0 ] || { fail "$bounced WRITE middles were copied again (unaligned in memory)"; return 1; }
 	if [ "$sync" = unstable ]; then
 		local most=0
 		[ "$mode" = overwrite ] && most=$allow
