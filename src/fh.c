@@ -23,7 +23,8 @@
 #define FH_KMAX (FH_MAX - FH_HDR - FH_MAC)
 
 struct fh_entry {
-	struct fh_entry *hnext;             /* hash chain */
+	struct fh_entry *hnext;             /* hash chain, by handle */
+	struct fh_entry *inext;             /* hash chain, by inode (fh_forget) */
 	struct fh_entry *lprev, *lnext;     /* LRU, most recent at head */
 	struct fh fh;
 	uint64_t hash;
@@ -41,6 +42,7 @@ struct fh_entry {
 struct fh_cache {
 	struct server *srv;
 	struct fh_entry *bucket[FH_BUCKETS];
+	struct fh_entry *by_ino[FH_BUCKETS];
 	struct fh_entry **by_fd;            /* O_PATH fd -> entry, for attribute requests by fd */
 	unsigned nby_fd;
 	struct fh_entry *lru_head, *lru_tail;
@@ -159,6 +161,9 @@ static void cache_remove(struct fh_cache *c, struct fh_entry *e, bool gone)
 	while (*pp != e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
+	for (pp = &c->by_ino[e->ino % FH_BUCKETS]; *pp != e;)
+		pp = &(*pp)->inext;
+	*pp = e->inext;
 	lru_unlink(c, e);
 	c->n--;
 	entry_close(c, e, gone);
@@ -185,9 +190,14 @@ static struct fh_entry *cache_find(struct fh_cache *c, const uint8_t *data, size
 void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
 {
 	struct fh_cache *c = w->fhc;
-	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
-		next = e->lnext;
+	for (struct fh_entry *e = c->by_ino[ino % FH_BUCKETS], *next; e; e = next) {
+		next = e->inext;
 		if (e->dev != dev || e->ino != ino)
+			continue;
+		/* Only if it is really gone: the inode number may already belong to a new file, whose
+		 * cached data must not be dropped. */
+		struct stat sb;
+		if (fstat(e->fd, &sb) == 0 && sb.st_nlink > 0)
 			continue;
 		if (e->pins) {
 			/* A parked WRITE still holds it: drop the cached data now, close at unpin. */
@@ -314,7 +324,14 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 		return NULL;
 	}
 	e->fio.fd = fd;
-	int rc = bcache_file_open(w->srv->cache, e->dev, e->ino, block, &e->fio, &e->bf);
+	/* The cache knows a file by (dev, key). The inode number alone would let a new file that
+	 * reuses the number of a deleted one, still cached, inherit its blocks: the key is a hash of
+	 * the kernel handle instead, which holds the inode's generation (and not the export id, so
+	 * two exports of one file system share a file's entries). */
+	uint64_t key;
+	crypto_shorthash_siphash24((unsigned char *)&key, e->fh.data + 6, e->fh.len - 6 - FH_MAC,
+				   w->srv->fh_key);
+	int rc = bcache_file_open(w->srv->cache, e->dev, key, block, &e->fio, &e->bf);
 	if (rc < 0) {
 		*err = -rc;
 		e->bf = NULL;
@@ -355,6 +372,8 @@ enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct
 		memcpy(e->fh.data, p, len);
 		e->hnext = c->bucket[hash % FH_BUCKETS];
 		c->bucket[hash % FH_BUCKETS] = e;
+		e->inext = c->by_ino[e->ino % FH_BUCKETS];
+		c->by_ino[e->ino % FH_BUCKETS] = e;
 		c->n++;
 		index_fd(c, e);
 		if (c->n > c->max)

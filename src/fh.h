@@ -50,7 +50,8 @@ enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct
 int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct);
 
 /* The inode is gone (last link removed, or replaced by RENAME): close its cached descriptors and
- * drop its boundary-cache entries unwritten. */
+ * drop its boundary-cache entries unwritten. Entries whose file still has a link are left alone
+ * (the number may have been reused already). */
 void fh_forget(struct worker *w, dev_t dev, uint64_t ino);
 
 /* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT

@@ -15,6 +15,7 @@
 #include "bcache.h"
 #include "io/ring.h"
 #include "log.h"
+#include "worker.h"
 
 /* ---- the cache's I/O ---- */
 
@@ -170,8 +171,10 @@ static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const
 
 static void write_failed(struct nfs_req *rq, uint64_t off, uint32_t count, int rc)
 {
-	log_warn("WRITE of %u bytes at %llu failed: %s; write verifier changed", count,
-		 (unsigned long long)off, strerror(-rc));
+	/* A full disk fails every WRITE: one line a second says so, with how many it stands for. */
+	log_ratelimited(&rq->w->srv->write_errors, LOG_WARNING,
+			"WRITE of %u bytes at %llu failed: %s; write verifier changed", count,
+			(unsigned long long)off, strerror(-rc));
 	server_rotate_verf(rq->w->srv);
 }
 
@@ -190,11 +193,26 @@ int fileio_write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 	return rc;
 }
 
+static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
+		      uint32_t count, enum fileio_stable stable, bool may_wait)
+{
+	return direct_write(o) ? write_cached(rq, o, off, data, count, stable, may_wait)
+			       : write_paged(rq, o, off, data, count, stable);
+}
+
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
 		 enum fileio_stable stable, bool may_wait)
 {
-	int rc = direct_write(o) ? write_cached(rq, o, off, data, count, stable, may_wait)
-				 : write_paged(rq, o, off, data, count, stable);
+	int rc = write_once(rq, o, off, data, count, stable, may_wait);
+	if (rc == -ENOSPC || rc == -EDQUOT) {
+		/* Deleted files we still hold open may be what fills the disk: let them go (here now,
+		 * in the other workers at their next turn) and try once more. */
+		fh_pin(o);      /* the sweep must not close the file this WRITE is using */
+		fh_sweep(rq->w);
+		fh_unpin(rq->w, o);
+		workers_sweep_all(rq->w, true);
+		rc = write_once(rq, o, off, data, count, stable, may_wait);
+	}
 	if (rc < 0)
 		write_failed(rq, off, count, rc);
 	return rc;

@@ -11,7 +11,38 @@ static atomic_int log_level = LOG_INFO;
 void log_set_level(int level) { atomic_store(&log_level, level); }
 int log_get_level(void) { return atomic_load(&log_level); }
 
+static void log_line(int level, const char *prefix, const char *fmt, va_list ap);
+
 void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(level, "", fmt, ap);
+	va_end(ap);
+}
+
+void log_ratelimited(struct log_ratelimit *rl, int level, const char *fmt, ...)
+{
+	if (level > log_get_level())
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	long long last = atomic_load(&rl->last_sec);
+	if (last == ts.tv_sec || !atomic_compare_exchange_strong(&rl->last_sec, &last, ts.tv_sec)) {
+		atomic_fetch_add(&rl->suppressed, 1);
+		return;
+	}
+	char prefix[64] = "";
+	unsigned n = atomic_exchange(&rl->suppressed, 0);
+	if (n)
+		snprintf(prefix, sizeof prefix, "(%u similar lines held back) ", n);
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(level, prefix, fmt, ap);
+	va_end(ap);
+}
+
+static void log_line(int level, const char *prefix, const char *fmt, va_list ap)
 {
 	static const char *const names[] = {"emerg", "alert", "crit", "error", "warning",
 					    "notice", "info", "debug"};
@@ -23,12 +54,9 @@ void log_msg(int level, const char *fmt, ...)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	int n = (int)strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
-	n += snprintf(line + n, sizeof line - (size_t)n, ".%03ldZ nfsd-uc %s: ", ts.tv_nsec / 1000000,
-		      names[level & 7]);
-	va_list ap;
-	va_start(ap, fmt);
+	n += snprintf(line + n, sizeof line - (size_t)n, ".%03ldZ nfsd-uc %s: %s", ts.tv_nsec / 1000000,
+		      names[level & 7], prefix);
 	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-	va_end(ap);
 	/* One fputs per line: stdio locks the stream, so lines from workers never interleave. */
 	fprintf(stderr, "%s\n", line);
 }

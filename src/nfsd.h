@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include "config.h"
+#include "log.h"
 #include "rpc/oncrpc.h"
 
 struct io_ring;
@@ -20,6 +21,7 @@ struct bcache;
 struct conn;
 struct jobq;
 struct parked_call;
+struct forget_ring;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -47,7 +49,12 @@ struct server {
 	unsigned fh_cache_max;        /* handle-cache entries per worker, from RLIMIT_NOFILE */
 	atomic_uint active;           /* jobs queued or running (not parked): is anyone coming? */
 	atomic_uint nparked;          /* parked calls, all workers */
+	atomic_uint sweep_gen;        /* bumped to make every worker sweep its handle cache now */
+	struct forget_ring *forgets;  /* inodes gone through one worker, for the others (worker.c) */
+	struct worker *workers;       /* for workers_sweep_all() */
+	unsigned nworkers;
 	struct server_counters ctr;
+	struct log_ratelimit write_errors;
 	atomic_bool stopping;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
 	pthread_mutex_t mounts_lock;
@@ -67,6 +74,9 @@ struct worker {
 	bool started;
 	struct parked_call *parked;   /* calls this worker parked (worker.c), oldest first */
 	unsigned nparked;
+	long next_sweep;              /* CLOCK_MONOTONIC second of the next handle-cache sweep */
+	atomic_uint sweep_gen;        /* the server's sweep_gen as of our last sweep (read by others) */
+	uint64_t forget_seq;          /* forget_ring entries applied to our handle cache */
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
 	struct rpc_cred cur_cred;
 	bool cur_is_root;

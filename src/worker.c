@@ -24,6 +24,18 @@ struct parked_call {
 	struct timespec since;        /* CLOCK_REALTIME, as the job queue's timed wait */
 };
 
+/* Inodes whose last link went away through one worker: every other worker closes its handles of
+ * them at its next turn, so the file's space is freed without waiting for a sweep. */
+#define FORGET_RING 1024
+struct forget_ring {
+	pthread_mutex_t lock;
+	_Atomic uint64_t seq;         /* entries ever published */
+	struct {
+		dev_t dev;
+		uint64_t ino;
+	} ent[FORGET_RING];
+};
+
 struct jobq {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -96,14 +108,81 @@ static struct job *next_job(struct worker *w, bool *stop)
 	}
 	*stop = q->stop;
 	pthread_mutex_unlock(&q->lock);
-	/* Idle for the whole sweep period: let go of handles of files deleted behind the handle
-	 * cache's back (their space stays allocated while we hold them). */
-	if (!j && rc == ETIMEDOUT && !w->parked) {
-		unsigned n = fh_sweep(w);
-		if (n)
-			log_debug("worker %u: closed %u handle(s) of deleted files", w->id, n);
-	}
+	(void)rc;
 	return j;
+}
+
+/* Let go of handles of files deleted behind the handle cache's back (a local rm, or a REMOVE
+ * through another worker): their space stays allocated while we hold them. Every SWEEP_SECONDS,
+ * busy or not, and at once when a WRITE found the disk full (fh_sweep_all). */
+static void maybe_sweep(struct worker *w)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	unsigned gen = atomic_load(&w->srv->sweep_gen);
+	if (now.tv_sec < w->next_sweep && gen == atomic_load(&w->sweep_gen))
+		return;
+	w->next_sweep = now.tv_sec + SWEEP_SECONDS;
+	unsigned n = fh_sweep(w);
+	atomic_store(&w->sweep_gen, gen);
+	if (n)
+		log_debug("worker %u: closed %u handle(s) of deleted files", w->id, n);
+}
+
+void workers_forget(struct worker *self, dev_t dev, uint64_t ino)
+{
+	struct server *srv = self->srv;
+	struct forget_ring *f = srv->forgets;
+	pthread_mutex_lock(&f->lock);
+	uint64_t s = atomic_load(&f->seq);
+	f->ent[s % FORGET_RING].dev = dev;
+	f->ent[s % FORGET_RING].ino = ino;
+	atomic_store(&f->seq, s + 1);
+	pthread_mutex_unlock(&f->lock);
+	self->forget_seq += self->forget_seq == s;   /* ours is done already */
+	pthread_mutex_lock(&srv->jobs->lock);
+	pthread_cond_broadcast(&srv->jobs->cond);
+	pthread_mutex_unlock(&srv->jobs->lock);
+}
+
+/* Apply what other workers published; fallen too far behind, sweep everything instead. */
+static void apply_forgets(struct worker *w)
+{
+	struct forget_ring *f = w->srv->forgets;
+	uint64_t end = atomic_load(&f->seq);
+	if (w->forget_seq == end)
+		return;
+	if (end - w->forget_seq > FORGET_RING) {
+		fh_sweep(w);
+		w->forget_seq = end;
+		return;
+	}
+	pthread_mutex_lock(&f->lock);
+	for (; w->forget_seq < end; w->forget_seq++)
+		fh_forget(w, f->ent[w->forget_seq % FORGET_RING].dev, f->ent[w->forget_seq % FORGET_RING].ino);
+	pthread_mutex_unlock(&f->lock);
+}
+
+void workers_sweep_all(struct worker *self, bool wait)
+{
+	struct server *srv = self->srv;
+	unsigned gen = atomic_fetch_add(&srv->sweep_gen, 1) + 1;
+	pthread_mutex_lock(&srv->jobs->lock);
+	pthread_cond_broadcast(&srv->jobs->cond);
+	pthread_mutex_unlock(&srv->jobs->lock);
+	if (!wait)
+		return;
+	/* Idle workers sweep as soon as they wake; a busy one after its request: wait a little. */
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned behind = 0;
+		for (unsigned i = 0; i < srv->nworkers; i++)
+			if (&srv->workers[i] != self && (int)(atomic_load(&srv->workers[i].sweep_gen) - gen) < 0)
+				behind++;
+		if (!behind)
+			return;
+		struct timespec ms = {0, 1000 * 1000};
+		nanosleep(&ms, NULL);
+	}
 }
 
 /* Something changed that a parked call may wait for: wake idle workers to look. */
@@ -188,6 +267,8 @@ static void *worker_main(void *arg)
 		}
 		if (w->parked && resume_parked(w, stop && !j))
 			jobs_wake(w->srv);
+		apply_forgets(w);
+		maybe_sweep(w);
 		if (!j && stop && !w->parked)
 			break;
 	}
@@ -218,14 +299,20 @@ int workers_start(struct server *srv, struct worker **out, unsigned n)
 {
 	struct jobq *q = calloc(1, sizeof *q);
 	struct worker *w = calloc(n, sizeof *w);
-	if (!q || !w) {
+	struct forget_ring *f = calloc(1, sizeof *f);
+	if (!q || !w || !f) {
 		free(q);
 		free(w);
+		free(f);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&f->lock, NULL);
+	srv->forgets = f;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	srv->jobs = q;
+	srv->workers = w;
+	srv->nworkers = n;
 	int rc = 0;
 	for (unsigned i = 0; i < n && rc == 0; i++) {
 		rc = worker_init(&w[i], srv, i);
@@ -260,5 +347,10 @@ void workers_stop(struct server *srv, struct worker *w, unsigned n)
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 	srv->jobs = NULL;
+	srv->workers = NULL;
+	srv->nworkers = 0;
 	free(w);
+	pthread_mutex_destroy(&srv->forgets->lock);
+	free(srv->forgets);
+	srv->forgets = NULL;
 }

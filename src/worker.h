@@ -35,5 +35,12 @@ void jobs_push(struct server *srv, struct job *j);
  * them (closing their handle caches writes what the boundary cache still holds). */
 void workers_stop(struct server *srv, struct worker *w, unsigned n);
 void job_free(struct job *j);
+/* The inode (dev, ino) lost its last link through this worker (which forgot it already): every
+ * other worker closes its handles of it at its next turn. */
+void workers_forget(struct worker *self, dev_t dev, uint64_t ino);
+/* Make every worker close its handles of deleted files (a REMOVE went through one worker; a WRITE
+ * found the disk full). With wait, return once they all did (or after 100 ms): only the caller's
+ * own cache is swept by the caller, as the caches are per thread. */
+void workers_sweep_all(struct worker *self, bool wait);
 
 #endif

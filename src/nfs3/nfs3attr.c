@@ -12,6 +12,7 @@
 #include "fileio.h"
 #include "io/ring.h"
 #include "log.h"
+#include "worker.h"
 #include "nfs3.h"
 
 nfsstat3 nfs3_errno(int err)
@@ -209,7 +210,10 @@ nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct export_rt *exp, int dirfd
 
 void nfs3_forget_inode(struct nfs_req *rq, const struct statx *victim)
 {
-	fh_forget(rq->w, makedev(victim->stx_dev_major, victim->stx_dev_minor), victim->stx_ino);
+	dev_t dev = makedev(victim->stx_dev_major, victim->stx_dev_minor);
+	fh_forget(rq->w, dev, victim->stx_ino);
+	/* The other workers may hold it open too: its space comes back only when they let go. */
+	workers_forget(rq->w, dev, victim->stx_ino);
 }
 
 void nfs3_cookieverf(const struct statx *dir, cookieverf3 out)
