@@ -205,7 +205,7 @@ bench_sample() {
 	io_read=$(awk '/^read_bytes:/ {print $2}' "/proc/$BENCH_DPID/io")
 	# utime and stime are fields 14 and 15; the command name (field 2) may hold spaces
 	cpu=$(sed 's/^.*) //' "/proc/$BENCH_DPID/stat" | awk '{print $12 + $13}')
-	cached=$(awk '/^Cached:/ {print $2 * 1024}' /proc/meminfo)
+	cached=$(awk '/^Cached:/ {printf "%.0f\n", $2 * 1024}' /proc/meminfo)   # %.0f: awk prints big products as 2.1e+09
 	loop_sect=$(awk '{print $3}' "/sys/block/$dev/stat")
 	echo "io_read=$io_read cpu=$cpu cached=$cached loop_sect=$loop_sect"
 }
