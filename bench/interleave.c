@@ -16,7 +16,6 @@
  * the right one.
  *
  * Exit status: 0 all verified, 1 a byte read back differs, 2 usage, 3 server or protocol error. */
-#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,16 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <nfsc/libnfs.h>
-#include <nfsc/libnfs-raw.h>
-#include <nfsc/libnfs-raw-mount.h>
-#include <nfsc/libnfs-raw-nfs.h>
+#include "lib/nfsclient.h"
 
 #define EXIT_MISMATCH 1
 #define EXIT_USAGE 2
 #define EXIT_SERVER 3
 
-#define STALL_MS 60000          /* no reply for this long: give up */
+#define STALL_MS NB_STALL_MS
 #define MAX_COMMIT_ROUNDS 8     /* verifier changed this many times in a row: give up */
 #define DEFAULT_RSIZE (1u << 20)
 
@@ -59,11 +55,7 @@ struct opts {
 	uint64_t seed;
 	bool seed_set;
 	uint32_t rsize;
-};
-
-struct fh {
-	u_int len;
-	char data[NFS3_FHSIZE];
+	double interval;        /* --interval: seconds between progress lines, 0 for none */
 };
 
 /* One piece of work: a whole record, or the rest of one after a short WRITE or READ. */
@@ -109,7 +101,7 @@ enum phase { RUN_WRITE, RUN_READ, RUN_DONE };
 
 struct run {
 	const struct opts *o;
-	struct fh file;
+	struct nb_fh file;
 	struct writer *w;
 	uint64_t nrec, size;
 	struct recstate *rec;
@@ -120,25 +112,14 @@ struct run {
 	uint8_t *scratch;       /* expected bytes of one READ reply */
 	uint32_t rsize, wtmax;
 	uint64_t writes, resends, short_writes, commits, reads, bytes_verified;
+	uint64_t acked_bytes;   /* bytes the server said it wrote */
+	double t0, tick_t, next_tick;
+	uint64_t tick_bytes;
 	long long last_progress;
 	int failed;             /* exit status of the first failure, 0 while none */
 };
 
 /* ---- small helpers ---- */
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 __attribute__((format(printf, 3, 4)))
 static void fail(struct run *r, int status, const char *fmt, ...)
@@ -166,291 +147,6 @@ static int pieces_push(struct pieces *q, uint64_t off, uint32_t len)
 		q->cap = cap;
 	}
 	q->v[q->n++] = (struct piece){ off, len };
-	return 0;
-}
-
-/* ---- the data pattern ---- */
-
-/* splitmix64 of the 8-byte word index under the seed */
-static uint64_t pattern_word(uint64_t seed, uint64_t index)
-{
-	uint64_t z = seed + (index + 1) * 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint8_t pattern_byte(uint64_t seed, uint64_t off)
-{
-	return (uint8_t)(pattern_word(seed, off >> 3) >> (8 * (off & 7)));
-}
-
-static void pattern_fill(uint64_t seed, uint64_t off, uint8_t *buf, size_t len)
-{
-	size_t i = 0;
-
-	for (; i < len && ((off + i) & 7) != 0; i++)
-		buf[i] = pattern_byte(seed, off + i);
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w = htole64(pattern_word(seed, (off + i) >> 3));
-		memcpy(buf + i, &w, 8);
-	}
-	for (; i < len; i++)
-		buf[i] = pattern_byte(seed, off + i);
-}
-
-/* ---- synchronous calls for set-up (mount, lookup, create, fsinfo, getattr) ---- */
-
-struct sync_call {
-	bool done, ok;
-	int nfs_status;
-	struct fh fh;
-	uint64_t a, b;
-	char err[256];
-};
-
-static bool call_done(struct sync_call *c, int status, void *data)
-{
-	c->done = true;
-	if (status == RPC_STATUS_SUCCESS)
-		return true;
-	snprintf(c->err, sizeof(c->err), "%s", status == RPC_STATUS_ERROR && data != NULL ?
-		 (const char *)data : status == RPC_STATUS_TIMEOUT ? "timed out" : "cancelled");
-	return false;
-}
-
-static void fh_set(struct fh *to, u_int len, const char *data)
-{
-	to->len = len <= NFS3_FHSIZE ? len : NFS3_FHSIZE;
-	memcpy(to->data, data, to->len);
-}
-
-static nfs_fh3 fh3(struct fh *f)
-{
-	nfs_fh3 v = { .data = { .data_len = f->len, .data_val = f->data } };
-	return v;
-}
-
-/* Service rpc until c is done: true when the reply came (c->ok says if it was a success). */
-static bool sync_wait(struct rpc_context *rpc, struct sync_call *c, int queued, const char *what)
-{
-	long long deadline = now_ms() + STALL_MS;
-
-	if (queued != 0) {
-		fprintf(stderr, "nfs-interleave: %s: not queued: %s\n", what, rpc_get_error(rpc));
-		return false;
-	}
-	while (!c->done) {
-		struct pollfd p = { .fd = rpc_get_fd(rpc), .events = (short)rpc_which_events(rpc) };
-		int n = poll(&p, 1, 100);
-
-		if ((n < 0 && errno != EINTR) || rpc_service(rpc, n > 0 ? p.revents : 0) < 0 ||
-		    rpc_get_fd(rpc) < 0) {
-			if (!c->done)
-				snprintf(c->err, sizeof(c->err), "connection failed: %s", rpc_get_error(rpc));
-			break;
-		}
-		if (now_ms() > deadline) {
-			snprintf(c->err, sizeof(c->err), "no reply in %d ms", STALL_MS);
-			break;
-		}
-	}
-	if (c->err[0] != '\0')
-		fprintf(stderr, "nfs-interleave: %s: %s\n", what, c->err);
-	return c->done && c->err[0] == '\0';
-}
-
-static void connect_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct sync_call *c = priv;
-	c->ok = call_done(c, status, data);
-}
-
-static struct rpc_context *connect_to(const char *host, int port, int prog, int vers)
-{
-	struct rpc_context *rpc = rpc_init_context();
-	struct sync_call c = { 0 };
-	char what[64];
-
-	if (rpc == NULL)
-		return NULL;
-	snprintf(what, sizeof(what), "connect to %s:%d", host, port);
-	if (!sync_wait(rpc, &c, rpc_connect_port_async(rpc, host, port, prog, vers, connect_cb, &c),
-		       what)) {
-		rpc_destroy_context(rpc);
-		return NULL;
-	}
-	return rpc;
-}
-
-static void mnt_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct sync_call *c = priv;
-	mountres3 *res = data;
-
-	if (!call_done(c, status, data))
-		return;
-	c->nfs_status = (int)res->fhs_status;
-	c->ok = res->fhs_status == MNT3_OK;
-	if (c->ok)
-		fh_set(&c->fh, res->mountres3_u.mountinfo.fhandle.fhandle3_len,
-		       res->mountres3_u.mountinfo.fhandle.fhandle3_val);
-}
-
-static int mount_root(const struct opts *o, struct fh *root)
-{
-	struct rpc_context *rpc = connect_to(o->host, o->mount_port, MOUNT_PROGRAM, MOUNT_V3);
-	struct sync_call c = { 0 };
-	int rc = -1;
-
-	if (rpc == NULL)
-		return -1;
-	if (sync_wait(rpc, &c, rpc_mount3_mnt_async(rpc, mnt_cb, (char *)o->export, &c), "MNT")) {
-		if (c.ok) {
-			*root = c.fh;
-			rc = 0;
-		} else {
-			fprintf(stderr, "nfs-interleave: MNT %s: %s\n", o->export,
-				mountstat3_to_str(c.nfs_status));
-		}
-	}
-	rpc_destroy_context(rpc);
-	return rc;
-}
-
-static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct sync_call *c = priv;
-	LOOKUP3res *res = data;
-
-	if (!call_done(c, status, data))
-		return;
-	c->nfs_status = (int)res->status;
-	c->ok = res->status == NFS3_OK;
-	if (c->ok)
-		fh_set(&c->fh, res->LOOKUP3res_u.resok.object.data.data_len,
-		       res->LOOKUP3res_u.resok.object.data.data_val);
-}
-
-static void create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct sync_call *c = priv;
-	CREATE3res *res = data;
-	post_op_fh3 *obj;
-
-	if (!call_done(c, status, data))
-		return;
-	c->nfs_status = (int)res->status;
-	c->ok = res->status == NFS3_OK;
-	obj = &res->CREATE3res_u.resok.obj;
-	c->a = c->ok && obj->handle_follows;
-	if (c->a)
-		fh_set(&c->fh, obj->post_op_fh3_u.handle.data.data_len,
-		       obj->post_op_fh3_u.handle.data.data_val);
-}
-
-static int nfs_lookup(struct rpc_context *rpc, struct fh *dir, const char *name, struct fh *out)
-{
-	struct sync_call c = { 0 };
-	LOOKUP3args args = { .what = { .dir = fh3(dir), .name = (char *)name } };
-
-	if (!sync_wait(rpc, &c, rpc_nfs3_lookup_async(rpc, lookup_cb, &args, &c), "LOOKUP"))
-		return -1;
-	if (!c.ok) {
-		fprintf(stderr, "nfs-interleave: LOOKUP %s: %s\n", name, nfsstat3_to_str(c.nfs_status));
-		return -1;
-	}
-	*out = c.fh;
-	return 0;
-}
-
-/* CREATE UNCHECKED with size 0: makes the file, or truncates the one there. */
-static int nfs_create_empty(struct rpc_context *rpc, struct fh *dir, const char *name,
-			    struct fh *out)
-{
-	struct sync_call c = { 0 };
-	CREATE3args args = { .where = { .dir = fh3(dir), .name = (char *)name } };
-	sattr3 *sa = &args.how.createhow3_u.obj_attributes;
-
-	args.how.mode = UNCHECKED;
-	sa->mode.set_it = 1;
-	sa->mode.set_mode3_u.mode = 0644;
-	sa->size.set_it = 1;
-	sa->size.set_size3_u.size = 0;
-	if (!sync_wait(rpc, &c, rpc_nfs3_create_async(rpc, create_cb, &args, &c), "CREATE"))
-		return -1;
-	if (!c.ok) {
-		fprintf(stderr, "nfs-interleave: CREATE %s: %s\n", name, nfsstat3_to_str(c.nfs_status));
-		return -1;
-	}
-	if (!c.a)   /* no handle in the reply: ask for it */
-		return nfs_lookup(rpc, dir, name, out);
-	*out = c.fh;
-	return 0;
-}
-
-static void fsinfo_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct sync_call *c = priv;
-	FSINFO3res *res = data;
-
-	if (!call_done(c, status, data))
-		return;
-	c->nfs_status = (int)res->status;
-	c->ok = res->status == NFS3_OK;
-	if (c->ok) {
-		c->a = res->FSINFO3res_u.resok.rtmax;
-		c->b = res->FSINFO3res_u.resok.wtmax;
-	}
-}
-
-static int nfs_fsinfo(struct rpc_context *rpc, struct fh *f, uint32_t *rtmax, uint32_t *wtmax)
-{
-	struct sync_call c = { 0 };
-	FSINFO3args args = { .fsroot = fh3(f) };
-
-	if (!sync_wait(rpc, &c, rpc_nfs3_fsinfo_async(rpc, fsinfo_cb, &args, &c), "FSINFO"))
-		return -1;
-	if (!c.ok) {
-		fprintf(stderr, "nfs-interleave: FSINFO: %s\n", nfsstat3_to_str(c.nfs_status));
-		return -1;
-	}
-	*rtmax = (uint32_t)c.a;
-	*wtmax = (uint32_t)c.b;
-	return 0;
-}
-
-static void getattr_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct sync_call *c = priv;
-	GETATTR3res *res = data;
-
-	if (!call_done(c, status, data))
-		return;
-	c->nfs_status = (int)res->status;
-	c->ok = res->status == NFS3_OK;
-	if (c->ok)
-		c->a = res->GETATTR3res_u.resok.obj_attributes.size;
-}
-
-static int nfs_size(struct rpc_context *rpc, struct fh *f, uint64_t *size)
-{
-	struct sync_call c = { 0 };
-	GETATTR3args args = { .object = fh3(f) };
-
-	if (!sync_wait(rpc, &c, rpc_nfs3_getattr_async(rpc, getattr_cb, &args, &c), "GETATTR"))
-		return -1;
-	if (!c.ok) {
-		fprintf(stderr, "nfs-interleave: GETATTR: %s\n", nfsstat3_to_str(c.nfs_status));
-		return -1;
-	}
-	*size = c.a;
 	return 0;
 }
 
@@ -522,6 +218,7 @@ static void write_reply(struct slot *s, WRITE3res *res)
 	}
 	if (ok->committed == UNSTABLE)
 		note_verf(r, rec_of(r, s->p.off), ok->verf);
+	r->acked_bytes += ok->count;
 	if (ok->count < s->p.len) {
 		r->short_writes++;
 		if (pieces_push(&s->w->todo, s->p.off + ok->count, s->p.len - ok->count) < 0)
@@ -537,7 +234,7 @@ static void write_cb(struct rpc_context *rpc, int status, void *data, void *priv
 
 	s->busy = false;
 	s->w->inflight--;
-	r->last_progress = now_ms();
+	r->last_progress = nb_now_ms();
 	if (status != RPC_STATUS_SUCCESS) {
 		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 ": %s", s->p.off,
 		     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
@@ -550,12 +247,12 @@ static void send_write(struct writer *w, struct slot *s, const struct piece *p)
 {
 	struct run *r = w->r;
 	WRITE3args args = {
-		.file = fh3(&r->file), .offset = p->off, .count = p->len,
+		.file = nb_fh3(&r->file), .offset = p->off, .count = p->len,
 		.stable = r->o->sync == SYNC_FILE ? FILE_SYNC : UNSTABLE,
 		.data = { .data_len = p->len, .data_val = (char *)s->buf },
 	};
 
-	pattern_fill(r->o->seed, p->off, s->buf, p->len);
+	nb_pattern_fill(r->o->seed, p->off, s->buf, p->len);
 	s->p = *p;
 	s->busy = true;
 	if (rpc_nfs3_write_async(w->rpc, write_cb, &args, s) != 0) {
@@ -603,7 +300,7 @@ static void commit_cb(struct rpc_context *rpc, int status, void *data, void *pri
 	bool once = r->o->commit == COMMIT_ONCE;
 	COMMIT3res *res = data;
 
-	r->last_progress = now_ms();
+	r->last_progress = nb_now_ms();
 	r->commit_inflight = false;
 	if (status != RPC_STATUS_SUCCESS) {
 		fail(r, EXIT_SERVER, "COMMIT: %s",
@@ -627,7 +324,7 @@ static void commit_cb(struct rpc_context *rpc, int status, void *data, void *pri
 static void send_commit(struct writer *w, unsigned *rounds)
 {
 	struct run *r = w->r;
-	COMMIT3args args = { .file = fh3(&r->file), .offset = 0, .count = 0 };
+	COMMIT3args args = { .file = nb_fh3(&r->file), .offset = 0, .count = 0 };
 
 	if (++*rounds > MAX_COMMIT_ROUNDS) {
 		fail(r, EXIT_SERVER, "the write verifier changed at %d COMMITs in a row", MAX_COMMIT_ROUNDS);
@@ -723,7 +420,7 @@ static void read_reply(struct slot *s, READ3res *res)
 		     s->p.off, ok->eof ? " and eof" : "");
 		return;
 	}
-	pattern_fill(r->o->seed, s->p.off, r->scratch, n);
+	nb_pattern_fill(r->o->seed, s->p.off, r->scratch, n);
 	if (memcmp(ok->data.data_val, r->scratch, n) != 0) {
 		report_mismatch(r, s->p.off, (const uint8_t *)ok->data.data_val, n, r->scratch);
 		return;
@@ -741,7 +438,7 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 
 	s->busy = false;
 	s->w->inflight--;
-	r->last_progress = now_ms();
+	r->last_progress = nb_now_ms();
 	if (status != RPC_STATUS_SUCCESS) {
 		fail(r, EXIT_SERVER, "READ offset %" PRIu64 ": %s", s->p.off,
 		     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
@@ -773,7 +470,7 @@ static void pump_read_phase(struct run *r)
 		struct piece p;
 
 		while (!r->failed && (s = free_slot(w)) != NULL && next_read_piece(r, w, &p)) {
-			READ3args args = { .file = fh3(&r->file), .offset = p.off, .count = p.len };
+			READ3args args = { .file = nb_fh3(&r->file), .offset = p.off, .count = p.len };
 
 			s->p = p;
 			s->busy = true;
@@ -793,6 +490,30 @@ static void pump_read_phase(struct run *r)
 
 /* ---- the event loop ---- */
 
+/* --interval: one line per interval of the write phase with the MiB/s the server acknowledged
+ * in it, so that a server that slows down once its page cache fills shows it over time.
+ * commit=1 marks the intervals when every WRITE was answered and only COMMIT is awaited: no
+ * bytes are acknowledged then, yet the server is busy writing back. */
+static void progress_tick(struct run *r)
+{
+	double now = nb_now_s();
+	bool committing = true;
+
+	if (r->o->interval <= 0 || r->phase != RUN_WRITE || now < r->next_tick)
+		return;
+	for (unsigned i = 0; i < r->o->writers; i++)
+		committing = committing && r->w[i].writing_done;
+	printf("t=%.3f bytes=%" PRIu64 " MiB/s=%.1f commit=%d\n", now - r->t0, r->acked_bytes,
+	       (double)(r->acked_bytes - r->tick_bytes) / 1048576.0 / (now - r->tick_t),
+	       committing);
+	fflush(stdout);
+	r->tick_bytes = r->acked_bytes;
+	r->tick_t = now;
+	r->next_tick += r->o->interval;
+	if (r->next_tick < now)
+		r->next_tick = now + r->o->interval;
+}
+
 /* Service every connection until the phase is over. 0, or the failure's exit status. */
 static int run_phase(struct run *r, void (*pump)(struct run *))
 {
@@ -801,7 +522,7 @@ static int run_phase(struct run *r, void (*pump)(struct run *))
 
 	if (pfd == NULL)
 		return EXIT_SERVER;
-	r->last_progress = now_ms();
+	r->last_progress = nb_now_ms();
 	pump(r);
 	while (!r->failed && r->phase != RUN_DONE) {
 		for (unsigned i = 0; i < n; i++) {
@@ -818,10 +539,11 @@ static int run_phase(struct run *r, void (*pump)(struct run *))
 			if (rpc_service(rpc, pfd[i].revents) < 0 || rpc_get_fd(rpc) < 0)
 				fail(r, EXIT_SERVER, "connection %u lost: %s", i, rpc_get_error(rpc));
 		}
-		if (!r->failed && now_ms() - r->last_progress > STALL_MS)
+		if (!r->failed && nb_now_ms() - r->last_progress > STALL_MS)
 			fail(r, EXIT_SERVER, "no reply for %d s", STALL_MS / 1000);
 		if (!r->failed)
 			pump(r);
+		progress_tick(r);
 	}
 	free(pfd);
 	return r->failed;
@@ -851,7 +573,7 @@ static int writers_open(struct run *r)
 			if (w->slots[k].buf == NULL)
 				return -1;
 		}
-		w->rpc = connect_to(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
+		w->rpc = nb_connect(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
 		if (w->rpc == NULL)
 			return -1;
 	}
@@ -881,15 +603,15 @@ static int open_file(struct run *r)
 {
 	const struct opts *o = r->o;
 	struct rpc_context *rpc = r->w[0].rpc;
-	struct fh root;
+	struct nb_fh root;
 	uint32_t rtmax, wtmax;
 
-	if (mount_root(o, &root) < 0)
+	if (nb_mount_root(o->host, o->mount_port, o->export, &root) < 0)
 		return -1;
-	if (o->fresh && o->phases != PH_VERIFY ? nfs_create_empty(rpc, &root, o->file, &r->file)
-					     : nfs_lookup(rpc, &root, o->file, &r->file))
+	if (o->fresh && o->phases != PH_VERIFY ? nb_create_empty(rpc, &root, o->file, &r->file)
+					     : nb_lookup(rpc, &root, o->file, &r->file))
 		return -1;
-	if (nfs_fsinfo(rpc, &r->file, &rtmax, &wtmax) < 0)
+	if (nb_fsinfo(rpc, &r->file, &rtmax, &wtmax) < 0)
 		return -1;
 	r->rsize = o->rsize ? o->rsize : DEFAULT_RSIZE;
 	if (rtmax > 0 && r->rsize > rtmax)
@@ -907,7 +629,7 @@ static int check_size(struct run *r)
 {
 	uint64_t size;
 
-	if (nfs_size(r->w[0].rpc, &r->file, &size) < 0)
+	if (nb_size(r->w[0].rpc, &r->file, &size) < 0)
 		return EXIT_SERVER;
 	if (size < r->size || (r->o->fresh && size != r->size)) {
 		fprintf(stderr, "nfs-interleave: the file is %" PRIu64 " bytes, "
@@ -937,34 +659,15 @@ static void usage(FILE *f)
 	      "      --seed N        data seed (default: from the clock; printed)\n"
 	      "      --rsize SIZE    READ size of the read-back (1M, at most the server's rtmax)\n"
 	      "      --csv           print a CSV line (with a header line) instead\n"
+	      "      --interval SECS print \"t= bytes= MiB/s= commit=\" every SECS of the write phase\n"
+	      "                      (commit=1: every WRITE answered, waiting for COMMIT)\n"
 	      "Prints: records= bytes= seconds= MiB/s= writes= (seconds and MiB/s of the write\n"
 	      "phase, final COMMIT included). Exit 0 verified, 1 data differ, 2 usage, 3 error.\n",
 	      f);
 }
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 enum { OPT_COMMIT = 256, OPT_FRESH, OPT_OVERWRITE, OPT_WONLY, OPT_VONLY, OPT_SEED, OPT_RSIZE,
-       OPT_CSV };
+       OPT_CSV, OPT_INTERVAL };
 
 static const struct option long_opts[] = {
 	{ "writers", required_argument, NULL, 'w' }, { "qd", required_argument, NULL, 'q' },
@@ -976,6 +679,7 @@ static const struct option long_opts[] = {
 	{ "verify-only", no_argument, NULL, OPT_VONLY },
 	{ "seed", required_argument, NULL, OPT_SEED }, { "rsize", required_argument, NULL, OPT_RSIZE },
 	{ "csv", no_argument, NULL, OPT_CSV }, { "help", no_argument, NULL, 'h' },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -985,7 +689,7 @@ static int parse_opt(struct opts *o, int c, const char *arg)
 	bool num = c == 'w' || c == 'q' || c == 'r' || c == 't' || c == 'n' || c == OPT_SEED ||
 		   c == OPT_RSIZE;
 
-	if (num && parse_size(arg, &v) < 0)
+	if (num && nb_parse_size(arg, &v) < 0)
 		return -1;
 	switch (c) {
 	case 'w': o->writers = (unsigned)v; return v >= 1 && v <= 1024 ? 0 : -1;
@@ -1004,6 +708,11 @@ static int parse_opt(struct opts *o, int c, const char *arg)
 	case OPT_SEED: o->seed = v; o->seed_set = true; return 0;
 	case OPT_RSIZE: o->rsize = (uint32_t)v; return v >= 4096 && v <= (64u << 20) ? 0 : -1;
 	case OPT_CSV: o->csv = true; return 0;
+	case OPT_INTERVAL: {
+		char *end;
+		o->interval = strtod(arg, &end);
+		return *end == '\0' && o->interval > 0 && o->interval <= 3600 ? 0 : -1;
+	}
 	default: return -1;
 	}
 }
@@ -1082,11 +791,13 @@ static int run_all(struct run *r)
 	if (r->scratch == NULL || r->rec == NULL)
 		return EXIT_SERVER;
 	if (r->o->phases != PH_VERIFY) {
-		t0 = now_s();
+		t0 = nb_now_s();
+		r->t0 = r->tick_t = t0;
+		r->next_tick = t0 + r->o->interval;
 		r->phase = RUN_WRITE;
 		if ((rc = run_phase(r, pump_write_phase)) != 0)
 			return rc;
-		secs = now_s() - t0;
+		secs = nb_now_s() - t0;
 	}
 	if ((rc = check_size(r)) != 0)
 		return rc;

@@ -1,0 +1,396 @@
+"""The machine side of bench/run: the loop device and its XFS, the private network namespace, the
+memory cgroups, the raw device's own bandwidth, and the counters sampled around each case.
+
+Everything made here is recorded in the Host object and undone by Host.cleanup(), which is safe
+to call at any point (and twice). Only processes this module started are signalled, by PID."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+SECTOR = 512            # /sys/block/*/stat counts 512-byte sectors whatever the device's own size
+PAGE = 4096
+
+
+def run(argv, check=True, capture=True, timeout=None, **kw):
+    """subprocess.run with text output; raises with the command's stderr on failure."""
+    r = subprocess.run(argv, text=True, capture_output=capture, timeout=timeout, **kw)
+    if check and r.returncode != 0:
+        err = (r.stderr or '').strip() if capture else ''
+        raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}{': ' + err if err else ''}")
+    return r
+
+
+def read_int(path, default=None):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return default
+
+
+def meminfo(key):
+    """A /proc/meminfo value in bytes."""
+    with open('/proc/meminfo') as f:
+        for line in f:
+            if line.startswith(key + ':'):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def proc_io_read_bytes(pid):
+    try:
+        with open(f'/proc/{pid}/io') as f:
+            for line in f:
+                if line.startswith('read_bytes:'):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def proc_cpu_seconds(pid):
+    """utime + stime of the whole process (every thread, io_uring's io-wq workers included)."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def proc_status_kib(pid, key):
+    try:
+        with open(f'/proc/{pid}/status') as f:
+            for line in f:
+                if line.startswith(key + ':'):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def fincore_bytes(path):
+    """Bytes of the file resident in the page cache (0 when the file is not there)."""
+    if not os.path.exists(path):
+        return 0
+    r = run(['fincore', '--bytes', '--noheadings', '--output', 'RES', path], check=False)
+    try:
+        return int(r.stdout.split()[0])
+    except (IndexError, ValueError):
+        return 0
+
+
+class Cgroup:
+    """One memory cgroup per server run. cgroup v2 where the memory controller is there
+    (memory.max), else the v1 memory hierarchy (memory.limit_in_bytes) under this process's own
+    group. Which one is used is said in the report."""
+
+    def __init__(self, tag):
+        self.tag = tag
+        self.version, self.parent = self._find()
+        self.serial = 0
+
+    @staticmethod
+    def _find():
+        try:
+            with open('/sys/fs/cgroup/cgroup.controllers') as f:
+                if 'memory' in f.read().split():
+                    sub = '/sys/fs/cgroup/cgroup.subtree_control'
+                    with open(sub) as g:
+                        if 'memory' not in g.read().split():
+                            with open(sub, 'w') as h:
+                                h.write('+memory')
+                    return 2, '/sys/fs/cgroup'
+        except OSError:
+            pass
+        own = ''
+        with open('/proc/self/cgroup') as f:
+            for line in f:
+                _, ctrls, path = line.rstrip('\n').split(':', 2)
+                if 'memory' in ctrls.split(','):
+                    own = path
+        base = '/sys/fs/cgroup/memory' + own
+        if os.path.isfile(os.path.join(base, 'memory.limit_in_bytes')):
+            return 1, base
+        return 0, None
+
+    def describe(self):
+        if self.version == 2:
+            return 'cgroup v2 (memory.max)'
+        if self.version == 1:
+            return 'cgroup v1 memory controller, memory.limit_in_bytes: this kernel has no ' \
+                   'cgroup v2 memory controller'
+        return 'no memory cgroup available'
+
+    def make(self, limit):
+        """A fresh child group (limit in bytes, or None): its directory."""
+        if self.version == 0:
+            raise RuntimeError('no memory cgroup controller on this machine')
+        self.serial += 1
+        path = os.path.join(self.parent, f'{self.tag}.{self.serial}')
+        os.mkdir(path)
+        if limit:
+            if self.version == 2:
+                self._write(path, 'memory.max', str(limit))
+                if os.path.exists(os.path.join(path, 'memory.swap.max')):
+                    self._write(path, 'memory.swap.max', '0')
+            else:
+                self._write(path, 'memory.limit_in_bytes', str(limit))
+                if os.path.exists(os.path.join(path, 'memory.memsw.limit_in_bytes')):
+                    self._write(path, 'memory.memsw.limit_in_bytes', str(limit))
+            got = self.limit(path)
+            if got is None or abs(got - limit) > PAGE:
+                raise RuntimeError(f'{path}: memory limit {limit} did not hold (reads {got})')
+        return path
+
+    @staticmethod
+    def _write(path, name, value):
+        with open(os.path.join(path, name), 'w') as f:
+            f.write(value)
+
+    def limit(self, path):
+        name = 'memory.max' if self.version == 2 else 'memory.limit_in_bytes'
+        try:
+            with open(os.path.join(path, name)) as f:
+                v = f.read().strip()
+        except OSError:
+            return None
+        return None if v == 'max' else int(v)
+
+    def procs_file(self, path):
+        return os.path.join(path, 'cgroup.procs')
+
+    def peak(self, path):
+        name = 'memory.peak' if self.version == 2 else 'memory.max_usage_in_bytes'
+        return read_int(os.path.join(path, name))
+
+    def page_cache(self, path):
+        """The page cache charged to the group (bytes)."""
+        key = 'file' if self.version == 2 else 'cache'
+        try:
+            with open(os.path.join(path, 'memory.stat')) as f:
+                for line in f:
+                    k, v = line.split()
+                    if k == key:
+                        return int(v)
+        except OSError:
+            pass
+        return None
+
+    def oom_kills(self, path):
+        """Processes the group's OOM killer killed (None when the kernel does not say)."""
+        name = 'memory.events' if self.version == 2 else 'memory.oom_control'
+        try:
+            with open(os.path.join(path, name)) as f:
+                for line in f:
+                    k, v = line.split()
+                    if k == 'oom_kill':
+                        return int(v)
+        except (OSError, ValueError):
+            pass
+        return None
+
+    def remove(self, path):
+        for _ in range(50):
+            try:
+                os.rmdir(path)
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+class Host:
+    """The loop device, XFS, network namespace and cgroups of one bench run."""
+
+    def __init__(self, image_size, log):
+        self.image_size = image_size
+        self.log = log
+        self.work = None
+        self.loop = None
+        self.mnt = None
+        self.export = None
+        self.netns = None
+        self.cgroup = None
+        self.cgroups_made = []
+        self.block = None
+
+    # ---- set-up
+
+    def make_device(self):
+        """A sparse image in a fresh /var/tmp directory and a loop device on it with 4096-byte
+        sectors and direct I/O (no second copy of the data in the host's page cache)."""
+        self.work = tempfile.mkdtemp(prefix='nfsd-uc-bench.', dir='/var/tmp')
+        img = os.path.join(self.work, 'xfs.img')
+        with open(img, 'w') as f:
+            f.truncate(self.image_size)
+        r = run(['losetup', '--direct-io=on', '--sector-size', '4096', '-f', '--show', img])
+        self.loop = r.stdout.strip()
+        self.log(f'loop device {self.loop} on {img} ({self.image_size >> 30} GiB, sparse)')
+
+    def loop_name(self):
+        return os.path.basename(self.loop)
+
+    def raw_bandwidth(self, size, rw):
+        """fio, O_DIRECT, 1 MiB sequential, on the bare loop device (before mkfs): MiB/s and
+        seconds. rw: write | read."""
+        r = run(['fio', '--name=raw', '--filename=' + self.loop, '--rw=' + rw, '--bs=1M',
+                 '--size=' + str(size), '--direct=1', '--ioengine=libaio', '--iodepth=16',
+                 '--output-format=json'])
+        job = json.loads(r.stdout[r.stdout.index('{'):])['jobs'][0][rw]
+        return job['bw_bytes'] / 1048576.0, job['runtime'] / 1000.0, job['io_bytes']
+
+    def make_fs(self):
+        run(['mkfs.xfs', '-q', '-f', self.loop])
+        self.mnt = os.path.join(self.work, 'mnt')
+        os.mkdir(self.mnt)
+        run(['mount', '-t', 'xfs', self.loop, self.mnt])
+        self.export = os.path.join(self.mnt, 'export')
+        os.mkdir(self.export)
+        os.chmod(self.export, 0o777)
+        self.block = os.statvfs(self.mnt).f_bsize
+        sect = read_int(f'/sys/block/{self.loop_name()}/queue/logical_block_size')
+        self.log(f'XFS on {self.loop}: {self.block}-byte blocks, {sect}-byte sectors')
+        return self.block, sect
+
+    def make_netns(self):
+        """A private network namespace with only lo: the servers listen on 127.0.0.1 there
+        (fixed ports, nobody else's), Ganesha's rpcbind stays private, and the load generators
+        join it with `ip netns exec`."""
+        name = f'nfsducb{os.getpid()}'
+        run(['ip', 'netns', 'add', name])
+        self.netns = name
+        run(['ip', 'netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up'])
+
+    def make_cgroups(self):
+        self.cgroup = Cgroup(f'nfsd-uc-bench.{os.getpid()}')
+        return self.cgroup.describe()
+
+    def new_cgroup(self, limit=None):
+        path = self.cgroup.make(limit)
+        self.cgroups_made.append(path)
+        return path
+
+    def drop_cgroup(self, path):
+        if path in self.cgroups_made:
+            self.cgroup.remove(path)
+            self.cgroups_made.remove(path)
+
+    # ---- during the run
+
+    def in_netns(self, argv):
+        return ['ip', 'netns', 'exec', self.netns] + list(argv)
+
+    def syncfs(self):
+        run(['sync', '-f', self.mnt])
+
+    def drop_caches(self):
+        """Write our file system's dirty data, then drop the host's clean caches (every file
+        system's: there is no per-file-system knob)."""
+        self.syncfs()
+        with open('/proc/sys/vm/drop_caches', 'w') as f:
+            f.write('3')
+
+    def loop_stat(self):
+        """(sectors read, sectors written) of the loop device, 512-byte units."""
+        with open(f'/sys/block/{self.loop_name()}/stat') as f:
+            v = f.read().split()
+        return int(v[2]), int(v[6])
+
+    def free_bytes(self):
+        st = os.statvfs(self.mnt)
+        return st.f_bavail * st.f_frsize
+
+    # ---- tear-down
+
+    def cleanup(self):
+        for path in list(self.cgroups_made):
+            self.drop_cgroup(path)
+        if self.netns:
+            run(['ip', 'netns', 'delete', self.netns], check=False)
+            self.netns = None
+        if self.mnt and os.path.ismount(self.mnt):
+            for _ in range(20):
+                if run(['umount', self.mnt], check=False).returncode == 0:
+                    break
+                time.sleep(0.5)
+        if self.loop:
+            run(['losetup', '-d', self.loop], check=False)
+            self.loop = None
+        if self.work:
+            run(['rm', '-rf', self.work], check=False)
+            self.work = None
+
+
+def stop_pid(proc, name, log, timeout=20):
+    """SIGTERM one process we started (a Popen), SIGKILL it after timeout seconds: its exit
+    status, or None when it had to be killed."""
+    if proc is None or proc.poll() is not None:
+        return None if proc is None else proc.returncode
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        log(f'{name} (pid {proc.pid}) ignored SIGTERM for {timeout} s: killed')
+        proc.kill()
+        proc.wait()
+        return None
+
+
+def kill_pidfile(path, log, timeout=10):
+    """SIGTERM the process whose PID a pid file we had written holds, and wait for it."""
+    try:
+        with open(path) as f:
+            pid = int(f.read().strip())
+    except (OSError, ValueError):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    for _ in range(timeout * 10):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    log(f'pid {pid} ({path}) ignored SIGTERM: killed')
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def machine_description():
+    """nproc, memory, kernel, CPU model, the disk under /var/tmp."""
+    cpu = ''
+    with open('/proc/cpuinfo') as f:
+        for line in f:
+            if line.startswith('model name'):
+                cpu = line.split(':', 1)[1].strip()
+                break
+    src = run(['findmnt', '-no', 'SOURCE,FSTYPE', '-T', '/var/tmp'], check=False).stdout.split()
+    disk = ' '.join(src) if src else '?'
+    if src:
+        dev = re.sub(r'^/dev/', '', src[0])
+        base = re.sub(r'p?\d+$', '', dev) if not os.path.exists(f'/sys/block/{dev}') else dev
+        rota = read_int(f'/sys/block/{base}/queue/rotational')
+        model = ''
+        try:
+            with open(f'/sys/block/{base}/device/model') as f:
+                model = f.read().strip()
+        except OSError:
+            pass
+        disk += f" ({model + ', ' if model else ''}{'rotational' if rota else 'non-rotational'}" \
+                f" as the kernel reports it)"
+    return {
+        'nproc': os.cpu_count(),
+        'mem_gib': meminfo('MemTotal') / 2**30,
+        'kernel': os.uname().release,
+        'cpu': cpu,
+        'disk': disk,
+    }

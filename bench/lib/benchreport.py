@@ -1,0 +1,733 @@
+"""bench/run's report: the CSV, the goals, the Markdown page and the gnuplot plots.
+
+Layout of a results directory (the same as docs/, so that the page's links work in both):
+  benchmarks.md   the page
+  bench/results.csv, bench/sustained.csv, bench/runtimes.csv, bench/*.png"""
+
+import csv
+import os
+import shutil
+import subprocess
+
+COLUMNS = ['server', 'mode', 'workload', 'record', 'sync', 'file', 'writers', 'qd', 'bytes',
+           'seconds', 'mib_s', 'writes', 'dev_reads', 'dev_reads_per_write',
+           'loop_reads_per_write', 'write_amp', 'pagecache_pct', 'cached_pct', 'cpu_s_per_gib',
+           'peak_rss_mib', 'verified', 'note']
+DIGITS = {'seconds': 3, 'mib_s': 1, 'dev_reads': 0, 'dev_reads_per_write': 6,
+          'loop_reads_per_write': 6, 'write_amp': 4, 'pagecache_pct': 3, 'cached_pct': 2,
+          'cpu_s_per_gib': 3, 'peak_rss_mib': 1}
+IL_RECORDS = (47008, 6000)          # the goals' interleaved record sizes
+GOAL_READS = 0.0005
+GOAL_PAGECACHE = 1.0
+GOAL_AMP = 1.01
+GOAL_SPEEDUP = 1.5
+GOAL_RAW = 0.8
+GOAL_CPU = 0.5
+WRITE_WORKLOADS = ('interleave', 'seqwrite', 'randwrite', 'sustained')
+
+
+# ---- values
+
+def num(v):
+    """A float, or None for '-', '' and the like."""
+    if v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def fmt(v, digits=2):
+    x = num(v)
+    if x is None:
+        return '-' if v in (None, '') else str(v)
+    return f'{x:.{digits}f}'
+
+
+def csv_value(col, v):
+    if col in DIGITS and num(v) is not None:
+        return fmt(v, DIGITS[col])
+    return '-' if v in (None, '') else str(v)
+
+
+def label(r):
+    return r['server'] if r['mode'] in ('-', '') else f"{r['server']}/{r['mode']}"
+
+
+def is_guest(r):
+    return r.get('origin') == 'guest'
+
+
+def verified(r):
+    return r.get('verified') == 'yes'
+
+
+# ---- sustained
+
+def writing(series):
+    """The MiB/s of the seconds of the write phase proper, before the final COMMIT."""
+    return [p[1] for p in series if not (len(p) > 2 and p[2])]
+
+
+def sustained_notes(series, mem_limit, cg_peak):
+    notes = [f'memory.max {mem_limit >> 20} MiB']
+    v = writing(series)
+    if v:
+        k = max(1, min(5, len(v) // 3))
+        notes += [f'first {k} s {sum(v[:k]) / k:.0f} MiB/s',
+                  f'last {k} s {sum(v[-k:]) / k:.0f} MiB/s', f'slowest second {min(v):.0f} MiB/s']
+    commit = len(series) - len(v)
+    notes.append(f'final COMMIT about {commit} s' if commit else 'final COMMIT under 1 s')
+    if cg_peak:
+        notes.append(f'cgroup peak {cg_peak / 1048576:.0f} MiB')
+    return notes
+
+
+def flatness(series):
+    """Mean MiB/s of the last third of the write phase over that of the first third."""
+    v = writing(series)
+    if len(v) < 3:
+        return None
+    k = len(v) // 3
+    first, last = sum(v[:k]) / k, sum(v[-k:]) / k
+    return last / first if first > 0 else None
+
+
+# ---- goals
+
+def _goal(goal, target, measured, ok, short=None):
+    if ok is None:
+        verdict = 'not measured'
+    elif ok:
+        verdict = 'met'
+    else:
+        verdict = 'NOT met' + (f': {short}' if short else '')
+    return dict(goal=goal, target=target, measured=measured, verdict=verdict)
+
+
+def _case(r):
+    s = f"{r['workload']} {r['record']}" if r['workload'] in ('interleave', 'sustained') \
+        else r['workload']
+    if r['sync'] not in ('-', ''):
+        s += f" {r['sync']}"
+    if r['file'] not in ('-', ''):
+        s += f" {r['file']}"
+    return s
+
+
+def goals(rows, raw):
+    host = [r for r in rows if not is_guest(r)]
+    uc = [r for r in host if r['server'] == 'nfsd-uc' and r['mode'] == 'direct']
+    gan = [r for r in host if r['server'] == 'ganesha']
+    out = []
+
+    # 1. device reads per WRITE
+    cases = [r for r in uc if r['workload'] == 'interleave' and int(r['record']) in IL_RECORDS]
+    bad = [r for r in cases if not verified(r)]
+    vals = [(num(r['dev_reads_per_write']), r) for r in cases if verified(r)
+            and num(r['dev_reads_per_write']) is not None]
+    if not cases:
+        out.append(_goal('device reads per WRITE, interleaved 47008 and 6000, both sync modes, '
+                         'fresh and overwrite (nfsd-uc direct)', f'<= {GOAL_READS}', '-', None))
+    else:
+        worst = max(vals, key=lambda x: x[0]) if vals else (None, None)
+        within = sum(1 for v, _ in vals if v <= GOAL_READS)
+        meas = f'{within} of {len(cases)} cases within'
+        if worst[1] is not None:
+            w = worst[1]
+            meas += (f"; worst {worst[0]:.6f} ({_case(w)}: {float(w['dev_reads']):.0f} reads in "
+                     f"{w['writes']} WRITEs)")
+        if bad:
+            meas += f'; {len(bad)} case(s) failed'
+        ok = not bad and within == len(cases)
+        short = None
+        if not ok and worst[0]:
+            short = f'worst case {worst[0] / GOAL_READS:.1f}x the limit'
+        elif bad:
+            short = 'failed cases'
+        out.append(_goal('device reads per WRITE, interleaved 47008 and 6000, both sync modes, '
+                         'fresh and overwrite (nfsd-uc direct)', f'<= {GOAL_READS}', meas, ok,
+                         short))
+
+    # 2. page-cache growth
+    cases = [r for r in uc if r['workload'] in WRITE_WORKLOADS and verified(r)]
+    vals = [(num(r['pagecache_pct']), r) for r in cases if num(r['pagecache_pct']) is not None]
+    if vals:
+        worst = max(vals, key=lambda x: x[0])
+        cached = [num(r['cached_pct']) for r in cases if num(r['cached_pct']) is not None]
+        meas = (f'file pages resident (fincore, peak): worst {worst[0]:.3f}% ({_case(worst[1])}); '
+                f'/proc/meminfo Cached delta, machine-wide: worst {max(cached):.2f}%')
+        ok = worst[0] <= GOAL_PAGECACHE
+        out.append(_goal('kernel page-cache growth, % of bytes written (nfsd-uc direct, every '
+                         'write case)', f'<= {GOAL_PAGECACHE}%', meas, ok,
+                         None if ok else f'worst {worst[0]:.2f}%, '
+                         f'{worst[0] / GOAL_PAGECACHE:.1f}x the limit'))
+    else:
+        out.append(_goal('kernel page-cache growth, % of bytes written', f'<= {GOAL_PAGECACHE}%',
+                         '-', None))
+
+    # 3. write amplification with UNSTABLE + COMMIT
+    cases = [r for r in uc if r['workload'] in WRITE_WORKLOADS and r['sync'] == 'unstable'
+             and verified(r) and num(r['write_amp']) is not None]
+    if cases:
+        worst = max(cases, key=lambda r: num(r['write_amp']))
+        wa = num(worst['write_amp'])
+        ok = wa <= GOAL_AMP
+        meas = f"worst {wa:.4f} ({_case(worst)}) over {len(cases)} UNSTABLE cases"
+        out.append(_goal('device write amplification, UNSTABLE + COMMIT (nfsd-uc direct)',
+                         f'<= {GOAL_AMP}', meas, ok,
+                         None if ok else f'{(wa - 1) * 100:.1f}% extra bytes, limit 1%'))
+    else:
+        out.append(_goal('device write amplification, UNSTABLE + COMMIT', f'<= {GOAL_AMP}', '-',
+                         None))
+
+    # 4. MiB/s against Ganesha
+    pairs = _pairs(uc, gan, lambda r: r['workload'] == 'interleave'
+                   and int(r['record']) in IL_RECORDS)
+    if pairs:
+        ratios = [(num(u['mib_s']) / num(g['mib_s']), u) for u, g in pairs
+                  if num(g['mib_s'])]
+        worst = min(ratios, key=lambda x: x[0])
+        within = sum(1 for x, _ in ratios if x >= GOAL_SPEEDUP)
+        ok = within == len(ratios)
+        median = sorted(x for x, _ in ratios)[len(ratios) // 2]
+        meas = (f'{within} of {len(ratios)} cases at 1.5x or more; worst {worst[0]:.2f}x '
+                f'({_case(worst[1])}); median {median:.2f}x')
+        out.append(_goal('MiB/s against NFS-Ganesha, interleaved 47008 and 6000 (nfsd-uc direct)',
+                         f'>= {GOAL_SPEEDUP}x', meas, ok,
+                         None if ok else f'worst case at {worst[0] / GOAL_SPEEDUP * 100:.0f}% '
+                         f'of the goal'))
+    else:
+        out.append(_goal('MiB/s against NFS-Ganesha, interleaved 47008 and 6000',
+                         f'>= {GOAL_SPEEDUP}x', 'no pair of verified cases', None))
+
+    # 5. aligned 1 MiB writes against the raw device
+    seq = [r for r in uc if r['workload'] == 'seqwrite' and verified(r)]
+    if seq and raw.get('write'):
+        x = num(seq[0]['mib_s']) / raw['write']
+        ok = x >= GOAL_RAW
+        meas = (f"{num(seq[0]['mib_s']):.1f} MiB/s = {x * 100:.0f}% of fio's "
+                f"{raw['write']:.1f} MiB/s")
+        out.append(_goal('aligned 1 MiB sequential writes against the raw device\'s O_DIRECT '
+                         'bandwidth (nfsd-uc direct)', f'>= {GOAL_RAW * 100:.0f}%', meas, ok,
+                         None if ok else f'{(GOAL_RAW - x) * 100:.0f} points short'))
+    else:
+        out.append(_goal('aligned 1 MiB writes against the raw device', f'>= {GOAL_RAW * 100:.0f}%',
+                         '-', None))
+
+    # 6. CPU per GiB against Ganesha
+    pairs = _pairs(uc, gan, lambda r: r['workload'] != 'meta')
+    ratios = [(num(u['cpu_s_per_gib']) / num(g['cpu_s_per_gib']), u) for u, g in pairs
+              if num(u['cpu_s_per_gib']) is not None and num(g['cpu_s_per_gib'])]
+    if ratios:
+        worst = max(ratios, key=lambda x: x[0])
+        within = sum(1 for x, _ in ratios if x <= GOAL_CPU)
+        ok = within == len(ratios)
+        meas = (f'{within} of {len(ratios)} cases at half or less; worst {worst[0]:.2f}x '
+                f"Ganesha's ({_case(worst[1])}); median "
+                f'{sorted(x for x, _ in ratios)[len(ratios) // 2]:.2f}x')
+        out.append(_goal("server CPU seconds per GiB against NFS-Ganesha's (nfsd-uc direct, every "
+                         "workload both ran)", f'<= {GOAL_CPU}x', meas, ok,
+                         None if ok else f'worst case {worst[0] / GOAL_CPU:.1f}x the limit'))
+    else:
+        out.append(_goal("server CPU per GiB against NFS-Ganesha's", f'<= {GOAL_CPU}x', '-', None))
+    return out
+
+
+def _key(r):
+    return (r['workload'], str(r['record']), r['sync'], r['file'])
+
+
+def _pairs(uc, gan, pred):
+    g = {_key(r): r for r in gan if verified(r) and pred(r)}
+    return [(u, g[_key(u)]) for u in uc if verified(u) and pred(u) and _key(u) in g]
+
+
+# ---- tables
+
+def md_table(header, rows):
+    out = ['| ' + ' | '.join(header) + ' |', '|' + '---|' * len(header)]
+    for r in rows:
+        out.append('| ' + ' | '.join(str(x) for x in r) + ' |')
+    return '\n'.join(out)
+
+
+def _io_cells(r):
+    return [label(r), fmt(r['mib_s'], 1), r['writes'], fmt(r['dev_reads'], 0),
+            fmt(r['dev_reads_per_write'], 5), fmt(r['loop_reads_per_write'], 5),
+            fmt(r['write_amp'], 3), fmt(r['pagecache_pct'], 2), fmt(r['cached_pct'], 1),
+            fmt(r['cpu_s_per_gib'], 2), fmt(r['peak_rss_mib'], 0), r['verified'],
+            r['note'] if r['note'] not in ('', '-') else '']
+
+
+IO_HEAD = ['server', 'MiB/s', 'WRITEs', 'dev reads', 'reads/WRITE', 'loop reads/WRITE',
+           'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB', 'peak RSS MiB', 'verified',
+           'note']
+
+
+def interleave_table(rows, workload='interleave'):
+    rs = [r for r in rows if r['workload'] == workload]
+    order = {}      # the cases in the order they ran, each server's row under it
+    for r in rs:
+        order.setdefault((str(r['record']), r['sync'], r['file']), []).append(r)
+    lines = []
+    for (rec, sync, fm), group in order.items():
+        for r in group:
+            lines.append([rec, sync, fm] + _io_cells(r))
+    return md_table(['record', 'sync', 'file'] + IO_HEAD, lines)
+
+
+def io_table(rows):
+    rs = [r for r in rows if r['workload'] in ('seqwrite', 'seqread', 'randwrite', 'randread')]
+    order = ['seqwrite', 'seqread', 'randwrite', 'randread']
+    rs.sort(key=lambda r: order.index(r['workload']))
+    return md_table(['workload', 'bs'] + IO_HEAD,
+                    [[r['workload'], r['record']] + _io_cells(r) for r in rs])
+
+
+def meta_table(rows):
+    rs = [r for r in rows if r['workload'] == 'meta']
+    lines = []
+    for r in rs:
+        n = dict(x.split('=', 1) for x in r['note'].split('; ') if '=' in x)
+        lines.append([label(r), r['record'], fmt(r['seconds'], 2), n.get('create', '-'),
+                      n.get('lookup', '-'), n.get('readdirplus', '-'), n.get('remove', '-'),
+                      r['writes'], fmt(r['dev_reads'], 0), n.get('cpu', '-'),
+                      fmt(r['peak_rss_mib'], 0), r['verified']])
+    return md_table(['server', 'files', 'seconds', 'CREATE', 'LOOKUP', 'READDIRPLUS (3 listings)',
+                     'REMOVE', 'RPCs', 'dev reads', 'CPU', 'peak RSS MiB', 'verified'], lines)
+
+
+def sustained_table(rows, series):
+    lines = []
+    for r in rows:
+        if r['workload'] != 'sustained':
+            continue
+        s = series.get(label(r), [])
+        fl = flatness(s)
+        lines.append([label(r), fmt(r['mib_s'], 1), fmt(r['bytes'] and num(r['bytes']) / 2**30, 2),
+                      fmt(fl, 2) if fl is not None else '-', fmt(r['pagecache_pct'], 2),
+                      fmt(r['write_amp'], 3), fmt(r['cpu_s_per_gib'], 2),
+                      fmt(r['peak_rss_mib'], 0), r['verified'], r['note']])
+    return md_table(['server', 'MiB/s (whole run)', 'GiB written', 'last third / first third',
+                     'page cache %', 'write amp', 'CPU s/GiB', 'peak RSS MiB', 'verified',
+                     'note'], lines)
+
+
+def guest_table(rows):
+    """The guest's rows, each case's servers together; the parts of the notes every row shares
+    are said once, above the table."""
+    rs = sorted((r for r in rows if is_guest(r)),
+                key=lambda r: (r['workload'], str(r['record']), r['sync'], r['file']))
+    parts = [[p.strip() for p in r['note'].split(';') if p.strip()] for r in rs]
+    common = [p for p in parts[0] if all(p in q for q in parts)] if parts else []
+    lines = []
+    for r, p in zip(rs, parts):
+        r = dict(r, note='; '.join(x for x in p if x not in common) or '-')
+        lines.append([r['workload'], r['record'], r['sync'], r['file']] + _io_cells(r))
+    head = f"Every row: {'; '.join(common)}.\n\n" if common else ''
+    return head + md_table(['workload', 'record', 'sync', 'file'] + IO_HEAD, lines)
+
+
+def guest_pivot(rows):
+    """Device reads per WRITE of each server in the guest, one line per case."""
+    rs = [r for r in rows if is_guest(r) and r['workload'] in ('interleave', 'sustained')]
+    servers, cases, cell = [], [], {}
+    for r in sorted(rs, key=lambda r: (r['workload'], str(r['record']), r['sync'], r['file'])):
+        c = (r['workload'], str(r['record']), r['sync'], r['file'])
+        if label(r) not in servers:
+            servers.append(label(r))
+        if c not in cases:
+            cases.append(c)
+        cell[(c, label(r))] = fmt(r['dev_reads_per_write'], 4) if verified(r) else 'FAILED'
+    return md_table(['workload', 'record', 'sync', 'file'] + servers,
+                    [list(c) + [cell.get((c, s), '-') for s in servers] for c in cases])
+
+
+# ---- plots
+
+def gnuplot(script, cwd):
+    if shutil.which('gnuplot') is None:
+        return False
+    r = subprocess.run(['gnuplot'], input=script, text=True, cwd=cwd, capture_output=True)
+    return r.returncode == 0
+
+
+def _terminal():
+    r = subprocess.run(['gnuplot', '-e', 'set terminal'], capture_output=True, text=True) \
+        if shutil.which('gnuplot') else None
+    text = (r.stdout + r.stderr) if r else ''
+    return 'pngcairo' if 'pngcairo' in text else 'png'
+
+
+def interleave_plots(rows, bdir):
+    """Two clustered histograms: MiB/s and device reads per WRITE, per server, for each
+    (record, sync, file) case. Files written: their names."""
+    rs = [r for r in rows if r['workload'] == 'interleave' and not is_guest(r)]
+    if not rs:
+        return []
+    servers = []
+    for r in rs:
+        if label(r) not in servers:
+            servers.append(label(r))
+    cases = []
+    for r in rs:
+        c = (str(r['record']), r['sync'], r['file'])
+        if c not in cases:
+            cases.append(c)
+    val = {(label(r), (str(r['record']), r['sync'], r['file'])): r for r in rs}
+    made = []
+    term = _terminal()
+    goal_line = (f"set arrow from graph 0, first {GOAL_READS} to graph 1, first {GOAL_READS} "
+                 "nohead dt 2 lc rgb 'red'")
+    for name, col, ylabel, title, log in (
+            ('interleave_mibs', 'mib_s', 'MiB/s (write phase, final COMMIT included)',
+             'MiB/s', False),
+            ('interleave_reads', 'dev_reads_per_write',
+             'device reads per WRITE (log scale; 0 drawn at 1e-5)',
+             'device reads per WRITE (dashed: the goal, 0.0005)', True)):
+        dat = os.path.join(bdir, name + '.dat')
+        with open(dat, 'w') as f:
+            f.write('case\t' + '\t'.join(servers) + '\n')
+            for c in cases:
+                cells = []
+                for s in servers:
+                    r = val.get((s, c))
+                    v = num(r[col]) if r and verified(r) else None
+                    if v is not None and log:
+                        v = max(v, 1e-5)
+                    cells.append('-' if v is None else f'{v:.6g}')
+                f.write(f'{c[0]} {c[1]} {c[2]}\t' + '\t'.join(cells) + '\n')
+        script = f'''set terminal {term} size 1280,640 noenhanced font ",10"
+set output '{name}.png'
+set datafile separator '\\t'
+set datafile missing '-'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xtics rotate by -25 scale 0
+set key outside right top
+set grid ytics
+set ylabel '{ylabel}'
+set title 'Interleaved records, {title}; by record size, sync mode, file'
+{"set logscale y; set yrange [1e-5:*]" if log else "set yrange [0:*]"}
+{goal_line if log else ""}
+plot for [i=2:{len(servers) + 1}] '{name}.dat' using i:xtic(1) title columnheader(i)
+'''
+        if gnuplot(script, bdir):
+            made.append(name + '.png')
+        os.unlink(dat)
+    return made
+
+
+def sustained_plot(series, raw_write, bdir):
+    if not series:
+        return []
+    dat = os.path.join(bdir, 'sustained.dat')
+    names = list(series)
+    with open(dat, 'w') as f:
+        for i, n in enumerate(names):
+            if i:
+                f.write('\n\n')
+            f.write(f'# {n}\n')
+            for p in series[n]:
+                if not (len(p) > 2 and p[2]):
+                    f.write(f'{p[0]:.3f}\t{p[1]:.3f}\n')
+    plots = ', '.join(f"'sustained.dat' index {i} using 1:2 with lines lw 2 title '{n}'"
+                      for i, n in enumerate(names))
+    if raw_write:
+        plots += (f", {raw_write:.1f} with lines dt 2 lc rgb 'gray' "
+                  "title 'raw device O_DIRECT write'")
+    script = f'''set terminal {_terminal()} size 1280,560 noenhanced font ",10"
+set output 'sustained.png'
+set datafile separator '\\t'
+set key outside right top
+set grid
+set xlabel 'seconds'
+set ylabel 'MiB/s acknowledged in each second'
+set xrange [0:*]
+set yrange [0:*]
+set title "Sustained interleaved writes, 4x the memory limit of each server's cgroup\\n\\
+(the write phase; the final COMMIT's seconds are in the table)"
+plot {plots}
+'''
+    ok = gnuplot(script, bdir)
+    os.unlink(dat)
+    return ['sustained.png'] if ok else []
+
+
+# ---- the page
+
+NOISE = ('This machine is shared: other engineers build and test on the same 2 CPUs while the '
+         'bench runs, so MiB/s and CPU figures are noisy (compare servers within this run, '
+         'not across runs; the load average at start and end is above). The order of the '
+         'servers rotates from case to case so that no server always runs first.')
+
+
+def page(rows, series, info, goal_rows, plots, runtimes):
+    a = info['args']
+    m = info['machine']
+    host = [r for r in rows if not is_guest(r)]
+    el = info['elapsed']
+    L = []
+    L.append('# nfsd-uc benchmarks\n')
+    L.append('Generated by `bench/run`; do not edit by hand (`bench/run` rewrites this page, '
+             '`bench/run --quick --update-docs` too).\n')
+    L.append(f"- **Date:** {info['started'].strftime('%Y-%m-%d %H:%M UTC')}")
+    L.append(f"- **Matrix:** {info['matrix']}" + (' (the quick one: fewer WRITEs per case and '
+             'two record sizes; see [Run times](#run-times) for the full one)'
+             if info['matrix'] == 'quick' else ''))
+    L.append(f"- **Command:** `{info['command']}` (as root)")
+    L.append(f"- **Run time:** {el / 60:.1f} min, measured (build check and set-up included)")
+    L.append(f"- **Machine:** {m['nproc']} CPUs ({m['cpu']}), {m['mem_gib']:.1f} GiB memory, "
+             f"kernel {m['kernel']}, disk under /var/tmp: {m['disk']}")
+    L.append(f"- **Device:** a sparse {info['image'] >> 30 if info['image'] else '?'} GiB image "
+             f"in /var/tmp on a loop device (`losetup --direct-io=on --sector-size 4096`), "
+             f"XFS with {info['block']}-byte blocks and {info['sector']}-byte sectors; "
+             f"raw O_DIRECT bandwidth measured in this run: "
+             f"{fmt(info['raw'].get('write'), 1)} MiB/s write, "
+             f"{fmt(info['raw'].get('read'), 1)} MiB/s read (fio, 1 MiB, iodepth 16; the disk is "
+             "virtual: reads of data just written may come from the hypervisor's cache)")
+    L.append(f"- **Load average:** {' / '.join(f'{x:.2f}' for x in info['load_start'])} at start, "
+             f"{' / '.join(f'{x:.2f}' for x in info['load_end'])} at the end")
+    L.append(f"- **Memory cgroups:** {info['cgroup']}")
+    L.append(f"- **knfsd:** {info['knfsd']}")
+    if shutil.which('gnuplot') is None:
+        L.append('- **Plots:** not drawn: gnuplot is not installed (Debian: gnuplot-nox)')
+    if info['ganesha_missing']:
+        L.append(f"- **NFS-Ganesha:** not run: {info['ganesha_missing']}")
+    if info['interrupted']:
+        L.append('- **The run was interrupted or stopped on an error: the tables hold what was '
+                 'measured before.**')
+    if info['failures']:
+        L.append(f"- **{info['failures']} case(s) FAILED** (verification or error): their rows say "
+                 'why, and their figures are not used.')
+    L.append('')
+    L.append(NOISE + '\n')
+
+    L.append('## Goals\n')
+    met = sum(1 for g in goal_rows if g['verdict'] == 'met')
+    measured = sum(1 for g in goal_rows if g['verdict'] != 'not measured')
+    L.append(f'**{met} of {measured} goals measured in this run are met.** Each goal is checked on '
+             'nfsd-uc with `write_mode = direct` (its default) against the figures below; '
+             '"NOT met" says by how much.\n')
+    L.append(md_table(['goal', 'target', 'measured', 'verdict'],
+                      [[g['goal'], g['target'], g['measured'], g['verdict']] for g in goal_rows]))
+    L.append('')
+
+    if any(r['workload'] == 'interleave' for r in host):
+        L.append('## Interleaved records (the seeds\' workload)\n')
+        L.append(f"{a.writers} writers, one TCP connection each, {a.qd} WRITEs in flight each; "
+                 f"record i at offset i x R, writer t writes records t, t+{a.writers}, ...; "
+                 f"{a.writes} WRITEs per UNSTABLE case (one COMMIT at the end, in the time), "
+                 f"{a.sync_writes} per FILE_SYNC case. `fresh`: a new file; `overwrite`: the same "
+                 "file written again with other data after dropping the host's caches. Every "
+                 "byte is read back through the server and checked after each case. One device "
+                 f"read in a case is {1 / a.writes:.5f} reads/WRITE for UNSTABLE and "
+                 f"{1 / a.sync_writes:.5f} for FILE_SYNC: the `dev reads` column gives the "
+                 "absolute count (a handful are metadata: inode, extent map, directory).\n")
+        L.append(interleave_table(host))
+        L.append('')
+        for p in plots:
+            if p.startswith('interleave'):
+                L.append(f'![{p}](bench/{p})\n')
+    if any(r['workload'] in ('seqwrite', 'seqread', 'randwrite', 'randread') for r in host):
+        L.append('## Sequential and random I/O on one large file\n')
+        L.append(f"{a.io_writers} connections, {a.io_qd} RPCs in flight each. seqwrite: "
+                 f"{a.seq_size >> 20} MiB in 1 MiB WRITEs in order, UNSTABLE + COMMIT; seqread: "
+                 "1 MiB READs of it after dropping caches (each checked); randwrite: "
+                 f"{a.rand_ops} 4 KiB WRITEs at random aligned offsets, UNSTABLE + COMMIT; "
+                 f"randread: {a.rand_ops} 4 KiB READs at random offsets after dropping caches. "
+                 "The whole file is read back and checked after the random WRITEs. Each step "
+                 "runs on a fresh server process. For READ rows, `dev reads` counts the server's "
+                 "device reads and page cache % the file's resident pages against the bytes "
+                 "read.\n")
+        L.append(io_table(host))
+        L.append('')
+    if any(r['workload'] == 'meta' for r in host):
+        L.append('## Metadata: one directory\n')
+        L.append(f"{a.files} files, {a.io_writers} connections, {a.io_qd} RPCs in flight each: "
+                 "CREATE (GUARDED) each file, LOOKUP each, list the directory three times with "
+                 "READDIRPLUS (each listing must hold every name once), REMOVE each, and check "
+                 "that a last listing is empty. Rates are operations (or listed entries) per "
+                 "second.\n")
+        L.append(meta_table(host))
+        L.append('')
+    if any(r['workload'] == 'sustained' for r in host):
+        L.append('## Sustained writes against a memory limit\n')
+        L.append(f"The interleaved workload (47008-byte records, UNSTABLE, one COMMIT at the end) "
+                 f"writing {a.sustained_factor} x {a.mem_limit >> 20} MiB with each server in a "
+                 f"memory cgroup limited to {a.mem_limit >> 20} MiB ({info['cgroup']}), so that "
+                 "a server that fills the page cache has to reclaim it. MiB/s acknowledged in "
+                 "each second of the write phase is plotted; the final COMMIT (every WRITE "
+                 "answered, the server writing back what it holds) follows it, and its length "
+                 "is in the note. `last third / first third` is the ratio of the mean MiB/s at "
+                 "the end of the write phase to that at its start (1.0 is flat).\n")
+        L.append(sustained_table(host, series))
+        L.append('')
+        if 'sustained.png' in plots:
+            L.append('![sustained](bench/sustained.png)\n')
+    guest = [r for r in rows if is_guest(r)]
+    L.append('## knfsd (in a qemu guest)\n')
+    L.append(f"{info['knfsd']}.\n")
+    if guest:
+        L.append('These rows come from `bench/knfsd-guest.sh`: knfsd and nfsd-uc in the same qemu '
+                 'guest, on the guest\'s disk. Compare them with each other, not with the host '
+                 'rows above (another kernel, an emulated machine).\n')
+        L.append('Device reads per WRITE, side by side:\n')
+        L.append(guest_pivot(rows))
+        L.append('')
+        L.append('Every figure:\n')
+        L.append(guest_table(rows))
+        L.append('')
+
+    L.append('## How it was measured\n')
+    L.append('\n'.join([
+        '- Servers: nfsd-uc in each `write_mode` (`read_mode` set to the same mode), with its '
+        'defaults otherwise' + (f' (threads {a.threads})' if a.threads else '') +
+        (f' (cache {a.cache})' if a.cache else '') + '; NFS-Ganesha '
+        '(Debian 12, FSAL VFS, NFSv3 only, defaults otherwise) with its own rpcbind. All of them '
+        'on the same XFS, listening on 127.0.0.1 in a private network namespace; each measured '
+        'case starts a fresh server process in a memory cgroup of its own and stops it after.',
+        '- Load generators: `nfs-interleave` and `nfs-workload` (bench/), libnfs, one '
+        'connection per writer, asynchronous; they run on the same machine as the server and '
+        'share its CPUs, as every server\'s client does here.',
+        '- client_cpu (in the notes): user + system CPU seconds of the load generator over the '
+        'phase, to tell a busy client from a slow server.',
+        '- MiB/s: bytes the client wrote (or read and checked) over the time of the phase, the '
+        'final COMMIT included, as the load generator measures it.',
+        '- dev reads: the server process\'s `/proc/PID/io` read_bytes (all its threads, io_uring '
+        'workers included) / 4096 over the measured phase; reads/WRITE divides it by the WRITEs '
+        'sent. loop reads/WRITE: the loop device\'s read sectors (`/sys/block/loopN/stat`) in 4 '
+        'KiB units per WRITE: it also sees metadata reads of the file system itself.',
+        '- write amp: bytes the loop device wrote (the file system synced with `sync -f` before '
+        'the sample, so its log is counted) / bytes the client wrote.',
+        '- page cache %: peak of the file\'s resident pages (`fincore`, sampled every second and '
+        'at the end) as % of the bytes; Cached Δ %: the machine\'s `/proc/meminfo` Cached after '
+        'minus before, same unit: it includes whatever else ran on the machine, and can be '
+        'negative.',
+        '- CPU s/GiB: the server process\'s utime + stime over the phase per GiB. The kernel\'s '
+        'writeback threads are not in it: it flatters servers that write through the page cache.',
+        '- peak RSS: the server\'s VmHWM at the end of the measured phase (a fresh process per '
+        'case).',
+        '- Overwrite cases and READ workloads start after `sync -f` and '
+        '`echo 3 > /proc/sys/vm/drop_caches`; other cases after `sync -f`.',
+        '- A case whose read-back finds one wrong byte is a failure (row marked FAILED), not a '
+        'figure.',
+    ]))
+    L.append('')
+    L.append('## Run times\n')
+    if runtimes:
+        L.append('Measured by bench/run on this machine (the latest of each matrix):\n')
+        L.append(md_table(['matrix', 'date', 'minutes', 'load at start', 'command'],
+                          [[r['matrix'], r['date'], f"{float(r['seconds']) / 60:.1f}",
+                            r['load_start'], f"`{r['command']}`"] for r in runtimes]))
+    L.append('')
+    L.append('## Files\n')
+    L.append('- [bench/results.csv](bench/results.csv): every row, columns as documented in the '
+             'header of `bench/run`')
+    if series:
+        L.append('- [bench/sustained.csv](bench/sustained.csv): MiB/s of every second of the '
+                 'sustained runs (commit = 1: waiting for the final COMMIT)')
+    L.append('')
+    return '\n'.join(L)
+
+
+def summary(rows, goal_rows):
+    host = [r for r in rows if not is_guest(r)]
+    out = ['', '## Goals', md_table(['goal', 'target', 'measured', 'verdict'],
+                                    [[g['goal'], g['target'], g['measured'], g['verdict']]
+                                     for g in goal_rows])]
+    if any(r['workload'] == 'interleave' for r in host):
+        out += ['', '## Interleaved records', interleave_table(host)]
+    if any(r['workload'] in ('seqwrite', 'seqread', 'randwrite', 'randread') for r in host):
+        out += ['', '## Sequential and random', io_table(host)]
+    if any(r['workload'] == 'meta' for r in host):
+        out += ['', '## Metadata', meta_table(host)]
+    if any(r['workload'] == 'sustained' for r in host):
+        out += ['', '## Sustained']
+        out += [' | '.join(f'{label(r)}: {fmt(r["mib_s"], 1)} MiB/s ({r["note"]})'
+                           for r in host if r['workload'] == 'sustained')]
+    raws = [r for r in host if r['workload'] == 'raw']
+    if raws:
+        out += ['', 'raw device: ' + ', '.join(f"{r['note'].split()[1]} {fmt(r['mib_s'], 1)} MiB/s"
+                                               for r in raws)]
+    return '\n'.join(out)
+
+
+# ---- writing it all
+
+def write_csv(path, rows):
+    with open(path, 'w', newline='') as f:
+        w = csv.writer(f, lineterminator='\n')
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow([csv_value(c, r.get(c)) for c in COLUMNS])
+
+
+def write_series(path, series):
+    with open(path, 'w', newline='') as f:
+        w = csv.writer(f, lineterminator='\n')
+        w.writerow(['server', 'mode', 't', 'mib_s', 'commit'])
+        for lab, pts in series.items():
+            srv, _, mode = lab.partition('/')
+            for p in pts:
+                w.writerow([srv, mode or '-', f'{p[0]:.3f}', f'{p[1]:.1f}',
+                            p[2] if len(p) > 2 else 0])
+
+
+RUNTIME_COLS = ['matrix', 'date', 'seconds', 'load_start', 'failures', 'command']
+
+
+def runtimes_update(path, info):
+    """The latest run of each matrix (the docs' copy keeps one line per matrix)."""
+    rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            rows = [r for r in csv.DictReader(f) if r.get('matrix') != info['matrix']]
+    rows.append(dict(matrix=info['matrix'], date=info['started'].strftime('%Y-%m-%d %H:%M UTC'),
+                     seconds=f"{info['elapsed']:.0f}",
+                     load_start=' / '.join(f'{x:.2f}' for x in info['load_start']),
+                     failures=str(info['failures']), command=info['command']))
+    rows.sort(key=lambda r: r['matrix'])
+    with open(path, 'w', newline='') as f:
+        w = csv.DictWriter(f, RUNTIME_COLS, lineterminator='\n')
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, '') for k in RUNTIME_COLS})
+    return rows
+
+
+def write_all(out, rows, series, info, repo):
+    """The results directory, and docs/ when repo is given. Paths and the summary."""
+    bdir = os.path.join(out, 'bench')
+    os.makedirs(bdir, exist_ok=True)
+    write_csv(os.path.join(bdir, 'results.csv'), rows)
+    if series:
+        write_series(os.path.join(bdir, 'sustained.csv'), series)
+    plots = interleave_plots(rows, bdir) + sustained_plot(series, info['raw'].get('write'), bdir)
+    docs_bench = os.path.join(repo, 'docs', 'bench') if repo else None
+    rt_src = os.path.join(docs_bench, 'runtimes.csv') if docs_bench else None
+    rt_path = os.path.join(bdir, 'runtimes.csv')
+    if rt_src and os.path.exists(rt_src):
+        shutil.copy(rt_src, rt_path)
+    runtimes = runtimes_update(rt_path, info)
+    g = goals(rows, info['raw'])
+    with open(os.path.join(out, 'benchmarks.md'), 'w') as f:
+        f.write(page(rows, series, info, g, plots, runtimes))
+    res = {'summary': summary(rows, g), 'docs': []}
+    if repo:
+        os.makedirs(docs_bench, exist_ok=True)
+        for name in os.listdir(docs_bench):      # the previous run's files
+            if name.endswith(('.png', '.csv')):
+                os.unlink(os.path.join(docs_bench, name))
+        for name in os.listdir(bdir):
+            shutil.copy(os.path.join(bdir, name), os.path.join(docs_bench, name))
+            res['docs'].append(os.path.join('docs', 'bench', name))
+        shutil.copy(os.path.join(out, 'benchmarks.md'), os.path.join(repo, 'docs', 'benchmarks.md'))
+        res['docs'].insert(0, 'docs/benchmarks.md')
+    return res

@@ -1,0 +1,396 @@
+/* nfsclient: see nfsclient.h. */
+#include "nfsclient.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PROG program_invocation_short_name
+
+long long nb_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+double nb_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int nb_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- the data pattern ---- */
+
+uint64_t nb_pattern_word(uint64_t seed, uint64_t index)
+{
+	uint64_t z = seed + (index + 1) * 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+uint8_t nb_pattern_byte(uint64_t seed, uint64_t off)
+{
+	return (uint8_t)(nb_pattern_word(seed, off >> 3) >> (8 * (off & 7)));
+}
+
+void nb_pattern_fill(uint64_t seed, uint64_t off, uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	for (; i < len && ((off + i) & 7) != 0; i++)
+		buf[i] = nb_pattern_byte(seed, off + i);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = htole64(nb_pattern_word(seed, (off + i) >> 3));
+		memcpy(buf + i, &w, 8);
+	}
+	for (; i < len; i++)
+		buf[i] = nb_pattern_byte(seed, off + i);
+}
+
+/* ---- synchronous calls for set-up ---- */
+
+struct sync_call {
+	bool done, ok;
+	int nfs_status;
+	struct nb_fh fh;
+	uint64_t a, b;
+	char err[256];
+};
+
+static bool call_done(struct sync_call *c, int status, void *data)
+{
+	c->done = true;
+	if (status == RPC_STATUS_SUCCESS)
+		return true;
+	snprintf(c->err, sizeof(c->err), "%s", status == RPC_STATUS_ERROR && data != NULL ?
+		 (const char *)data : status == RPC_STATUS_TIMEOUT ? "timed out" : "cancelled");
+	return false;
+}
+
+void nb_fh_set(struct nb_fh *to, u_int len, const char *data)
+{
+	to->len = len <= NFS3_FHSIZE ? len : NFS3_FHSIZE;
+	memcpy(to->data, data, to->len);
+}
+
+nfs_fh3 nb_fh3(struct nb_fh *f)
+{
+	nfs_fh3 v = { .data = { .data_len = f->len, .data_val = f->data } };
+	return v;
+}
+
+/* Service rpc until c is done: true when the reply came (c->ok says if it was a success). */
+static bool sync_wait(struct rpc_context *rpc, struct sync_call *c, int queued, const char *what)
+{
+	long long deadline = nb_now_ms() + NB_STALL_MS;
+
+	if (queued != 0) {
+		fprintf(stderr, "%s: %s: not queued: %s\n", PROG, what, rpc_get_error(rpc));
+		return false;
+	}
+	while (!c->done) {
+		struct pollfd p = { .fd = rpc_get_fd(rpc), .events = (short)rpc_which_events(rpc) };
+		int n = poll(&p, 1, 100);
+
+		if ((n < 0 && errno != EINTR) || rpc_service(rpc, n > 0 ? p.revents : 0) < 0 ||
+		    rpc_get_fd(rpc) < 0) {
+			if (!c->done)
+				snprintf(c->err, sizeof(c->err), "connection failed: %s", rpc_get_error(rpc));
+			break;
+		}
+		if (nb_now_ms() > deadline) {
+			snprintf(c->err, sizeof(c->err), "no reply in %d ms", NB_STALL_MS);
+			break;
+		}
+	}
+	if (c->err[0] != '\0')
+		fprintf(stderr, "%s: %s: %s\n", PROG, what, c->err);
+	return c->done && c->err[0] == '\0';
+}
+
+/* A reply came: false (message printed) when it says the call failed. */
+static bool sync_ok(struct sync_call *c, const char *what, const char *name)
+{
+	if (!c->ok)
+		fprintf(stderr, "%s: %s%s%s: %s\n", PROG, what, *name ? " " : "", name,
+			nfsstat3_to_str(c->nfs_status));
+	return c->ok;
+}
+
+static void connect_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	c->ok = call_done(c, status, data);
+}
+
+struct rpc_context *nb_connect(const char *host, int port, int prog, int vers)
+{
+	struct rpc_context *rpc = rpc_init_context();
+	struct sync_call c = { 0 };
+	char what[64];
+
+	if (rpc == NULL)
+		return NULL;
+	snprintf(what, sizeof(what), "connect to %s:%d", host, port);
+	if (!sync_wait(rpc, &c, rpc_connect_port_async(rpc, host, port, prog, vers, connect_cb, &c),
+		       what)) {
+		rpc_destroy_context(rpc);
+		return NULL;
+	}
+	return rpc;
+}
+
+static void mnt_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	mountres3 *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->fhs_status;
+	c->ok = res->fhs_status == MNT3_OK;
+	if (c->ok)
+		nb_fh_set(&c->fh, res->mountres3_u.mountinfo.fhandle.fhandle3_len,
+			  res->mountres3_u.mountinfo.fhandle.fhandle3_val);
+}
+
+int nb_mount_root(const char *host, int mount_port, const char *export, struct nb_fh *root)
+{
+	struct rpc_context *rpc = nb_connect(host, mount_port, MOUNT_PROGRAM, MOUNT_V3);
+	struct sync_call c = { 0 };
+	int rc = -1;
+
+	if (rpc == NULL)
+		return -1;
+	if (sync_wait(rpc, &c, rpc_mount3_mnt_async(rpc, mnt_cb, (char *)export, &c), "MNT")) {
+		if (c.ok) {
+			*root = c.fh;
+			rc = 0;
+		} else {
+			fprintf(stderr, "%s: MNT %s: %s\n", PROG, export, mountstat3_to_str(c.nfs_status));
+		}
+	}
+	rpc_destroy_context(rpc);
+	return rc;
+}
+
+static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	LOOKUP3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+	if (c->ok)
+		nb_fh_set(&c->fh, res->LOOKUP3res_u.resok.object.data.data_len,
+			  res->LOOKUP3res_u.resok.object.data.data_val);
+}
+
+int nb_lookup(struct rpc_context *rpc, struct nb_fh *dir, const char *name, struct nb_fh *out)
+{
+	struct sync_call c = { 0 };
+	LOOKUP3args args = { .what = { .dir = nb_fh3(dir), .name = (char *)name } };
+
+	if (!sync_wait(rpc, &c, rpc_nfs3_lookup_async(rpc, lookup_cb, &args, &c), "LOOKUP") ||
+	    !sync_ok(&c, "LOOKUP", name))
+		return -1;
+	*out = c.fh;
+	return 0;
+}
+
+/* CREATE and MKDIR replies both carry a post_op_fh3 */
+static void new_object(struct sync_call *c, nfsstat3 status, post_op_fh3 *obj)
+{
+	c->nfs_status = (int)status;
+	c->ok = status == NFS3_OK;
+	c->a = c->ok && obj->handle_follows;
+	if (c->a)
+		nb_fh_set(&c->fh, obj->post_op_fh3_u.handle.data.data_len,
+			  obj->post_op_fh3_u.handle.data.data_val);
+}
+
+static void create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	CREATE3res *res = data;
+
+	if (call_done(priv, status, data))
+		new_object(priv, res->status, &res->CREATE3res_u.resok.obj);
+}
+
+static void mkdir_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	MKDIR3res *res = data;
+
+	if (call_done(priv, status, data))
+		new_object(priv, res->status, &res->MKDIR3res_u.resok.obj);
+}
+
+int nb_create_empty(struct rpc_context *rpc, struct nb_fh *dir, const char *name,
+		    struct nb_fh *out)
+{
+	struct sync_call c = { 0 };
+	CREATE3args args = { .where = { .dir = nb_fh3(dir), .name = (char *)name } };
+	sattr3 *sa = &args.how.createhow3_u.obj_attributes;
+
+	args.how.mode = UNCHECKED;
+	sa->mode.set_it = 1;
+	sa->mode.set_mode3_u.mode = 0644;
+	sa->size.set_it = 1;
+	sa->size.set_size3_u.size = 0;
+	if (!sync_wait(rpc, &c, rpc_nfs3_create_async(rpc, create_cb, &args, &c), "CREATE") ||
+	    !sync_ok(&c, "CREATE", name))
+		return -1;
+	if (!c.a)   /* no handle in the reply: ask for it */
+		return nb_lookup(rpc, dir, name, out);
+	*out = c.fh;
+	return 0;
+}
+
+int nb_mkdir(struct rpc_context *rpc, struct nb_fh *dir, const char *name, struct nb_fh *out)
+{
+	struct sync_call c = { 0 };
+	MKDIR3args args = { .where = { .dir = nb_fh3(dir), .name = (char *)name } };
+
+	args.attributes.mode.set_it = 1;
+	args.attributes.mode.set_mode3_u.mode = 0755;
+	if (!sync_wait(rpc, &c, rpc_nfs3_mkdir_async(rpc, mkdir_cb, &args, &c), "MKDIR") ||
+	    !sync_ok(&c, "MKDIR", name))
+		return -1;
+	if (!c.a)
+		return nb_lookup(rpc, dir, name, out);
+	*out = c.fh;
+	return 0;
+}
+
+static void rmdir_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	RMDIR3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+}
+
+int nb_rmdir(struct rpc_context *rpc, struct nb_fh *dir, const char *name)
+{
+	struct sync_call c = { 0 };
+	RMDIR3args args = { .object = { .dir = nb_fh3(dir), .name = (char *)name } };
+
+	if (!sync_wait(rpc, &c, rpc_nfs3_rmdir_async(rpc, rmdir_cb, &args, &c), "RMDIR") ||
+	    !sync_ok(&c, "RMDIR", name))
+		return -1;
+	return 0;
+}
+
+static void fsinfo_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	FSINFO3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+	if (c->ok) {
+		c->a = res->FSINFO3res_u.resok.rtmax;
+		c->b = res->FSINFO3res_u.resok.wtmax;
+	}
+}
+
+int nb_fsinfo(struct rpc_context *rpc, struct nb_fh *f, uint32_t *rtmax, uint32_t *wtmax)
+{
+	struct sync_call c = { 0 };
+	FSINFO3args args = { .fsroot = nb_fh3(f) };
+
+	if (!sync_wait(rpc, &c, rpc_nfs3_fsinfo_async(rpc, fsinfo_cb, &args, &c), "FSINFO") ||
+	    !sync_ok(&c, "FSINFO", ""))
+		return -1;
+	*rtmax = (uint32_t)c.a;
+	*wtmax = (uint32_t)c.b;
+	return 0;
+}
+
+static void getattr_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	GETATTR3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+	if (c->ok)
+		c->a = res->GETATTR3res_u.resok.obj_attributes.size;
+}
+
+int nb_size(struct rpc_context *rpc, struct nb_fh *f, uint64_t *size)
+{
+	struct sync_call c = { 0 };
+	GETATTR3args args = { .object = nb_fh3(f) };
+
+	if (!sync_wait(rpc, &c, rpc_nfs3_getattr_async(rpc, getattr_cb, &args, &c), "GETATTR") ||
+	    !sync_ok(&c, "GETATTR", ""))
+		return -1;
+	*size = c.a;
+	return 0;
+}
+
+int nb_service(struct rpc_context **rpcs, struct pollfd *pfd, unsigned n, int timeout_ms,
+	       unsigned *bad)
+{
+	for (unsigned i = 0; i < n; i++) {
+		pfd[i].fd = rpc_get_fd(rpcs[i]);
+		pfd[i].events = (short)rpc_which_events(rpcs[i]);
+		pfd[i].revents = 0;
+	}
+	if (poll(pfd, n, timeout_ms) < 0 && errno != EINTR) {
+		*bad = 0;
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (rpc_service(rpcs[i], pfd[i].revents) < 0 || rpc_get_fd(rpcs[i]) < 0) {
+			*bad = i;
+			return -1;
+		}
+	}
+	return 0;
+}

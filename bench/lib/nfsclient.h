@@ -1,0 +1,59 @@
+/* nfsclient: what the bench's load generators (nfs-interleave, nfs-workload) share: the data
+ * pattern, clocks, size parsing, and synchronous NFSv3/MOUNT calls over libnfs's raw RPC layer
+ * for set-up (connect, mount, lookup, create, fsinfo, getattr). The measured I/O itself is
+ * asynchronous and lives in each tool. Messages go to stderr prefixed with the program's name. */
+#ifndef NFSBENCH_NFSCLIENT_H
+#define NFSBENCH_NFSCLIENT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-mount.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
+#define NB_STALL_MS 60000       /* no reply for this long: give up */
+
+struct nb_fh {
+	u_int len;
+	char data[NFS3_FHSIZE];
+};
+
+long long nb_now_ms(void);
+double nb_now_s(void);
+
+/* "123", "4K", "64M", "1G" (1024-based): 0, or -1 when it is not a size. */
+int nb_parse_size(const char *s, uint64_t *out);
+
+/* The data of byte `off` of a file written under `seed`: a function of both, so that bytes of an
+ * earlier run (another seed) or bytes landed at the wrong offset are told apart from the right
+ * ones. splitmix64 of the 8-byte word index. */
+uint64_t nb_pattern_word(uint64_t seed, uint64_t index);
+uint8_t nb_pattern_byte(uint64_t seed, uint64_t off);
+void nb_pattern_fill(uint64_t seed, uint64_t off, uint8_t *buf, size_t len);
+
+nfs_fh3 nb_fh3(struct nb_fh *f);
+void nb_fh_set(struct nb_fh *to, u_int len, const char *data);
+
+/* A connected context for prog/vers on host:port, or NULL (message printed). */
+struct rpc_context *nb_connect(const char *host, int port, int prog, int vers);
+
+/* Synchronous calls on a connected NFS context: 0, or -1 with the reason printed. */
+int nb_mount_root(const char *host, int mount_port, const char *export, struct nb_fh *root);
+int nb_lookup(struct rpc_context *rpc, struct nb_fh *dir, const char *name, struct nb_fh *out);
+/* CREATE UNCHECKED with size 0 and mode 0644: makes the file, or truncates the one there. */
+int nb_create_empty(struct rpc_context *rpc, struct nb_fh *dir, const char *name,
+		    struct nb_fh *out);
+int nb_mkdir(struct rpc_context *rpc, struct nb_fh *dir, const char *name, struct nb_fh *out);
+int nb_rmdir(struct rpc_context *rpc, struct nb_fh *dir, const char *name);
+int nb_fsinfo(struct rpc_context *rpc, struct nb_fh *f, uint32_t *rtmax, uint32_t *wtmax);
+int nb_size(struct rpc_context *rpc, struct nb_fh *f, uint64_t *size);
+
+/* Service every context once (poll up to timeout_ms; pfd has room for n): 0, or -1 when one of
+ * them failed (the index of the first is stored in *bad). */
+int nb_service(struct rpc_context **rpcs, struct pollfd *pfd, unsigned n, int timeout_ms,
+	       unsigned *bad);
+
+#endif

@@ -1,0 +1,954 @@
+/* nfs-workload: bench/run's workloads besides the interleaved records (nfs-interleave), over
+ * NFSv3 with libnfs's raw RPC layer: one rpc_context and TCP connection per writer (-w), each
+ * keeping up to -q RPCs in flight.
+ *
+ *   seqwrite   create (or truncate) NAME and write --size bytes of it in --bs WRITEs (1 MiB) in
+ *              ascending order, UNSTABLE then one COMMIT (or FILE_SYNC with --sync file)
+ *   seqread    READ NAME's first --size bytes in --bs READs (1 MiB), each one checked
+ *   randwrite  --ops WRITEs of --bs (4 KiB) at random --bs-aligned offsets below --size,
+ *              UNSTABLE then one COMMIT; the data is that of --rseed
+ *   randread   --ops READs of --bs (4 KiB) at random aligned offsets below --size, each checked
+ *   meta       in a new directory NAME: CREATE --files files, LOOKUP each one, READDIRPLUS the
+ *              directory --passes times, REMOVE each file, then RMDIR; every step is checked (each
+ *              listing holds every name once, the last one after the removals none)
+ *
+ * Data: byte x of NAME is the pattern of (--seed, x), except in the blocks a randwrite wrote,
+ * which hold the pattern of (--rseed, x). The blocks are drawn from --rseed and --rops again by
+ * every later reader that is given the same --rseed, --rops and --rbs, so that seqread checks the
+ * whole file after a randwrite. A verifier that changes between a WRITE and the COMMIT (a server
+ * restart) fails the run: the bench restarts no server mid-run.
+ *
+ * Prints one line of key=value words: workload= bytes= seconds= MiB/s= ops= iops= writes= reads=
+ * commits= verified= (meta: files= rpcs= seconds= and, per step, <step>_s= and <step>/s=).
+ * seconds is the measured phase, the final COMMIT included.
+ * Exit status: 0 verified, 1 data or listing differ, 2 usage, 3 server or protocol error. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/nfsclient.h"
+
+#define EXIT_MISMATCH 1
+#define EXIT_USAGE 2
+#define EXIT_SERVER 3
+
+#define NAME_FMT "f%07" PRIu64
+#define RDP_DIRCOUNT 16384
+#define RDP_MAXCOUNT 65536
+
+enum workload { WL_SEQWRITE, WL_SEQREAD, WL_RANDWRITE, WL_RANDREAD, WL_META };
+static const char *const wl_names[] = { "seqwrite", "seqread", "randwrite", "randread", "meta" };
+
+struct opts {
+	const char *host, *export, *name;
+	int nfs_port, mount_port;
+	enum workload wl;
+	unsigned writers, qd, passes;
+	uint64_t size, bs, ops, files;
+	bool file_sync;
+	uint64_t seed, rseed, rops, rbs;
+	bool seed_set, rseed_set;
+};
+
+struct piece {
+	uint64_t off;
+	uint32_t len;
+};
+
+struct pieces {
+	struct piece *v;
+	size_t n, cap;
+};
+
+struct wl;
+struct conn;
+
+struct slot {
+	struct conn *c;
+	bool busy;
+	uint64_t idx;           /* meta: the file's number */
+	struct piece p;         /* I/O: the range */
+	uint8_t *buf;           /* WRITE data, kept until the reply */
+};
+
+struct conn {
+	struct wl *w;
+	struct rpc_context *rpc;
+	struct slot *slots;
+	unsigned inflight;
+	struct pieces todo;     /* remainders of short WRITEs and READs */
+};
+
+/* One step of a workload: next() fills a free slot with the next RPC (false when there is none
+ * for this connection now), send() queues it. */
+struct step {
+	const char *name;
+	bool (*next)(struct wl *w, struct conn *c, struct slot *s);
+	int (*send)(struct slot *s);
+};
+
+struct wl {
+	const struct opts *o;
+	struct conn *c;
+	struct rpc_context **rpcs;
+	struct pollfd *pfd;
+	struct nb_fh root, file;
+	uint32_t wtmax, rtmax;
+	const struct step *step;
+	uint64_t next_idx, count;       /* ops of the step issued, and to issue */
+	uint64_t rpcs_sent, writes, reads, commits, bytes_acked, bytes_verified;
+	/* data: the blocks of the randwrite, and one expected READ reply */
+	uint8_t *rmap;
+	uint64_t rblocks;
+	uint8_t *scratch;
+	char verf[NFS3_WRITEVERFSIZE];
+	bool verf_set;
+	bool commit_done;
+	/* meta: the listing */
+	struct nb_fh dir;
+	uint8_t *seen;
+	uint64_t listed;
+	cookie3 cookie;
+	cookieverf3 cookieverf;
+	bool listing, rdp_inflight, rdp_eof;
+	long long last_progress;
+	int failed;
+};
+
+/* ---- small helpers ---- */
+
+__attribute__((format(printf, 3, 4)))
+static void fail(struct wl *w, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->failed)
+		return;     /* the first failure is the one worth reading */
+	w->failed = status;
+	fputs("nfs-workload: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int pieces_push(struct pieces *q, uint64_t off, uint32_t len)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct piece *v = realloc(q->v, cap * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		q->v = v;
+		q->cap = cap;
+	}
+	q->v[q->n++] = (struct piece){ off, len };
+	return 0;
+}
+
+static bool bit_get(const uint8_t *map, uint64_t i)
+{
+	return map[i >> 3] & (1u << (i & 7));
+}
+
+static void bit_set(uint8_t *map, uint64_t i)
+{
+	map[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+/* The block the i-th random WRITE writes: drawn from --rseed, so readers draw the same. */
+static uint64_t rand_block(uint64_t rseed, uint64_t i, uint64_t nblocks)
+{
+	return nb_pattern_word(rseed ^ 0x72616e64ULL, i) % nblocks;
+}
+
+/* The offset the i-th random READ reads, aligned to bs. */
+static uint64_t rand_read_off(const struct opts *o, uint64_t i)
+{
+	return nb_pattern_word(o->seed ^ 0x72656164ULL, i) % (o->size / o->bs) * o->bs;
+}
+
+/* What [off, off+len) must hold: --seed's bytes, --rseed's in the randwrite's blocks. */
+static void expected_fill(const struct wl *w, uint64_t off, uint8_t *buf, size_t len)
+{
+	const struct opts *o = w->o;
+
+	while (len > 0) {
+		uint64_t blk = w->rmap ? off / o->rbs : 0;
+		size_t n = w->rmap ? (size_t)((blk + 1) * o->rbs - off) : len;
+		bool rand = w->rmap && blk < w->rblocks && bit_get(w->rmap, blk);
+
+		if (n > len)
+			n = len;
+		nb_pattern_fill(rand ? o->rseed : o->seed, off, buf, n);
+		off += n;
+		buf += n;
+		len -= n;
+	}
+}
+
+/* Slot bookkeeping common to every reply: false when the RPC itself failed. */
+static bool reply_begin(struct slot *s, int status, void *data, const char *what)
+{
+	struct wl *w = s->c->w;
+
+	s->busy = false;
+	s->c->inflight--;
+	w->last_progress = nb_now_ms();
+	if (status == RPC_STATUS_SUCCESS)
+		return true;
+	fail(w, EXIT_SERVER, "%s: %s", what,
+	     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
+	return false;
+}
+
+/* ---- the event loop ---- */
+
+static struct slot *free_slot(struct conn *c)
+{
+	for (unsigned i = 0; i < c->w->o->qd; i++)
+		if (!c->slots[i].busy)
+			return &c->slots[i];
+	return NULL;
+}
+
+static void pump(struct wl *w)
+{
+	for (unsigned i = 0; i < w->o->writers && !w->failed; i++) {
+		struct conn *c = &w->c[i];
+		struct slot *s;
+
+		while (!w->failed && (s = free_slot(c)) != NULL && w->step->next(w, c, s)) {
+			if (w->step->send(s) != 0) {
+				fail(w, EXIT_SERVER, "%s: not queued: %s", w->step->name,
+				     rpc_get_error(c->rpc));
+				return;
+			}
+			s->busy = true;
+			c->inflight++;
+			w->rpcs_sent++;
+		}
+	}
+}
+
+static bool busy(const struct wl *w)
+{
+	if (w->next_idx < w->count || w->rdp_inflight || (w->listing && !w->rdp_eof))
+		return true;
+	for (unsigned i = 0; i < w->o->writers; i++)
+		if (w->c[i].inflight > 0 || w->c[i].todo.n > 0)
+			return true;
+	return false;
+}
+
+/* Run one step to its end: 0, or the failure's exit status. */
+static int run_step(struct wl *w, const struct step *st, uint64_t count)
+{
+	unsigned bad;
+
+	w->step = st;
+	w->next_idx = 0;
+	w->count = count;
+	w->last_progress = nb_now_ms();
+	pump(w);
+	while (!w->failed && busy(w)) {
+		if (nb_service(w->rpcs, w->pfd, w->o->writers, 100, &bad) < 0) {
+			fail(w, EXIT_SERVER, "%s: connection %u lost: %s", st->name, bad,
+			     rpc_get_error(w->rpcs[bad]));
+			break;
+		}
+		if (nb_now_ms() - w->last_progress > NB_STALL_MS)
+			fail(w, EXIT_SERVER, "%s: no reply for %d s", st->name, NB_STALL_MS / 1000);
+		pump(w);
+	}
+	return w->failed;
+}
+
+/* ---- WRITE and READ ---- */
+
+static bool next_piece(struct wl *w, struct conn *c, struct slot *s)
+{
+	const struct opts *o = w->o;
+	bool seq = o->wl == WL_SEQWRITE || o->wl == WL_SEQREAD;
+
+	if (c->todo.n > 0) {
+		s->p = c->todo.v[--c->todo.n];
+		return true;
+	}
+	if (w->next_idx >= w->count)
+		return false;
+	if (seq) {
+		s->p.off = w->next_idx * o->bs;
+		s->p.len = (uint32_t)(o->size - s->p.off < o->bs ? o->size - s->p.off : o->bs);
+	} else {
+		s->p.off = o->wl == WL_RANDWRITE ? rand_block(o->rseed, w->next_idx, o->size / o->bs) *
+			   o->bs : rand_read_off(o, w->next_idx);
+		s->p.len = (uint32_t)o->bs;
+	}
+	w->next_idx++;
+	return true;
+}
+
+static void write_reply(struct slot *s, WRITE3res *res)
+{
+	struct wl *w = s->c->w;
+	WRITE3resok *ok = &res->WRITE3res_u.resok;
+
+	if (res->status != NFS3_OK) {
+		fail(w, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: %s", s->p.off, s->p.len,
+		     nfsstat3_to_str(res->status));
+		return;
+	}
+	if (ok->count == 0 || ok->count > s->p.len) {
+		fail(w, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: server says it wrote %u",
+		     s->p.off, s->p.len, ok->count);
+		return;
+	}
+	if (w->o->file_sync && ok->committed != FILE_SYNC) {
+		fail(w, EXIT_SERVER, "WRITE offset %" PRIu64 " asked FILE_SYNC, got committed=%d",
+		     s->p.off, (int)ok->committed);
+		return;
+	}
+	if (ok->committed == UNSTABLE) {
+		if (!w->verf_set)
+			memcpy(w->verf, ok->verf, NFS3_WRITEVERFSIZE);
+		else if (memcmp(w->verf, ok->verf, NFS3_WRITEVERFSIZE) != 0)
+			fail(w, EXIT_SERVER, "the write verifier changed during the run: "
+			     "the server restarted?");
+		w->verf_set = true;
+	}
+	w->bytes_acked += ok->count;
+	if (ok->count < s->p.len && pieces_push(&s->c->todo, s->p.off + ok->count,
+						s->p.len - ok->count) < 0)
+		fail(w, EXIT_SERVER, "out of memory");
+}
+
+static void write_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct slot *s = priv;
+
+	if (reply_begin(s, status, data, "WRITE"))
+		write_reply(s, data);
+}
+
+static int send_write(struct slot *s)
+{
+	struct wl *w = s->c->w;
+	WRITE3args args = {
+		.file = nb_fh3(&w->file), .offset = s->p.off, .count = s->p.len,
+		.stable = w->o->file_sync ? FILE_SYNC : UNSTABLE,
+		.data = { .data_len = s->p.len, .data_val = (char *)s->buf },
+	};
+
+	nb_pattern_fill(w->o->wl == WL_RANDWRITE ? w->o->rseed : w->o->seed, s->p.off, s->buf,
+			s->p.len);
+	w->writes++;
+	return rpc_nfs3_write_async(s->c->rpc, write_cb, &args, s);
+}
+
+static void report_mismatch(struct wl *w, uint64_t off, const uint8_t *got, size_t len,
+			    const uint8_t *want)
+{
+	size_t i = 0, zeros = 0;
+
+	while (got[i] == want[i])
+		i++;
+	for (size_t j = i; j < len && got[j] == 0; j++)
+		zeros++;
+	fail(w, EXIT_MISMATCH, "MISMATCH at offset %" PRIu64 ": expected 0x%02x, got 0x%02x%s",
+	     off + i, want[i], got[i], zeros >= 8 ? " (zeros follow: bytes never written?)" : "");
+}
+
+static void read_reply(struct slot *s, READ3res *res)
+{
+	struct wl *w = s->c->w;
+	READ3resok *ok = &res->READ3res_u.resok;
+	uint32_t n = ok->count;
+
+	if (res->status != NFS3_OK) {
+		fail(w, EXIT_SERVER, "READ offset %" PRIu64 ": %s", s->p.off, nfsstat3_to_str(res->status));
+		return;
+	}
+	if (ok->data.data_len != n || n > s->p.len) {
+		fail(w, EXIT_SERVER, "READ offset %" PRIu64 ": count %u, %u data bytes, asked %u",
+		     s->p.off, n, ok->data.data_len, s->p.len);
+		return;
+	}
+	if (n == 0) {
+		fail(w, EXIT_MISMATCH, "READ offset %" PRIu64 ": no data%s: the file is short",
+		     s->p.off, ok->eof ? " and eof" : "");
+		return;
+	}
+	expected_fill(w, s->p.off, w->scratch, n);
+	if (memcmp(ok->data.data_val, w->scratch, n) != 0) {
+		report_mismatch(w, s->p.off, (const uint8_t *)ok->data.data_val, n, w->scratch);
+		return;
+	}
+	w->bytes_verified += n;
+	if (n < s->p.len && pieces_push(&s->c->todo, s->p.off + n, s->p.len - n) < 0)
+		fail(w, EXIT_SERVER, "out of memory");
+}
+
+static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct slot *s = priv;
+
+	if (reply_begin(s, status, data, "READ"))
+		read_reply(s, data);
+}
+
+static int send_read(struct slot *s)
+{
+	struct wl *w = s->c->w;
+	READ3args args = { .file = nb_fh3(&w->file), .offset = s->p.off, .count = s->p.len };
+
+	w->reads++;
+	return rpc_nfs3_read_async(s->c->rpc, read_cb, &args, s);
+}
+
+static void commit_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct slot *s = priv;
+	struct wl *w = s->c->w;
+	COMMIT3res *res = data;
+
+	if (!reply_begin(s, status, data, "COMMIT"))
+		return;
+	if (res->status != NFS3_OK) {
+		fail(w, EXIT_SERVER, "COMMIT: %s", nfsstat3_to_str(res->status));
+		return;
+	}
+	if (w->verf_set && memcmp(w->verf, res->COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE) != 0)
+		fail(w, EXIT_SERVER, "COMMIT's verifier differs from the WRITEs': the server restarted?");
+}
+
+static bool next_commit(struct wl *w, struct conn *c, struct slot *s)
+{
+	(void)s;
+	if (c != &w->c[0] || w->next_idx >= w->count)
+		return false;
+	w->next_idx++;
+	return true;
+}
+
+static int send_commit(struct slot *s)
+{
+	struct wl *w = s->c->w;
+	COMMIT3args args = { .file = nb_fh3(&w->file), .offset = 0, .count = 0 };
+
+	w->commits++;
+	return rpc_nfs3_commit_async(s->c->rpc, commit_cb, &args, s);
+}
+
+static const struct step st_write = { "WRITE", next_piece, send_write };
+static const struct step st_read = { "READ", next_piece, send_read };
+static const struct step st_commit = { "COMMIT", next_commit, send_commit };
+
+/* ---- metadata ---- */
+
+static void name_of(uint64_t i, char *buf, size_t len)
+{
+	snprintf(buf, len, NAME_FMT, i);
+}
+
+static bool next_file(struct wl *w, struct conn *c, struct slot *s)
+{
+	(void)c;
+	if (w->next_idx >= w->count)
+		return false;
+	s->idx = w->next_idx++;
+	return true;
+}
+
+static void check_status(struct slot *s, const char *what, nfsstat3 st)
+{
+	if (st != NFS3_OK)
+		fail(s->c->w, EXIT_SERVER, "%s " NAME_FMT ": %s", what, s->idx, nfsstat3_to_str(st));
+}
+
+static void create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	if (reply_begin(priv, status, data, "CREATE"))
+		check_status(priv, "CREATE", ((CREATE3res *)data)->status);
+}
+
+static int send_create(struct slot *s)
+{
+	struct wl *w = s->c->w;
+	char name[32];
+	CREATE3args args = { .where = { .dir = nb_fh3(&w->dir), .name = name } };
+
+	name_of(s->idx, name, sizeof(name));
+	args.how.mode = GUARDED;    /* a new directory: a name that exists is an error */
+	args.how.createhow3_u.obj_attributes.mode.set_it = 1;
+	args.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0644;
+	return rpc_nfs3_create_async(s->c->rpc, create_cb, &args, s);
+}
+
+static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct slot *s = priv;
+	LOOKUP3res *res = data;
+	post_op_attr *a = &res->LOOKUP3res_u.resok.obj_attributes;
+
+	if (!reply_begin(s, status, data, "LOOKUP"))
+		return;
+	check_status(s, "LOOKUP", res->status);
+	if (res->status == NFS3_OK && (!a->attributes_follow ||
+				       a->post_op_attr_u.attributes.type != NF3REG ||
+				       a->post_op_attr_u.attributes.size != 0))
+		fail(s->c->w, EXIT_MISMATCH, "LOOKUP " NAME_FMT ": not an empty regular file", s->idx);
+}
+
+static int send_lookup(struct slot *s)
+{
+	struct wl *w = s->c->w;
+	char name[32];
+	LOOKUP3args args = { .what = { .dir = nb_fh3(&w->dir), .name = name } };
+
+	name_of(s->idx, name, sizeof(name));
+	return rpc_nfs3_lookup_async(s->c->rpc, lookup_cb, &args, s);
+}
+
+static void remove_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	if (reply_begin(priv, status, data, "REMOVE"))
+		check_status(priv, "REMOVE", ((REMOVE3res *)data)->status);
+}
+
+static int send_remove(struct slot *s)
+{
+	struct wl *w = s->c->w;
+	char name[32];
+	REMOVE3args args = { .object = { .dir = nb_fh3(&w->dir), .name = name } };
+
+	name_of(s->idx, name, sizeof(name));
+	return rpc_nfs3_remove_async(s->c->rpc, remove_cb, &args, s);
+}
+
+/* One listed name: each of ours exactly once, nothing else but "." and "..". */
+static void listed(struct wl *w, const char *name)
+{
+	uint64_t i;
+	char tail;
+
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return;
+	if (sscanf(name, "f%" SCNu64 "%c", &i, &tail) != 1 || i >= w->o->files) {
+		fail(w, EXIT_MISMATCH, "READDIRPLUS lists \"%s\", which is not ours", name);
+		return;
+	}
+	if (bit_get(w->seen, i)) {
+		fail(w, EXIT_MISMATCH, "READDIRPLUS lists \"%s\" twice", name);
+		return;
+	}
+	bit_set(w->seen, i);
+	w->listed++;
+}
+
+static void readdirplus_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct slot *s = priv;
+	struct wl *w = s->c->w;
+	READDIRPLUS3res *res = data;
+	READDIRPLUS3resok *ok = &res->READDIRPLUS3res_u.resok;
+
+	w->rdp_inflight = false;
+	if (!reply_begin(s, status, data, "READDIRPLUS"))
+		return;
+	if (res->status != NFS3_OK) {
+		fail(w, EXIT_SERVER, "READDIRPLUS: %s", nfsstat3_to_str(res->status));
+		return;
+	}
+	memcpy(w->cookieverf, ok->cookieverf, NFS3_COOKIEVERFSIZE);
+	for (entryplus3 *e = ok->reply.entries; e != NULL && !w->failed; e = e->nextentry) {
+		listed(w, e->name);
+		w->cookie = e->cookie;
+	}
+	if (ok->reply.eof)
+		w->rdp_eof = true;
+	else if (ok->reply.entries == NULL)
+		fail(w, EXIT_SERVER, "READDIRPLUS: no entries and no eof");
+}
+
+/* A listing is one cookie chain: one RPC at a time, on the first connection. */
+static bool next_readdirplus(struct wl *w, struct conn *c, struct slot *s)
+{
+	(void)s;
+	if (c != &w->c[0] || w->rdp_inflight || w->rdp_eof)
+		return false;
+	w->rdp_inflight = true;
+	return true;
+}
+
+static int send_readdirplus(struct slot *s)
+{
+	struct wl *w = s->c->w;
+	READDIRPLUS3args args = { .dir = nb_fh3(&w->dir), .cookie = w->cookie,
+				  .dircount = RDP_DIRCOUNT, .maxcount = RDP_MAXCOUNT };
+
+	memcpy(args.cookieverf, w->cookieverf, NFS3_COOKIEVERFSIZE);
+	return rpc_nfs3_readdirplus_async(s->c->rpc, readdirplus_cb, &args, s);
+}
+
+static const struct step st_create = { "CREATE", next_file, send_create };
+static const struct step st_lookup = { "LOOKUP", next_file, send_lookup };
+static const struct step st_remove = { "REMOVE", next_file, send_remove };
+static const struct step st_readdirplus = { "READDIRPLUS", next_readdirplus, send_readdirplus };
+
+/* List the directory once: the number of our names it held, or -1. */
+static int64_t list_once(struct wl *w)
+{
+	w->cookie = 0;
+	memset(w->cookieverf, 0, NFS3_COOKIEVERFSIZE);
+	w->rdp_eof = false;
+	w->listed = 0;
+	memset(w->seen, 0, (w->o->files + 7) / 8);
+	w->listing = true;
+	run_step(w, &st_readdirplus, 0);
+	w->listing = false;
+	if (w->failed)
+		return -1;
+	return (int64_t)w->listed;
+}
+
+struct meta_times {
+	double create, lookup, list, remove;
+};
+
+static int run_meta(struct wl *w, struct meta_times *t)
+{
+	const struct opts *o = w->o;
+	double t0;
+
+	w->seen = calloc((o->files + 7) / 8, 1);
+	if (w->seen == NULL || nb_mkdir(w->c[0].rpc, &w->root, o->name, &w->dir) < 0)
+		return EXIT_SERVER;
+	t0 = nb_now_s();
+	if (run_step(w, &st_create, o->files) != 0)
+		return w->failed;
+	t->create = nb_now_s() - t0;
+	t0 = nb_now_s();
+	if (run_step(w, &st_lookup, o->files) != 0)
+		return w->failed;
+	t->lookup = nb_now_s() - t0;
+	t0 = nb_now_s();
+	for (unsigned p = 0; p < o->passes; p++) {
+		int64_t n = list_once(w);
+
+		if (n < 0)
+			return w->failed;
+		if ((uint64_t)n != o->files) {
+			fprintf(stderr, "nfs-workload: READDIRPLUS listed %" PRId64 " of %" PRIu64
+				" files\n", n, o->files);
+			return EXIT_MISMATCH;
+		}
+	}
+	t->list = nb_now_s() - t0;
+	t0 = nb_now_s();
+	if (run_step(w, &st_remove, o->files) != 0)
+		return w->failed;
+	t->remove = nb_now_s() - t0;
+	if (list_once(w) != 0) {
+		fprintf(stderr, "nfs-workload: the directory is not empty after the removals\n");
+		return w->failed ? w->failed : EXIT_MISMATCH;
+	}
+	return nb_rmdir(w->c[0].rpc, &w->root, o->name) < 0 ? EXIT_SERVER : 0;
+}
+
+/* ---- set-up ---- */
+
+static int conns_open(struct wl *w)
+{
+	const struct opts *o = w->o;
+	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE;
+
+	w->c = calloc(o->writers, sizeof(*w->c));
+	w->rpcs = calloc(o->writers, sizeof(*w->rpcs));
+	w->pfd = calloc(o->writers, sizeof(*w->pfd));
+	if (w->c == NULL || w->rpcs == NULL || w->pfd == NULL)
+		return -1;
+	for (unsigned i = 0; i < o->writers; i++) {
+		struct conn *c = &w->c[i];
+
+		c->w = w;
+		c->slots = calloc(o->qd, sizeof(*c->slots));
+		if (c->slots == NULL)
+			return -1;
+		for (unsigned k = 0; k < o->qd; k++) {
+			c->slots[k].c = c;
+			if (writes && (c->slots[k].buf = malloc(o->bs)) == NULL)
+				return -1;
+		}
+		c->rpc = w->rpcs[i] = nb_connect(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
+		if (c->rpc == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+static void conns_close(struct wl *w)
+{
+	for (unsigned i = 0; w->c != NULL && i < w->o->writers; i++) {
+		struct conn *c = &w->c[i];
+
+		if (c->rpc != NULL)
+			rpc_destroy_context(c->rpc);
+		for (unsigned k = 0; c->slots != NULL && k < w->o->qd; k++)
+			free(c->slots[k].buf);
+		free(c->slots);
+		free(c->todo.v);
+	}
+	free(w->c);
+	free(w->rpcs);
+	free(w->pfd);
+}
+
+/* The blocks a randwrite of --rseed/--rops/--rbs wrote (nothing without --rseed). */
+static int rmap_build(struct wl *w)
+{
+	const struct opts *o = w->o;
+
+	if (!o->rseed_set || o->rops == 0)
+		return 0;
+	w->rblocks = o->size / o->rbs;
+	w->rmap = calloc((w->rblocks + 7) / 8, 1);
+	if (w->rmap == NULL)
+		return -1;
+	for (uint64_t i = 0; i < o->rops; i++)
+		bit_set(w->rmap, rand_block(o->rseed, i, w->rblocks));
+	return 0;
+}
+
+/* Open (seqwrite: create) the file, check transfer sizes and, for readers, the file's size. */
+static int open_file(struct wl *w)
+{
+	const struct opts *o = w->o;
+	struct rpc_context *rpc = w->c[0].rpc;
+	uint64_t size;
+
+	if (o->wl == WL_SEQWRITE ? nb_create_empty(rpc, &w->root, o->name, &w->file)
+				 : nb_lookup(rpc, &w->root, o->name, &w->file))
+		return EXIT_SERVER;
+	if (nb_fsinfo(rpc, &w->file, &w->rtmax, &w->wtmax) < 0)
+		return EXIT_SERVER;
+	if ((o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE) ? o->bs > w->wtmax : o->bs > w->rtmax) {
+		fprintf(stderr, "nfs-workload: --bs %" PRIu64 " is over the server's maximum "
+			"(rtmax %u, wtmax %u)\n", o->bs, w->rtmax, w->wtmax);
+		return EXIT_SERVER;
+	}
+	if (o->wl == WL_SEQWRITE)
+		return 0;
+	if (nb_size(rpc, &w->file, &size) < 0)
+		return EXIT_SERVER;
+	if (size < o->size) {
+		fprintf(stderr, "nfs-workload: %s is %" PRIu64 " bytes, --size says %" PRIu64 "\n",
+			o->name, size, o->size);
+		return EXIT_MISMATCH;
+	}
+	return 0;
+}
+
+static int run_io(struct wl *w, double *secs)
+{
+	const struct opts *o = w->o;
+	bool seq = o->wl == WL_SEQWRITE || o->wl == WL_SEQREAD;
+	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE;
+	uint64_t n = seq ? (o->size + o->bs - 1) / o->bs : o->ops;
+	int rc;
+	double t0;
+
+	if ((rc = open_file(w)) != 0)
+		return rc;
+	if (rmap_build(w) < 0 || (w->scratch = malloc(o->bs)) == NULL)
+		return EXIT_SERVER;
+	t0 = nb_now_s();
+	if ((rc = run_step(w, writes ? &st_write : &st_read, n)) != 0)
+		return rc;
+	if (writes && !o->file_sync && (rc = run_step(w, &st_commit, 1)) != 0)
+		return rc;
+	*secs = nb_now_s() - t0;
+	return 0;
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *f)
+{
+	fputs("usage: nfs-workload [options] HOST NFS_PORT MOUNT_PORT EXPORT NAME WORKLOAD\n"
+	      "WORKLOAD: seqwrite | seqread | randwrite | randread | meta (see the source's header)\n"
+	      "  -w, --writers N   connections (4)\n"
+	      "  -q, --qd N        RPCs in flight per connection (8)\n"
+	      "      --size SIZE   file size, K/M/G suffixes (1G)\n"
+	      "      --bs SIZE     WRITE/READ size (seq*: 1M, rand*: 4K)\n"
+	      "      --ops N       rand*: WRITEs or READs (10000)\n"
+	      "  -s, --sync MODE   unstable (UNSTABLE + one COMMIT, default) | file (FILE_SYNC)\n"
+	      "      --seed N      the file's data seed (required)\n"
+	      "      --rseed N     the data seed of the random WRITEs (randwrite: required)\n"
+	      "      --rops N      readers: how many random WRITEs were made (default --ops)\n"
+	      "      --rbs SIZE    readers: their size (4K)\n"
+	      "      --files N     meta: files (10000)\n"
+	      "      --passes N    meta: READDIRPLUS listings of the full directory (3)\n"
+	      "Exit 0 verified, 1 data or listing differ, 2 usage, 3 error.\n", f);
+}
+
+enum { OPT_SIZE = 256, OPT_BS, OPT_OPS, OPT_SEED, OPT_RSEED, OPT_ROPS, OPT_RBS, OPT_FILES,
+       OPT_PASSES };
+
+static const struct option long_opts[] = {
+	{ "writers", required_argument, NULL, 'w' }, { "qd", required_argument, NULL, 'q' },
+	{ "size", required_argument, NULL, OPT_SIZE }, { "bs", required_argument, NULL, OPT_BS },
+	{ "ops", required_argument, NULL, OPT_OPS }, { "sync", required_argument, NULL, 's' },
+	{ "seed", required_argument, NULL, OPT_SEED }, { "rseed", required_argument, NULL, OPT_RSEED },
+	{ "rops", required_argument, NULL, OPT_ROPS }, { "rbs", required_argument, NULL, OPT_RBS },
+	{ "files", required_argument, NULL, OPT_FILES },
+	{ "passes", required_argument, NULL, OPT_PASSES }, { "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_opt(struct opts *o, int c, const char *arg)
+{
+	uint64_t v = 0;
+
+	if (c != 's' && nb_parse_size(arg, &v) < 0)
+		return -1;
+	switch (c) {
+	case 'w': o->writers = (unsigned)v; return v >= 1 && v <= 1024 ? 0 : -1;
+	case 'q': o->qd = (unsigned)v; return v >= 1 && v <= 256 ? 0 : -1;
+	case OPT_SIZE: o->size = v; return v >= 1 ? 0 : -1;
+	case OPT_BS: o->bs = v; return v >= 512 && v <= (16u << 20) ? 0 : -1;
+	case OPT_OPS: o->ops = v; return v >= 1 ? 0 : -1;
+	case 's': o->file_sync = strcmp(arg, "file") == 0;
+		return strcmp(arg, "file") == 0 || strcmp(arg, "unstable") == 0 ? 0 : -1;
+	case OPT_SEED: o->seed = v; o->seed_set = true; return 0;
+	case OPT_RSEED: o->rseed = v; o->rseed_set = true; return 0;
+	case OPT_ROPS: o->rops = v; return 0;
+	case OPT_RBS: o->rbs = v; return v >= 512 ? 0 : -1;
+	case OPT_FILES: o->files = v; return v >= 1 && v <= 100000000 ? 0 : -1;
+	case OPT_PASSES: o->passes = (unsigned)v; return v >= 1 && v <= 1000 ? 0 : -1;
+	default: return -1;
+	}
+}
+
+static int parse_workload(struct opts *o, const char *s)
+{
+	for (size_t i = 0; i < sizeof(wl_names) / sizeof(wl_names[0]); i++) {
+		if (strcmp(s, wl_names[i]) == 0) {
+			o->wl = (enum workload)i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "nfs-workload: unknown workload %s\n", s);
+	return -1;
+}
+
+static int parse_args(struct opts *o, int argc, char **argv)
+{
+	int c;
+
+	*o = (struct opts){ .writers = 4, .qd = 8, .passes = 3, .size = 1u << 30, .ops = 10000,
+			    .files = 10000, .rbs = 4096 };
+	while ((c = getopt_long(argc, argv, "w:q:s:h", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (parse_opt(o, c, optarg) < 0) {
+			fprintf(stderr, "nfs-workload: bad option %s\n", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (argc - optind != 6 || parse_workload(o, argv[optind + 5]) < 0)
+		return -1;
+	o->host = argv[optind];
+	o->nfs_port = atoi(argv[optind + 1]);
+	o->mount_port = atoi(argv[optind + 2]);
+	o->export = argv[optind + 3];
+	o->name = argv[optind + 4];
+	if (o->bs == 0)
+		o->bs = o->wl == WL_SEQWRITE || o->wl == WL_SEQREAD ? 1u << 20 : 4096;
+	if (o->wl == WL_RANDWRITE) {
+		o->rops = o->ops;   /* the blocks it writes are the ones readers draw again */
+		o->rbs = o->bs;
+		if (!o->rseed_set) {
+			fputs("nfs-workload: randwrite needs --rseed\n", stderr);
+			return -1;
+		}
+	} else if (o->rseed_set && o->rops == 0) {
+		o->rops = o->ops;
+	}
+	if (o->wl != WL_META && (!o->seed_set || o->size < o->bs)) {
+		fputs("nfs-workload: needs --seed, and --size of at least --bs\n", stderr);
+		return -1;
+	}
+	return o->nfs_port > 0 && o->mount_port > 0 ? 0 : -1;
+}
+
+/* ---- main ---- */
+
+static void print_io(const struct wl *w, double secs)
+{
+	const struct opts *o = w->o;
+	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE;
+	uint64_t bytes = writes ? w->bytes_acked : w->bytes_verified;
+	uint64_t ops = writes ? w->writes : w->reads;
+
+	printf("workload=%s bytes=%" PRIu64 " seconds=%.3f MiB/s=%.1f ops=%" PRIu64 " iops=%.0f "
+	       "writes=%" PRIu64 " reads=%" PRIu64 " commits=%" PRIu64 " verified=%" PRIu64
+	       " bs=%" PRIu64 " writers=%u qd=%u sync=%s\n", wl_names[o->wl], bytes, secs,
+	       secs > 0 ? (double)bytes / 1048576.0 / secs : 0.0, ops, secs > 0 ? ops / secs : 0.0,
+	       w->writes, w->reads, w->commits, w->bytes_verified, o->bs, o->writers, o->qd,
+	       writes ? (o->file_sync ? "file" : "unstable") : "-");
+}
+
+static void print_meta(const struct wl *w, const struct meta_times *t)
+{
+	double n = (double)w->o->files;
+
+	printf("workload=meta files=%" PRIu64 " rpcs=%" PRIu64 " seconds=%.3f create_s=%.3f "
+	       "lookup_s=%.3f readdirplus_s=%.3f remove_s=%.3f create/s=%.0f lookup/s=%.0f "
+	       "readdirplus_entries/s=%.0f remove/s=%.0f passes=%u writers=%u qd=%u\n",
+	       w->o->files, w->rpcs_sent, t->create + t->lookup + t->list + t->remove, t->create,
+	       t->lookup, t->list, t->remove, n / t->create, n / t->lookup,
+	       n * w->o->passes / t->list, n / t->remove, w->o->passes, w->o->writers, w->o->qd);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct wl w = { .o = &o };
+	struct meta_times t = { 0 };
+	double secs = 0;
+	int rc;
+
+	if (parse_args(&o, argc, argv) < 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (conns_open(&w) < 0 || nb_mount_root(o.host, o.mount_port, o.export, &w.root) < 0)
+		rc = EXIT_SERVER;
+	else if (o.wl == WL_META)
+		rc = run_meta(&w, &t);
+	else
+		rc = run_io(&w, &secs);
+	if (rc == 0 && o.wl == WL_META)
+		print_meta(&w, &t);
+	else if (rc == 0)
+		print_io(&w, secs);
+	conns_close(&w);
+	free(w.rmap);
+	free(w.scratch);
+	free(w.seen);
+	return rc;
+}
