@@ -1,8 +1,13 @@
 #!/bin/sh
 # Install what nfsd-uc needs to build, run and test, from Debian 12's packages. Idempotent.
+# --bench: also what bench/run compares against and draws with (Ganesha, fio, gnuplot, qemu).
 set -eu
 pkgs="build-essential meson ninja-build pkg-config rpcsvc-proto libtirpc-dev liburing-dev
       libsodium-dev libcmocka-dev libnfs-dev libnfs-utils rpcbind xfsprogs e2fsprogs util-linux"
+if [ "${1:-}" = --bench ]; then
+	pkgs="$pkgs fio gnuplot-nox nfs-ganesha nfs-ganesha-vfs iproute2 qemu-system-x86
+	      busybox-static cpio kmod xz-utils zstd"
+fi
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
