@@ -305,6 +305,11 @@ static void index_fd(struct fh_cache *c, struct fh_entry *e)
 	c->by_fd[e->fd] = e;
 }
 
+struct file_io *fh_file_io(struct fh_obj *o)
+{
+	return &o->ent->fio;
+}
+
 bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out)
 {
 	struct fh_cache *c = w->fhc;

@@ -57,6 +57,8 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino);
 /* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT
  * descriptor. NULL with *err set on failure. */
 struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err);
+/* The per-handle state fileio.c keeps for o's file. */
+struct file_io *fh_file_io(struct fh_obj *o);
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
 bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
 

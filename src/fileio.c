@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bcache.h"
@@ -119,10 +120,21 @@ static bool covers_whole_block(uint64_t off, uint32_t len, uint64_t bs)
 	return end > first;
 }
 
+#define TOUCH_EVERY_NS (4 * 1000 * 1000u)
+
 /* A WRITE that only reached the cache changed the file all the same: its mtime and ctime move now,
  * not at the later flush (clients judge their caches by them). */
 static void touch_mtime(struct fh_obj *o)
 {
+	/* One touch per few milliseconds is as fine as the file system keeps times anyway (ext4's
+	 * are jiffies), and spares a journalled metadata update per small WRITE. */
+	struct file_io *fio = fh_file_io(o);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (fio->touched_ns && ns - fio->touched_ns < TOUCH_EVERY_NS)
+		return;
+	fio->touched_ns = ns;
 	const struct timespec t[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", o->fd);

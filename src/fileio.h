@@ -15,6 +15,7 @@
 /* What the cache's ops get for a handle: an O_DIRECT descriptor, fixed for the handle's life. */
 struct file_io {
 	int fd;
+	uint64_t touched_ns;          /* CLOCK_MONOTONIC of this handle's last mtime touch */
 };
 
 /* The server's boundary cache, sized from [cache] size. 0 or -errno. */
