@@ -124,6 +124,18 @@ static nfsstat3 new_obj_reply(struct nfs_req *rq, const struct dir_op *d, const 
 	return NFS3_OK;
 }
 
+/* The end shared by CREATE, MKDIR, SYMLINK and MKNOD, whose results have one shape: resok
+ * {obj, obj_attributes, dir_wcc}, resfail {dir_wcc} (ok_wcc and fail_wcc: not the same place). */
+static nfsstat3 finish_new(struct nfs_req *rq, const struct dir_op *d, const char *name, nfsstat3 st,
+			   const sattr3 *rest, post_op_fh3 *obj, post_op_attr *attrs, wcc_data *ok_wcc,
+			   wcc_data *fail_wcc)
+{
+	if (st == NFS3_OK)
+		st = new_obj_reply(rq, d, name, rest, obj, attrs);
+	dir_wcc(rq, d, st == NFS3_OK ? ok_wcc : fail_wcc);
+	return st;
+}
+
 /* ---- CREATE ---- */
 
 /* The verifier as knfsd keeps it: its two 32-bit halves as mtime and atime seconds, the top bit
@@ -207,14 +219,9 @@ NFS3_HANDLER(create)
 	if (st == NFS3_OK)
 		st = create_file(rq, &d, a->where.name, &a->how, &rest, &want_rest);
 	CREATE3resok *ok = &res->CREATE3res_u.resok;
-	if (st == NFS3_OK)
-		st = new_obj_reply(rq, &d, a->where.name, want_rest ? &rest : NULL, &ok->obj,
-				   &ok->obj_attributes);
-	if (st == NFS3_OK)
-		dir_wcc(rq, &d, &ok->dir_wcc);
-	else
-		dir_wcc(rq, &d, &res->CREATE3res_u.resfail.dir_wcc);
-	res->status = st;
+	res->status = finish_new(rq, &d, a->where.name, st, want_rest ? &rest : NULL, &ok->obj,
+				  &ok->obj_attributes, &ok->dir_wcc,
+				  &res->CREATE3res_u.resfail.dir_wcc);
 }
 
 /* ---- MKDIR, SYMLINK, MKNOD ---- */
@@ -237,14 +244,9 @@ NFS3_HANDLER(mkdir)
 			want_rest = sattr_rest(&a->attributes, false, &rest);
 	}
 	MKDIR3resok *ok = &res->MKDIR3res_u.resok;
-	if (st == NFS3_OK)
-		st = new_obj_reply(rq, &d, a->where.name, want_rest ? &rest : NULL, &ok->obj,
-				   &ok->obj_attributes);
-	if (st == NFS3_OK)
-		dir_wcc(rq, &d, &ok->dir_wcc);
-	else
-		dir_wcc(rq, &d, &res->MKDIR3res_u.resfail.dir_wcc);
-	res->status = st;
+	res->status = finish_new(rq, &d, a->where.name, st, want_rest ? &rest : NULL, &ok->obj,
+				  &ok->obj_attributes, &ok->dir_wcc,
+				  &res->MKDIR3res_u.resfail.dir_wcc);
 }
 
 NFS3_HANDLER(symlink)
@@ -265,14 +267,9 @@ NFS3_HANDLER(symlink)
 			want_rest = sattr_rest(&a->symlink.symlink_attributes, false, &rest);
 	}
 	SYMLINK3resok *ok = &res->SYMLINK3res_u.resok;
-	if (st == NFS3_OK)
-		st = new_obj_reply(rq, &d, a->where.name, want_rest ? &rest : NULL, &ok->obj,
-				   &ok->obj_attributes);
-	if (st == NFS3_OK)
-		dir_wcc(rq, &d, &ok->dir_wcc);
-	else
-		dir_wcc(rq, &d, &res->SYMLINK3res_u.resfail.dir_wcc);
-	res->status = st;
+	res->status = finish_new(rq, &d, a->where.name, st, want_rest ? &rest : NULL, &ok->obj,
+				  &ok->obj_attributes, &ok->dir_wcc,
+				  &res->SYMLINK3res_u.resfail.dir_wcc);
 }
 
 /* What MKNOD is asked to make: file type bits + permissions, device number, attributes. */
@@ -330,14 +327,9 @@ NFS3_HANDLER(mknod)
 	if (st == NFS3_OK)
 		st = make_node(&d, a->where.name, &a->what, &rest, &want_rest);
 	MKNOD3resok *ok = &res->MKNOD3res_u.resok;
-	if (st == NFS3_OK)
-		st = new_obj_reply(rq, &d, a->where.name, want_rest ? &rest : NULL, &ok->obj,
-				   &ok->obj_attributes);
-	if (st == NFS3_OK)
-		dir_wcc(rq, &d, &ok->dir_wcc);
-	else
-		dir_wcc(rq, &d, &res->MKNOD3res_u.resfail.dir_wcc);
-	res->status = st;
+	res->status = finish_new(rq, &d, a->where.name, st, want_rest ? &rest : NULL, &ok->obj,
+				  &ok->obj_attributes, &ok->dir_wcc,
+				  &res->MKNOD3res_u.resfail.dir_wcc);
 }
 
 /* ---- REMOVE, RMDIR ---- */
