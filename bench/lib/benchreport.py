@@ -690,7 +690,7 @@ def runtimes_update(path, info):
         with open(path) as f:
             rows = [r for r in csv.DictReader(f) if r.get('matrix') != info['matrix']]
     rows.append(dict(matrix=info['matrix'], date=info['started'].strftime('%Y-%m-%d %H:%M UTC'),
-                     seconds=f"{info['elapsed']:.0f}",
+                     seconds=f"{info['elapsed']:.1f}",
                      load_start=' / '.join(f'{x:.2f}' for x in info['load_start']),
                      failures=str(info['failures']), command=info['command']))
     rows.sort(key=lambda r: r['matrix'])
