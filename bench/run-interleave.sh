@@ -115,6 +115,21 @@ bench_write_conf() {
 
 # bench_start EXE: start the daemon on BENCH_CONF, wait (10 s at most) for its "ready" line.
 bench_start() {
+	local exe=$1 try
+	for try in 1 2 3 4 5; do
+		bench_start_once "$exe" && return 0
+		# Another program took a port since we chose it: choose again (the conf keeps the rest).
+		tail -n 5 "$BENCH_LOG" | grep -q "Address already in use" || return 1
+		BENCH_PORT=$(bench_free_port) && BENCH_MPORT=$(bench_free_port) || return 1
+		[ "$BENCH_PORT" != "$BENCH_MPORT" ] || BENCH_MPORT=$((BENCH_PORT + 1))
+		sed -i -e "s/^port = .*/port = $BENCH_PORT/" -e "s/^mount_port = .*/mount_port = $BENCH_MPORT/" \
+			"$BENCH_CONF"
+		bench_say "ports taken: retrying on $BENCH_PORT/$BENCH_MPORT (try $try)"
+	done
+	return 1
+}
+
+bench_start_once() {
 	local exe=$1
 	: >>"$BENCH_LOG"
 	local from=$(($(wc -l <"$BENCH_LOG") + 1))

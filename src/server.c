@@ -470,8 +470,9 @@ static int listen_on(const char *addr, uint16_t port)
 	if (fd < 0)
 		return -errno;
 	int one = 1;
+	/* SO_REUSEADDR only: with SO_REUSEPORT a second daemon started on the same port would
+	 * silently share its connections instead of failing. */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
 		int e = errno;
 		close(fd);
