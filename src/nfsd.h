@@ -55,7 +55,6 @@ struct server {
 	unsigned nworkers;
 	struct server_counters ctr;
 	struct log_ratelimit write_errors;
-	atomic_bool stopping;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
 	pthread_mutex_t mounts_lock;
 	struct mount_rec *mounts;

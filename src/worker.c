@@ -82,8 +82,9 @@ static long long ns_between(const struct timespec *a, const struct timespec *b)
 	return (b->tv_sec - a->tv_sec) * 1000000000ll + (b->tv_nsec - a->tv_nsec);
 }
 
-/* The next job; or NULL after waking with none: the nearest parked deadline passed, a parked call
- * may have become ready (jobs_wake), or the sweep time came. *stop: the queue is closing. */
+/* The next job; or NULL after waking with none: a parked call's wait may be over or it may have
+ * become ready (jobs_wake), the sweep time came, or another worker asked for a sweep or a forget.
+ * *stop: the queue is closing. */
 static struct job *next_job(struct worker *w, bool *stop)
 {
 	struct jobq *q = w->srv->jobs;
@@ -97,9 +98,8 @@ static struct job *next_job(struct worker *w, bool *stop)
 		t = before(&now, &due) ? due : plus_ns(now, PARK_MIN_NS);
 	}
 	pthread_mutex_lock(&q->lock);
-	int rc = 0;
 	if (!q->head && !q->stop)
-		rc = pthread_cond_timedwait(&q->cond, &q->lock, &t);
+		pthread_cond_timedwait(&q->cond, &q->lock, &t);
 	struct job *j = q->head;
 	if (j) {
 		q->head = j->next;
@@ -108,7 +108,6 @@ static struct job *next_job(struct worker *w, bool *stop)
 	}
 	*stop = q->stop;
 	pthread_mutex_unlock(&q->lock);
-	(void)rc;
 	return j;
 }
 

@@ -110,7 +110,6 @@ void io_ring_cancel_fd(struct io_ring *r, int fd)
 	io_uring_submit(&r->ring);
 }
 
-unsigned io_ring_pending(const struct io_ring *r) { return r->pending; }
 
 static int park(struct io_ring *r, struct io_op *op, int res)
 {

@@ -56,8 +56,6 @@ struct io_ring *io_ring_thread(void);
 
 /* Run callbacks until *stop is true and no async op is pending, or an unrecoverable ring error. */
 int io_ring_run(struct io_ring *r, const bool *stop);
-/* Number of async ops submitted and not yet completed. */
-unsigned io_ring_pending(const struct io_ring *r);
 
 /* Synchronous calls: return the syscall's result, negative errno on failure. */
 int io_openat(struct io_ring *r, int dirfd, const char *path, int flags, mode_t mode);
