@@ -481,6 +481,24 @@ static int listen_on(const char *addr, uint16_t port)
 	return fd;
 }
 
+/* A daemon killed with SIGKILL leaves its listening sockets to the kernel's deferred io_uring
+ * teardown, which can outlive the process by a fraction of a second; a supervisor that restarts
+ * at once would otherwise fail.  Another live server on the port still fails, after the wait. */
+#define LISTEN_RETRY_MS 10000
+
+static int listen_retrying(const char *addr, uint16_t port)
+{
+	int fd = listen_on(addr, port);
+	for (int waited = 0; fd == -EADDRINUSE && waited < LISTEN_RETRY_MS; waited += 100) {
+		if (waited == 0)
+			log_warn("%s port %u is in use; retrying for up to %d s", addr, port,
+				 LISTEN_RETRY_MS / 1000);
+		nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+		fd = listen_on(addr, port);
+	}
+	return fd;
+}
+
 /* ---- the loop ---- */
 
 /* On a worker's thread: give the finished job back to the loop. */
@@ -596,7 +614,7 @@ struct netloop *netloop_start(struct server *srv)
 	}
 	uint16_t ports[2] = {srv->cfg->port, srv->cfg->mount_port};
 	for (int i = 0; i < 2; i++) {
-		nl->listen_fd[i] = listen_on(srv->cfg->listen, ports[i]);
+		nl->listen_fd[i] = listen_retrying(srv->cfg->listen, ports[i]);
 		if (nl->listen_fd[i] < 0) {
 			log_err("listen on %s port %u: %s", srv->cfg->listen, ports[i], strerror(-nl->listen_fd[i]));
 			nl->listen_fd[i] = -1;

@@ -40,11 +40,13 @@ struct itest {
 
 /* Make the tree, pick the ports and write the conf. 0, or -1 with a message on stderr. */
 int it_setup(struct itest *t, const char *exe);
-/* Start the daemon and wait (10 s at most) until it says "ready" or both ports accept. */
+/* Start the daemon and wait (10 s at most) until it says "ready". */
 int it_start(struct itest *t);
 /* SIGTERM and wait (10 s at most, then SIGKILL). The exit status (0..255), 128+signal when
  * killed by one, -1 when it had to be killed or was not running. */
 int it_stop(struct itest *t);
+/* SIGKILL and reap: a crash. 0, or -1 when it was not running. */
+int it_kill(struct itest *t);
 /* Still running? (reaps it and says so on stderr when it died) */
 int it_alive(struct itest *t);
 /* Print the last lines of the daemon's log on stderr. */

@@ -1,8 +1,9 @@
-/* The daemon stopped with SIGTERM (exit 0, even with a client connected) and started again on
- * the same conf: file handles from before still work, and the write verifier changed so that
+/* The daemon stopped with SIGTERM (exit 0, even with a client connected), or killed, and started
+ * again on the same conf: file handles from before still work, and the write verifier changed so that
  * clients know to resend what they had not committed. */
 #include "checks.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char text[] = "written before the restart\n";
@@ -13,12 +14,13 @@ struct before {
 	char verf[8];
 };
 
-static void make_state(struct itest *t, struct before *b, struct nfsclient **keep)
+static void make_state(struct itest *t, struct before *b, struct nfsclient **keep,
+                       const char *dirname)
 {
 	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &b->root);
 	WRITE3resok ok;
 
-	it_workdir(c, &b->root, "restart", &b->dir);
+	it_workdir(c, &b->root, dirname, &b->dir);
 	NFS_OK(c, nc_create(c, &b->dir, "file", 0644, &b->file));
 	NFS_OK(c, nc_write(c, &b->file, 0, text, sizeof(text), UNSTABLE, &ok));
 	memcpy(b->verf, ok.verf, 8);
@@ -73,12 +75,36 @@ static void test_handles_survive_restart(void **state)
 	struct before b;
 	struct nfsclient *idle;
 
-	make_state(t, &b, &idle);
+	make_state(t, &b, &idle, "restart");
 	restart(t);
 	check_after(t, &b);
 	nc_close(idle);
 	restart(t);                                       /* and once more */
 	check_after(t, &b);
+}
+
+/* A supervisor restarts a crashed daemon at once, while clients still hold connections and
+ * the kernel may still be tearing down the dead process's rings and sockets. */
+static void test_restart_at_once_after_sigkill(void **state)
+{
+	struct itest *t = *state;
+	struct before b;
+	struct nfsclient *idle[8];
+	struct fh root;
+	char name[32];
+
+	for (int round = 0; round < 5; round++) {
+		snprintf(name, sizeof name, "killed-%d", round);
+		make_state(t, &b, &idle[0], name);
+		for (int i = 1; i < 8; i++)
+			idle[i] = it_client(t, EXP_RW, 0, 0, &root);
+		it_kill(t);
+		if (it_start(t) != 0)
+			fail_msg("round %d: daemon did not start again right after SIGKILL", round);
+		check_after(t, &b);
+		for (int i = 0; i < 8; i++)
+			nc_close(idle[i]);
+	}
 }
 
 static void test_served_after_restart(void **state)
@@ -90,6 +116,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handles_survive_restart),
+		cmocka_unit_test(test_restart_at_once_after_sigkill),
 		cmocka_unit_test(test_served_after_restart),
 	};
 	return IT_MAIN("integration-restart", tests);
