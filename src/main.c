@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <link.h>
 #include <pthread.h>
 #include <rpc/pmap_clnt.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -133,11 +135,42 @@ static void rpcbind_set(const struct config *cfg, bool on)
 }
 
 /* Everything that must exist before a client is served; nothing is running when it fails. */
+static int lock_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	unsigned *failed = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
+			continue;
+		uintptr_t from = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		uintptr_t to = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		if (mlock((void *)from, to - from) < 0)
+			(*failed)++;
+	}
+	return 0;
+}
+
+/* Keep the code of the daemon and of its libraries in memory. A code path not run yet (the
+ * first COMMIT, say) would otherwise be paged in from the root disk on first use after memory
+ * pressure or a cache drop, stalling a request behind device reads that are not its file's.
+ * The segments, not mlockall(): that would also pin every heap page and thread stack. */
+static void lock_code(void)
+{
+	unsigned failed = 0;
+	dl_iterate_phdr(lock_object, &failed);
+	if (failed)
+		log_info("%u code segment(s) could not be locked in memory (%s): they may be paged "
+			 "in from disk when first used", failed, strerror(errno));
+}
+
 static int prepare(struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
 	if (sodium_init() < 0)
 		return -1;
+	lock_code();
 	size_handle_caches(srv, cfg->threads ? cfg->threads : 1);
 	int rc = fh_load_key(cfg->state_dir, srv->fh_key);
 	if (rc < 0) {
