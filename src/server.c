@@ -506,11 +506,14 @@ static void job_done(struct job *j)
 {
 	struct netloop *nl = ((struct conn *)j->owner)->nl;
 	pthread_mutex_lock(&nl->done_lock);
+	bool first = !nl->done;
 	j->next = nl->done;
 	nl->done = j;
 	pthread_mutex_unlock(&nl->done_lock);
+	/* The loop takes the whole list at each wake-up, so only the job that finds it empty needs
+	 * to wake it: one syscall and one wake-up per batch, not per reply. */
 	uint64_t one = 1;
-	if (write(nl->ev_fd, &one, sizeof one) < 0)
+	if (first && write(nl->ev_fd, &one, sizeof one) < 0)
 		log_err("cannot wake the network loop: %s", strerror(errno));
 }
 
