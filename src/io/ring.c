@@ -26,7 +26,11 @@ struct io_ring *io_ring_new(unsigned entries)
 	struct io_ring *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	int rc = io_uring_queue_init(entries, &r->ring, 0);
+	/* Every thread waits for its completions inside io_uring_enter, where the kernel runs the
+	 * completion work anyway: no need to interrupt the thread for it (COOP_TASKRUN). */
+	int rc = io_uring_queue_init(entries, &r->ring, IORING_SETUP_COOP_TASKRUN);
+	if (rc == -EINVAL)
+		rc = io_uring_queue_init(entries, &r->ring, 0);   /* kernels before 5.19 */
 	if (rc < 0) {
 		free(r);
 		errno = -rc;
