@@ -5,6 +5,27 @@
 #include "bc_bits.h"
 #include "bc_internal.h"
 
+static bool drop_eof_image(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	uint64_t end = *(const uint64_t *)arg;
+	uint32_t first_missing = bc_bits_find(e->bits, 0, ino->bs, false);
+
+	if (!e->dirty && !e->busy && bc_block_off(ino, e->index) + first_missing >= end)
+		bc_entry_free(ino, e);
+	return true;
+}
+
+/* The image of the file's last block, completed with zeros past the end of file, waits for an
+ * append that may never come: a COMMIT of the whole file lets it go (the append, if it comes,
+ * reads the block back once), so that nothing is held once a client has committed everything.
+ * An image with a hole before the end of file stays for the WRITE that fills the hole. */
+static void drop_eof_images(struct bc_inode *ino)
+{
+	uint64_t end = bc_logical_end(ino);
+
+	bc_map_range(ino, end ? (end - 1) >> ino->bshift : 0, UINT64_MAX, drop_eof_image, &end);
+}
+
 int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcache_sync how)
 {
 	struct bc_inode *ino = h->ino;
@@ -22,9 +43,11 @@ int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcac
 	/* Synced even after a failed write: what did get written is still made durable. */
 	if (how != BCACHE_SYNC_NONE)
 		src = bc_io_result(c, c->ops.sync(h->io, how == BCACHE_SYNC_DATA));
-	if (ndone && src == 0) {
+	if ((ndone || (off == 0 && count == 0)) && src == 0) {
 		pthread_mutex_lock(&ino->lock);
 		bc_flush_settle(ino, done, ndone);
+		if (off == 0 && count == 0 && rc == 0)
+			drop_eof_images(ino);
 		pthread_mutex_unlock(&ino->lock);
 	}
 	free(done);

@@ -120,8 +120,9 @@ enum bcache_sync {
  * zeros past the on-disk end of file as read at fill time), written, then the file synced as `how`
  * says. Waits for WRITEs in flight on those blocks. Once the sync succeeded, an entry whose every
  * byte was written by WRITEs is freed, any other keeps its complete image, clean (evictable
- * without I/O), for the WRITE that completes it. 0 or the first -errno; on error the entries not
- * durable stay dirty. */
+ * without I/O), for the WRITE that completes it; except, after a COMMIT of the whole file (off 0,
+ * count 0), the image of the last block, whose missing bytes lie past the end of file: nothing is
+ * held then. 0 or the first -errno; on error the entries not durable stay dirty. */
 int bcache_commit(struct bcache_file *f, uint64_t off, uint64_t count, enum bcache_sync how);
 
 /* Whether bcache_commit() of the range would have to fill a block (read the bytes nobody wrote

@@ -127,8 +127,9 @@ static void test_overlapping_rewrites(void **state)
 	env_free(e);
 }
 
-/* COMMIT arrives after the first half of block 1: the block is zero-filled past the end of file
- * and written, the size stays exact, and the second half completes the kept image: no read. */
+/* A COMMIT of the first half's range arrives before the second half of block 1 (a stable WRITE):
+ * the block is zero-filled past the end of file and written, the size stays exact, and the
+ * second half completes the kept image: no read. */
 static void test_commit_between_halves(void **state)
 {
 	struct env *e = env_new(64 * MiB, 0);
@@ -136,7 +137,7 @@ static void test_commit_between_halves(void **state)
 
 	(void)state;
 	put(e, 0, BS + 1000, 1);
-	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(bcache_commit(e->f, 0, BS + 1000, BCACHE_SYNC_DATA), 0);
 	s = stats(e);
 	assert_int_equal(s.fill_zeros, 1);
 	assert_int_equal(s.entries, 1);
@@ -147,6 +148,27 @@ static void test_commit_between_halves(void **state)
 	assert_int_equal(e->disk.reads, 0);
 	assert_int_equal(s.entries, 0);
 	check_disk(e, false);
+	env_free(e);
+}
+
+/* A COMMIT of the whole file holds nothing afterwards, not even the last block's image; an append
+ * into that block then reads the block back once, and the file is right. */
+static void test_whole_commit_holds_nothing(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+	struct bcache_stats s;
+
+	(void)state;
+	put(e, 0, BS + 1000, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	s = stats(e);
+	assert_int_equal(s.entries, 0);
+	assert_int_equal(s.dirty, 0);
+	check_disk(e, true);
+	put(e, BS + 1000, BS - 1000, 2);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.reads, 1);
+	check_disk(e, true);
 	env_free(e);
 }
 
@@ -442,7 +464,7 @@ static void test_truncate_clean_image(void **state)
 
 	(void)state;
 	put(e, 0, 5000, 1);
-	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(bcache_commit(e->f, 0, 5000, BCACHE_SYNC_DATA), 0);
 	assert_int_equal(bcache_truncate(e->f, 4500), 0);
 	set_expect_size(e, 4500);
 	assert_int_equal(e->disk.size, 4500);
@@ -812,6 +834,7 @@ int main(void)
 		cmocka_unit_test(test_three_writes_with_middle_all_orders),
 		cmocka_unit_test(test_overlapping_rewrites),
 		cmocka_unit_test(test_commit_between_halves),
+		cmocka_unit_test(test_whole_commit_holds_nothing),
 		cmocka_unit_test(test_commit_between_halves_existing_file),
 		cmocka_unit_test(test_exact_size_after_commit),
 		cmocka_unit_test(test_eviction_tiny_bound),
