@@ -26,10 +26,61 @@ static void drop_eof_images(struct bc_inode *ino)
 	bc_map_range(ino, end ? (end - 1) >> ino->bshift : 0, UINT64_MAX, drop_eof_image, &end);
 }
 
+/* Run one sync for every caller waiting now, then wake them. Called and returns with the lock. */
+static void sync_round(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+	struct bc_sync_group *g = &ino->sync;
+	uint64_t from = g->covered + 1, upto = g->ticket;
+	bool datasync = !g->want_full;
+	int rc;
+
+	g->running = true;
+	g->want_full = false;
+	pthread_mutex_unlock(&ino->lock);
+	rc = bc_io_result(ino->cache, ino->cache->ops.sync(h->io, datasync));
+	pthread_mutex_lock(&ino->lock);
+	g->running = false;
+	g->covered = upto;
+	if (rc) {
+		g->err_from = g->err ? bc_min(g->err_from, from) : from;
+		g->err_upto = upto;
+		g->err = rc;
+	}
+	pthread_cond_broadcast(&g->done);
+}
+
+/* Group commit. A caller whose writes are done takes a ticket; a sync that starts after that
+ * covers them. Syncs of an inode run one at a time, and the callers that arrive while one runs
+ * share the next: with many stable WRITEs on a file, one fsync answers all that were waiting. */
+static int sync_shared(struct bcache_file *h, bool datasync)
+{
+	struct bc_inode *ino = h->ino;
+	struct bc_sync_group *g = &ino->sync;
+	uint64_t mine;
+	int rc = 0;
+
+	pthread_mutex_lock(&ino->lock);
+	mine = ++g->ticket;
+	g->waiting++;
+	g->want_full |= !datasync;
+	while (g->covered < mine) {
+		if (g->running)
+			pthread_cond_wait(&g->done, &ino->lock);
+		else
+			sync_round(h);
+	}
+	if (g->err && mine >= g->err_from && mine <= g->err_upto)
+		rc = g->err;
+	if (--g->waiting == 0)
+		g->err = 0;   /* every caller a failure concerned has its answer */
+	pthread_mutex_unlock(&ino->lock);
+	return rc;
+}
+
 int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcache_sync how)
 {
 	struct bc_inode *ino = h->ino;
-	struct bcache *c = ino->cache;
 	uint64_t first = off >> ino->bshift, last = UINT64_MAX;
 	struct bc_written *done;
 	size_t ndone;
@@ -42,7 +93,7 @@ int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcac
 	pthread_mutex_unlock(&ino->lock);
 	/* Synced even after a failed write: what did get written is still made durable. */
 	if (how != BCACHE_SYNC_NONE)
-		src = bc_io_result(c, c->ops.sync(h->io, how == BCACHE_SYNC_DATA));
+		src = sync_shared(h, how == BCACHE_SYNC_DATA);
 	if ((ndone || (off == 0 && count == 0)) && src == 0) {
 		pthread_mutex_lock(&ino->lock);
 		bc_flush_settle(ino, done, ndone);

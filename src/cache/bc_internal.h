@@ -79,6 +79,16 @@ struct bc_inode {
 	size_t bytes;            /* block images held */
 	unsigned nbusy;
 	uint64_t hint;           /* end of the last acknowledged byte (bcache_file_size_hint) */
+	struct bc_sync_group {   /* syncs of the inode, one at a time, shared (bc_commit.c) */
+		uint64_t ticket;     /* last ticket handed out */
+		uint64_t covered;    /* every ticket up to here is synced (or failed) */
+		uint64_t err_from, err_upto;  /* tickets whose sync failed (a conservative range) */
+		int err;
+		unsigned waiting;    /* callers between ticket and answer */
+		bool running;
+		bool want_full;      /* the next sync must be a full fsync, not fdatasync */
+		pthread_cond_t done; /* broadcast when a sync ends */
+	} sync;
 };
 
 struct bcache_file {
@@ -121,6 +131,11 @@ static inline int bc_io_result(struct bcache *c, int rc)
 static inline uint64_t bc_max(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
+}
+
+static inline uint64_t bc_min(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
 }
 
 static inline uint64_t bc_block_off(const struct bc_inode *ino, uint64_t index)

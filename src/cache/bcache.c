@@ -33,6 +33,7 @@ static void inode_free(struct bc_inode *ino)
 	bc_entry_free_all(ino);  /* empty unless a caller forgot a close */
 	bc_map_fini(&ino->map);
 	pthread_cond_destroy(&ino->cond);
+	pthread_cond_destroy(&ino->sync.done);
 	pthread_mutex_destroy(&ino->lock);
 	free(ino);
 }
@@ -66,21 +67,14 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 
 	if (!n)
 		return NULL;
-	if (bc_map_init(&n->map)) {
-		free(n);
-		return NULL;
-	}
-	if (pthread_mutex_init(&n->lock, NULL)) {
-		bc_map_fini(&n->map);
-		free(n);
-		return NULL;
-	}
-	if (pthread_cond_init(&n->cond, NULL)) {
-		pthread_mutex_destroy(&n->lock);
-		bc_map_fini(&n->map);
-		free(n);
-		return NULL;
-	}
+	if (bc_map_init(&n->map))
+		goto no_map;
+	if (pthread_mutex_init(&n->lock, NULL))
+		goto no_lock;
+	if (pthread_cond_init(&n->cond, NULL))
+		goto no_cond;
+	if (pthread_cond_init(&n->sync.done, NULL))
+		goto no_sync_cond;
 	n->cache = c;
 	n->dev = dev;
 	n->ino = ino;
@@ -88,6 +82,16 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 	n->bshift = (unsigned)__builtin_ctz(bs);
 	bc_list_init(&n->age);
 	return n;
+
+no_sync_cond:
+	pthread_cond_destroy(&n->cond);
+no_cond:
+	pthread_mutex_destroy(&n->lock);
+no_lock:
+	bc_map_fini(&n->map);
+no_map:
+	free(n);
+	return NULL;
 }
 
 /* Find (dev, ino) or insert fresh; takes a reference. Cache lock held. */

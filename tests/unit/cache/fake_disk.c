@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/types.h>
 
 void fake_disk_init(struct fake_disk *d, uint32_t align)
@@ -148,6 +149,8 @@ static int fake_sync(void *io, bool datasync)
 	int rc = 0;
 
 	(void)datasync;
+	if (d->sync_delay_ms)
+		usleep(d->sync_delay_ms * 1000u);
 	pthread_mutex_lock(&d->lock);
 	if (d->sync_fail_n) {
 		d->sync_fail_n--;

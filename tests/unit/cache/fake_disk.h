@@ -31,6 +31,7 @@ struct fake_disk {
 	unsigned write_fail_n;
 	int sync_err;
 	unsigned sync_fail_n;
+	unsigned sync_delay_ms;    /* each sync takes this long (set before any thread runs) */
 	/* Called inside each write, without the disk's lock: before its bytes land, or after
 	 * (hook_after) when the write is still to return. */
 	void (*write_hook)(struct fake_disk *d, uint64_t off, uint64_t len, void *arg);

@@ -252,6 +252,83 @@ static void *overlap_loop(void *arg)
 	return NULL;
 }
 
+#define STABLE_REC 47008u
+#define STABLE_ROUNDS 16
+
+struct stable_job {
+	struct env *e;
+	unsigned tid;
+	unsigned ok, failed;  /* stable WRITEs answered durable, answered with an error */
+	unsigned lies;        /* answered durable while the durable copy lacked their bytes */
+};
+
+/* Whether the disk's durable copy holds writer id's bytes [off, off + len). */
+static bool durable_has(struct fake_disk *d, uint64_t off, uint64_t len, unsigned id)
+{
+	bool ok;
+
+	pthread_mutex_lock(&d->lock);
+	ok = d->durable_size >= off + len;
+	for (uint64_t i = 0; ok && i < len; i++)
+		ok = d->durable[off + i] == pat(id, off + i);
+	pthread_mutex_unlock(&d->lock);
+	return ok;
+}
+
+static void *stable_writer(void *arg)
+{
+	struct stable_job *j = arg;
+
+	for (unsigned k = 0; k < STABLE_ROUNDS; k++) {
+		unsigned i = j->tid + k * NTHREADS;
+		uint64_t off = (uint64_t)i * STABLE_REC;
+
+		if (put_raw(j->e, NULL, off, STABLE_REC, record_id(i), false) == 0 &&
+		    bcache_commit(j->e->f, off, STABLE_REC, BCACHE_SYNC_FILE) == 0) {
+			j->ok++;
+			j->lies += !durable_has(&j->e->disk, off, STABLE_REC, record_id(i));
+		} else {
+			j->failed++;
+		}
+	}
+	return NULL;
+}
+
+/* Stable WRITEs from several threads on one file share syncs (while one runs, the others queue
+ * for the next), yet none is answered durable before a sync that started after its write
+ * succeeded; the callers a failed sync covered get its error, and a later COMMIT makes their
+ * bytes durable. */
+static void test_stable_writers_share_syncs(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+	struct stable_job jobs[NTHREADS];
+	pthread_t t[NTHREADS];
+	unsigned ok = 0, failed = 0, lies = 0;
+
+	(void)state;
+	e->disk.sync_delay_ms = 5;
+	fake_fail_syncs(&e->disk, EIO, 2);
+	for (unsigned i = 0; i < NTHREADS * STABLE_ROUNDS; i++)
+		apply(e, (uint64_t)i * STABLE_REC, STABLE_REC, record_id(i));
+	for (unsigned k = 0; k < NTHREADS; k++) {
+		jobs[k] = (struct stable_job){ .e = e, .tid = k };
+		assert_int_equal(pthread_create(&t[k], NULL, stable_writer, &jobs[k]), 0);
+	}
+	for (unsigned k = 0; k < NTHREADS; k++) {
+		pthread_join(t[k], NULL);
+		ok += jobs[k].ok;
+		failed += jobs[k].failed;
+		lies += jobs[k].lies;
+	}
+	assert_int_equal(lies, 0);
+	assert_true(failed >= 1);
+	assert_int_equal(ok + failed, NTHREADS * STABLE_ROUNDS);
+	assert_true(e->disk.syncs < ok);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* Which writer wins a racing byte is open; that a byte is one some writer wrote there, that a READ
  * sees what the disk ends up with, and that nothing deadlocks or leaks, is not. */
 static void test_racing_overlaps(void **state)
@@ -296,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_commits_and_tiny_bound_race_writers),
 		cmocka_unit_test(test_reads_see_acknowledged_writes),
 		cmocka_unit_test(test_racing_overlaps),
+		cmocka_unit_test(test_stable_writers_share_syncs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
