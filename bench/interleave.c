@@ -20,7 +20,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,16 +58,6 @@ struct opts {
 };
 
 /* One piece of work: a whole record, or the rest of one after a short WRITE or READ. */
-struct piece {
-	uint64_t off;
-	uint32_t len;
-};
-
-struct pieces {
-	struct piece *v;
-	size_t n, cap;
-};
-
 /* Per record: the verifier its UNSTABLE WRITE got, for the check against COMMIT's. */
 enum { REC_VERF = 1, REC_MIXED = 2 };
 struct recstate {
@@ -121,34 +110,7 @@ struct run {
 
 /* ---- small helpers ---- */
 
-__attribute__((format(printf, 3, 4)))
-static void fail(struct run *r, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->failed)
-		return;     /* the first failure is the one worth reading */
-	r->failed = status;
-	fputs("nfs-interleave: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int pieces_push(struct pieces *q, uint64_t off, uint32_t len)
-{
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 16;
-		struct piece *v = realloc(q->v, cap * sizeof(*v));
-		if (v == NULL)
-			return -1;
-		q->v = v;
-		q->cap = cap;
-	}
-	q->v[q->n++] = (struct piece){ off, len };
-	return 0;
-}
+#define fail(r, status, ...) nb_fail_first(&(r)->failed, (status), __VA_ARGS__)
 
 /* ---- the write phase ---- */
 
@@ -221,7 +183,7 @@ static void write_reply(struct slot *s, WRITE3res *res)
 	r->acked_bytes += ok->count;
 	if (ok->count < s->p.len) {
 		r->short_writes++;
-		if (pieces_push(&s->w->todo, s->p.off + ok->count, s->p.len - ok->count) < 0)
+		if (nb_pieces_push(&s->w->todo, s->p.off + ok->count, s->p.len - ok->count) < 0)
 			fail(r, EXIT_SERVER, "out of memory");
 	}
 }
@@ -280,7 +242,7 @@ static size_t requeue_mismatched(struct run *r, int only, const char *verf)
 		if (!(s->flags & REC_MIXED) && memcmp(s->verf, verf, NFS3_WRITEVERFSIZE) == 0)
 			continue;
 		s->flags = 0;
-		if (pieces_push(&owner->todo, i * r->o->record, (uint32_t)r->o->record) < 0) {
+		if (nb_pieces_push(&owner->todo, i * r->o->record, (uint32_t)r->o->record) < 0) {
 			fail(r, EXIT_SERVER, "out of memory");
 			return n;
 		}
@@ -426,7 +388,7 @@ static void read_reply(struct slot *s, READ3res *res)
 		return;
 	}
 	r->bytes_verified += n;
-	if (n < s->p.len && pieces_push(&s->w->todo, s->p.off + n, s->p.len - n) < 0)
+	if (n < s->p.len && nb_pieces_push(&s->w->todo, s->p.off + n, s->p.len - n) < 0)
 		fail(r, EXIT_SERVER, "out of memory");
 }
 

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,16 +51,6 @@ struct opts {
 	bool file_sync;
 	uint64_t seed, rseed, rops, rbs;
 	bool seed_set, rseed_set;
-};
-
-struct piece {
-	uint64_t off;
-	uint32_t len;
-};
-
-struct pieces {
-	struct piece *v;
-	size_t n, cap;
 };
 
 struct wl;
@@ -121,34 +110,7 @@ struct wl {
 
 /* ---- small helpers ---- */
 
-__attribute__((format(printf, 3, 4)))
-static void fail(struct wl *w, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->failed)
-		return;     /* the first failure is the one worth reading */
-	w->failed = status;
-	fputs("nfs-workload: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int pieces_push(struct pieces *q, uint64_t off, uint32_t len)
-{
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 16;
-		struct piece *v = realloc(q->v, cap * sizeof(*v));
-		if (v == NULL)
-			return -1;
-		q->v = v;
-		q->cap = cap;
-	}
-	q->v[q->n++] = (struct piece){ off, len };
-	return 0;
-}
+#define fail(w, status, ...) nb_fail_first(&(w)->failed, (status), __VA_ARGS__)
 
 static bool bit_get(const uint8_t *map, uint64_t i)
 {
@@ -322,7 +284,7 @@ static void write_reply(struct slot *s, WRITE3res *res)
 		w->verf_set = true;
 	}
 	w->bytes_acked += ok->count;
-	if (ok->count < s->p.len && pieces_push(&s->c->todo, s->p.off + ok->count,
+	if (ok->count < s->p.len && nb_pieces_push(&s->c->todo, s->p.off + ok->count,
 						s->p.len - ok->count) < 0)
 		fail(w, EXIT_SERVER, "out of memory");
 }
@@ -390,7 +352,7 @@ static void read_reply(struct slot *s, READ3res *res)
 		return;
 	}
 	w->bytes_verified += n;
-	if (n < s->p.len && pieces_push(&s->c->todo, s->p.off + n, s->p.len - n) < 0)
+	if (n < s->p.len && nb_pieces_push(&s->c->todo, s->p.off + n, s->p.len - n) < 0)
 		fail(w, EXIT_SERVER, "out of memory");
 }
 

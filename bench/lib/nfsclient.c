@@ -3,6 +3,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,4 +394,32 @@ int nb_service(struct rpc_context **rpcs, struct pollfd *pfd, unsigned n, int ti
 		}
 	}
 	return 0;
+}
+
+int nb_pieces_push(struct pieces *q, uint64_t off, uint32_t len)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct piece *v = realloc(q->v, cap * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		q->v = v;
+		q->cap = cap;
+	}
+	q->v[q->n++] = (struct piece){ off, len };
+	return 0;
+}
+
+void nb_fail_first(int *failed, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*failed)
+		return;
+	*failed = status;
+	fprintf(stderr, "%s: ", PROG);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }

@@ -24,6 +24,25 @@ struct nb_fh {
 long long nb_now_ms(void);
 double nb_now_s(void);
 
+/* A run of a file: what is still to be written or read (resends, remainders). */
+struct piece {
+	uint64_t off;
+	uint32_t len;
+};
+
+struct pieces {
+	struct piece *v;
+	size_t n, cap;
+};
+
+/* Append; 0, or -1 out of memory. */
+int nb_pieces_push(struct pieces *q, uint64_t off, uint32_t len);
+
+/* Record a failure with its exit status in *failed and print it, unless one was recorded
+ * already: the first failure is the one worth reading. */
+__attribute__((format(printf, 3, 4)))
+void nb_fail_first(int *failed, int status, const char *fmt, ...);
+
 /* "123", "4K", "64M", "1G" (1024-based): 0, or -1 when it is not a size. */
 int nb_parse_size(const char *s, uint64_t *out);
 
