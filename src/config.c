@@ -726,7 +726,7 @@ static int set_defaults(struct config *c)
 		.listen = strdup("127.0.0.1"),
 		.port = 2049,
 		.mount_port = 20048,
-		.threads = 16,
+		.threads = 8,
 		.max_record = 1 * MIB + 64 * KIB,
 		.state_dir = strdup("/var/lib/nfsd-uc"),
 		.rpcbind = true,

@@ -37,7 +37,7 @@ struct config {
 	char *listen;             /* address to bind, default 127.0.0.1 */
 	uint16_t port;            /* NFS, default 2049 */
 	uint16_t mount_port;      /* MOUNT, default 20048 */
-	unsigned threads;         /* handler threads, default 16 */
+	unsigned threads;         /* handler threads, default 8 */
 	size_t max_record;        /* largest RPC record accepted, default 1 MiB + 64 KiB */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
 	bool rpcbind;             /* register with rpcbind when it runs, default true */

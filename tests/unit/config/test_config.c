@@ -99,7 +99,7 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_string_equal(cfg.listen, "127.0.0.1");
 	assert_int_equal(cfg.port, 2049);
 	assert_int_equal(cfg.mount_port, 20048);
-	assert_int_equal(cfg.threads, 16);
+	assert_int_equal(cfg.threads, 8);
 	assert_int_equal(cfg.max_record, 1024 * 1024 + 64 * 1024);
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
