@@ -26,7 +26,8 @@
 #   --sync-total  bytes per FILE_SYNC case (default 1G; --quick 4M): every WRITE is an fsync
 #   --record-sizes  default "47008 6000" (the seeds' figures; the suite's test adds 4097 and
 #             49152); --writers 32, --qd 4 (nfs-interleave)
-#   --threads N   the daemon's worker threads (default 2); --cache SIZE its [cache] size (64M)
+#   --threads N   the daemon's worker threads (default 8, as the daemon's own default)
+#   --cache SIZE  its [cache] size (64M)
 #   --keep    keep the image, conf and daemon log (in /var/tmp/nfsd-uc-bench.*)
 # Full matrix with the defaults: about 11 minutes on a 2-CPU VM, 5.5 per file system (--quick:
 # about 1).
@@ -338,7 +339,7 @@ bench_variant() {
 
 bench_main() {
 	local fsvariants=both tools="" v
-	EXE=./build/src/nfsd-uc TOTAL=1G SYNC_TOTAL=1G WRITERS=32 QD=4 THREADS=2 CACHE=64M IMG_SIZE=4G
+	EXE=./build/src/nfsd-uc TOTAL=1G SYNC_TOTAL=1G WRITERS=32 QD=4 THREADS=8 CACHE=64M IMG_SIZE=4G
 	RECORDS="47008 6000"
 	while [ $# -gt 0 ]; do
 		case $1 in

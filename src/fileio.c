@@ -147,6 +147,13 @@ static enum bcache_sync sync_of(enum fileio_stable stable)
 	return stable == FILEIO_FILE_SYNC ? BCACHE_SYNC_FILE : BCACHE_SYNC_DATA;
 }
 
+/* An UNSTABLE WRITE's reply waits while the file's cache is crowded and the WRITE left a block
+ * partial: its writer is ahead of a neighbour (see bcache_file_crowded). */
+static bool hold_back(struct bcache_file *bf, uint64_t off, uint32_t count)
+{
+	return bcache_range_partial(bf, off, count) && bcache_file_crowded(bf);
+}
+
 static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
 			uint32_t count, enum fileio_stable stable, bool may_wait)
 {
@@ -157,8 +164,10 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	int rc = bcache_write(bf, off, data, count);
 	if (rc == 0 && !covers_whole_block(off, count, o->exp->block))
 		touch_mtime(o);
-	if (rc < 0 || stable == FILEIO_UNSTABLE)
+	if (rc < 0)
 		return rc;
+	if (stable == FILEIO_UNSTABLE)
+		return may_wait && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
 	 * that brings it may be a moment away. */
 	if (may_wait && bcache_range_partial(bf, off, count))
@@ -197,6 +206,8 @@ int fileio_write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 	struct bcache_file *bf = cache_of(rq, o, &err);
 	if (!bf)
 		return -err;
+	if (stable == FILEIO_UNSTABLE)
+		return !force && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
 	if (!force && bcache_range_partial(bf, off, count))
 		return FILEIO_WAIT;
 	int rc = bcache_commit(bf, off, count, sync_of(stable));

@@ -24,14 +24,15 @@ int fileio_cache_create(struct server *srv);
 enum fileio_stable { FILEIO_UNSTABLE = 0, FILEIO_DATA_SYNC = 1, FILEIO_FILE_SYNC = 2 };
 
 /* WRITE count bytes of data at off. Returns 0 or -errno (the verifier is then rotated), or
- * FILEIO_WAIT: a stable WRITE in direct mode whose end blocks are still partial, when may_wait
- * (other requests are on their way, one may be the neighbour that completes them). The data is
- * in the cache then; call fileio_write_finish() later to make it durable. */
+ * FILEIO_WAIT, when may_wait (other requests are on their way) in direct mode: a stable WRITE
+ * whose end blocks are still partial (one of those requests may be the neighbour that completes
+ * them), or an UNSTABLE one left partial in a crowded cache (its writer is ahead of the others:
+ * bcache_file_crowded). The data is in the cache then; call fileio_write_finish() later. */
 #define FILEIO_WAIT 1
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
 		 enum fileio_stable stable, bool may_wait);
-/* The durable half of a stable WRITE that waited: FILEIO_WAIT while its blocks are still partial
- * and !force, else 0 or -errno once committed (filling what no neighbour brought). */
+/* The second half of a WRITE that waited: FILEIO_WAIT while the reason to wait holds and !force;
+ * else 0 (UNSTABLE), or 0 or -errno once committed (filling what no neighbour brought). */
 int fileio_write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
 			enum fileio_stable stable, bool force);
 /* READ up to count bytes at off into a buffer handed to the reply (rq->payload); *n and *eof set.

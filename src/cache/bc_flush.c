@@ -141,8 +141,10 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 		rc = flush_past_eof(ino, e, h, disk_size, logical_end);
 	else
 		rc = flush_unlocked(ino, e, h, need_fill, disk_size);
-	if (rc == 0 && by_writes)
+	if (rc == 0 && by_writes) {
 		bc_count(&c->n.completed);
+		ino->win_completed++;
+	}
 	return rc;
 }
 

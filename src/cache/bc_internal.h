@@ -79,6 +79,8 @@ struct bc_inode {
 	size_t bytes;            /* block images held */
 	unsigned nbusy;
 	uint64_t hint;           /* end of the last acknowledged byte (bcache_file_size_hint) */
+	uint64_t win_writes;     /* WRITEs and blocks they completed, lately (halved at 4096 WRITEs): */
+	uint64_t win_completed;  /* how much the file's writers complete each other's blocks */
 	struct bc_sync_group {   /* syncs of the inode, one at a time, shared (bc_commit.c) */
 		uint64_t ticket;     /* last ticket handed out */
 		uint64_t covered;    /* every ticket up to here is synced (or failed) */

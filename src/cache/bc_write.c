@@ -184,6 +184,10 @@ int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t l
 			return -ENOMEM;
 	}
 	pthread_mutex_lock(&ino->lock);
+	if (++ino->win_writes >= 4096) {
+		ino->win_writes /= 2;
+		ino->win_completed /= 2;
+	}
 	if (mid_src)
 		span_enter(ino, &span, p.mid, p.mid_end);
 	rc = write_parts(h, &p, off, src);

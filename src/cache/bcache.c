@@ -222,6 +222,17 @@ uint64_t bcache_file_size_hint(struct bcache_file *h)
 	return hint;
 }
 
+bool bcache_file_crowded(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+	bool crowded;
+
+	pthread_mutex_lock(&ino->lock);
+	crowded = ino->bytes > ino->cache->file_limit / 2 && ino->win_completed * 4 >= ino->win_writes;
+	pthread_mutex_unlock(&ino->lock);
+	return crowded;
+}
+
 int64_t bcache_file_size(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;

@@ -162,6 +162,14 @@ uint64_t bcache_file_size_hint(struct bcache_file *f);
  * that a block written past the end of file before its truncate is never seen. Or -errno. */
 int64_t bcache_file_size(struct bcache_file *f);
 
+/* Whether the file's WRITEs should slow down: it holds more than half its bound, and its writers
+ * complete each other's blocks (at least one block per four WRITEs lately: interleaved writers,
+ * some ahead of the others). Writers drift apart as they go; the blocks between the ones ahead
+ * and the ones behind wait in the cache, and past the bound they are completed with device reads.
+ * Holding back the replies of WRITEs that leave a partial block lets the ones behind catch up. A
+ * writer whose partial blocks nobody completes (sparse unaligned writes) is never held back. */
+bool bcache_file_crowded(struct bcache_file *f);
+
 /* Free the inode's clean entries (no I/O), e.g. when the file goes idle. Returns how many. */
 size_t bcache_file_evict_clean(struct bcache_file *f);
 

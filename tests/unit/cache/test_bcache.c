@@ -560,6 +560,36 @@ static void test_two_handles_share(void **state)
 	env_free(e);
 }
 
+/* Writers that complete each other's blocks, with the ones ahead leaving more than half the
+ * file's bound waiting for the ones behind: crowded (their WRITEs are to be held back). A writer
+ * whose partial blocks nobody completes is never held back, however full the cache. */
+static void test_crowded_only_when_writers_interleave(void **state)
+{
+	struct env *sparse = env_new(64 * MiB, 16 * BS), *e = env_new(64 * MiB, 64 * BS);
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 24; i++)                     /* lone partial blocks, the bound reached */
+		put(sparse, (uint64_t)(100 + 2 * i) * BS + 10, 100, 1);
+	assert_true(stats(sparse).bytes > 8 * BS);
+	assert_false(bcache_file_crowded(sparse->f));
+	env_free(sparse);
+	for (i = 0; i < 48; i += 2)                  /* interleaved: the even records run ahead */
+		put(e, (uint64_t)i * 6000, 6000, 2 + i);
+	assert_int_equal(stats(e).entries, 47);
+	assert_false(bcache_file_crowded(e->f));    /* nobody completes anybody's blocks yet */
+	for (i = 1; i < 12; i += 2)                  /* the odd ones catch up a little */
+		put(e, (uint64_t)i * 6000, 6000, 2 + i);
+	assert_int_equal(stats(e).entries, 35);
+	assert_true(bcache_file_crowded(e->f));
+	for (i = 13; i < 48; i += 2)                 /* and all the way */
+		put(e, (uint64_t)i * 6000, 6000, 2 + i);
+	assert_false(bcache_file_crowded(e->f));
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* After a final COMMIT of everything nothing is dirty, and freeing the clean images leaves the
  * cache empty: the analogue of BdiDontcacheDirty back to 0. */
 static void test_final_commit_empties(void **state)
@@ -852,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_read_overlay),
 		cmocka_unit_test(test_read_overlay_stale),
 		cmocka_unit_test(test_two_handles_share),
+		cmocka_unit_test(test_crowded_only_when_writers_interleave),
 		cmocka_unit_test(test_final_commit_empties),
 		cmocka_unit_test(test_piece_during_middle),
 		cmocka_unit_test(test_middle_waits_for_entry_write),
