@@ -151,7 +151,7 @@ static enum bcache_sync sync_of(enum fileio_stable stable)
  * partial: its writer is ahead of a neighbour (see bcache_file_crowded). */
 static bool hold_back(struct bcache_file *bf, uint64_t off, uint32_t count)
 {
-	return bcache_range_partial(bf, off, count) && bcache_file_crowded(bf);
+	return bcache_file_crowded(bf) && bcache_range_partial(bf, off, count);
 }
 
 static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,

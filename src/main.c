@@ -135,7 +135,6 @@ static void rpcbind_set(const struct config *cfg, bool on)
 			 cfg->mount_port);
 }
 
-/* Everything that must exist before a client is served; nothing is running when it fails. */
 static int lock_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -178,6 +177,7 @@ static void tune_malloc(size_t max_record)
 		log_info("malloc tuning refused: large buffers will be faulted in at each use");
 }
 
+/* Everything that must exist before a client is served; nothing is running when it fails. */
 static int prepare(struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
