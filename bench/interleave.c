@@ -30,9 +30,9 @@
 
 #include "lib/nfsclient.h"
 
-#define EXIT_MISMATCH 1
+#define EXIT_MISMATCH NB_EXIT_MISMATCH
 #define EXIT_USAGE 2
-#define EXIT_SERVER 3
+#define EXIT_SERVER NB_EXIT_SERVER
 
 #define STALL_MS NB_STALL_MS
 #define MAX_COMMIT_ROUNDS 8     /* verifier changed this many times in a row: give up */
@@ -163,21 +163,8 @@ static void write_reply(struct slot *s, WRITE3res *res)
 	stable_how want = r->o->sync == SYNC_FILE ? FILE_SYNC : UNSTABLE;
 	WRITE3resok *ok = &res->WRITE3res_u.resok;
 
-	if (res->status != NFS3_OK) {
-		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: %s", s->p.off, s->p.len,
-		     nfsstat3_to_str(res->status));
+	if (!nb_write_check(&r->failed, res, &s->p, want))
 		return;
-	}
-	if (ok->count == 0 || ok->count > s->p.len) {
-		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: server says it wrote %u",
-		     s->p.off, s->p.len, ok->count);
-		return;
-	}
-	if (ok->committed < want) {
-		fail(r, EXIT_SERVER, "WRITE offset %" PRIu64 " asked FILE_SYNC, got committed=%d",
-		     s->p.off, (int)ok->committed);
-		return;
-	}
 	if (ok->committed == UNSTABLE)
 		note_verf(r, rec_of(r, s->p.off), ok->verf);
 	r->acked_bytes += ok->count;
@@ -348,40 +335,25 @@ static void pump_write_phase(struct run *r)
 static void report_mismatch(struct run *r, uint64_t off, const uint8_t *got, size_t len,
 			    const uint8_t *want)
 {
-	size_t i = 0, zeros = 0;
+	bool zeros;
+	size_t i = nb_first_diff(got, want, len, &zeros);
 
-	while (got[i] == want[i])
-		i++;
-	for (size_t j = i; j < len && got[j] == 0; j++)
-		zeros++;
 	fail(r, EXIT_MISMATCH,
 	     "MISMATCH at offset %" PRIu64 " (record %" PRIu64 ", byte %" PRIu64 " of it, "
 	     "writer %" PRIu64 "): expected 0x%02x, got 0x%02x%s",
 	     off + i, rec_of(r, off + i), (off + i) % r->o->record,
 	     rec_of(r, off + i) % r->o->writers, want[i], got[i],
-	     zeros >= 8 ? " (zeros follow: bytes never written?)" : "");
+	     zeros ? " (zeros follow: bytes never written?)" : "");
 }
 
 static void read_reply(struct slot *s, READ3res *res)
 {
 	struct run *r = s->w->r;
 	READ3resok *ok = &res->READ3res_u.resok;
-	uint32_t n = ok->count;
+	uint32_t n = nb_read_check(&r->failed, res, &s->p);
 
-	if (res->status != NFS3_OK) {
-		fail(r, EXIT_SERVER, "READ offset %" PRIu64 ": %s", s->p.off, nfsstat3_to_str(res->status));
+	if (n == 0)
 		return;
-	}
-	if (ok->data.data_len != n || n > s->p.len) {
-		fail(r, EXIT_SERVER, "READ offset %" PRIu64 ": count %u, %u data bytes, asked %u",
-		     s->p.off, n, ok->data.data_len, s->p.len);
-		return;
-	}
-	if (n == 0) {
-		fail(r, EXIT_MISMATCH, "READ offset %" PRIu64 ": no data%s: the file is short",
-		     s->p.off, ok->eof ? " and eof" : "");
-		return;
-	}
 	nb_pattern_fill(r->o->seed, s->p.off, r->scratch, n);
 	if (memcmp(ok->data.data_val, r->scratch, n) != 0) {
 		report_mismatch(r, s->p.off, (const uint8_t *)ok->data.data_val, n, r->scratch);

@@ -31,9 +31,9 @@
 
 #include "lib/nfsclient.h"
 
-#define EXIT_MISMATCH 1
+#define EXIT_MISMATCH NB_EXIT_MISMATCH
 #define EXIT_USAGE 2
-#define EXIT_SERVER 3
+#define EXIT_SERVER NB_EXIT_SERVER
 
 #define NAME_FMT "f%07" PRIu64
 #define RDP_DIRCOUNT 16384
@@ -260,21 +260,8 @@ static void write_reply(struct slot *s, WRITE3res *res)
 	struct wl *w = s->c->w;
 	WRITE3resok *ok = &res->WRITE3res_u.resok;
 
-	if (res->status != NFS3_OK) {
-		fail(w, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: %s", s->p.off, s->p.len,
-		     nfsstat3_to_str(res->status));
+	if (!nb_write_check(&w->failed, res, &s->p, w->o->file_sync ? FILE_SYNC : UNSTABLE))
 		return;
-	}
-	if (ok->count == 0 || ok->count > s->p.len) {
-		fail(w, EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: server says it wrote %u",
-		     s->p.off, s->p.len, ok->count);
-		return;
-	}
-	if (w->o->file_sync && ok->committed != FILE_SYNC) {
-		fail(w, EXIT_SERVER, "WRITE offset %" PRIu64 " asked FILE_SYNC, got committed=%d",
-		     s->p.off, (int)ok->committed);
-		return;
-	}
 	if (ok->committed == UNSTABLE) {
 		if (!w->verf_set)
 			memcpy(w->verf, ok->verf, NFS3_WRITEVERFSIZE);
@@ -316,36 +303,21 @@ static int send_write(struct slot *s)
 static void report_mismatch(struct wl *w, uint64_t off, const uint8_t *got, size_t len,
 			    const uint8_t *want)
 {
-	size_t i = 0, zeros = 0;
+	bool zeros;
+	size_t i = nb_first_diff(got, want, len, &zeros);
 
-	while (got[i] == want[i])
-		i++;
-	for (size_t j = i; j < len && got[j] == 0; j++)
-		zeros++;
 	fail(w, EXIT_MISMATCH, "MISMATCH at offset %" PRIu64 ": expected 0x%02x, got 0x%02x%s",
-	     off + i, want[i], got[i], zeros >= 8 ? " (zeros follow: bytes never written?)" : "");
+	     off + i, want[i], got[i], zeros ? " (zeros follow: bytes never written?)" : "");
 }
 
 static void read_reply(struct slot *s, READ3res *res)
 {
 	struct wl *w = s->c->w;
 	READ3resok *ok = &res->READ3res_u.resok;
-	uint32_t n = ok->count;
+	uint32_t n = nb_read_check(&w->failed, res, &s->p);
 
-	if (res->status != NFS3_OK) {
-		fail(w, EXIT_SERVER, "READ offset %" PRIu64 ": %s", s->p.off, nfsstat3_to_str(res->status));
+	if (n == 0)
 		return;
-	}
-	if (ok->data.data_len != n || n > s->p.len) {
-		fail(w, EXIT_SERVER, "READ offset %" PRIu64 ": count %u, %u data bytes, asked %u",
-		     s->p.off, n, ok->data.data_len, s->p.len);
-		return;
-	}
-	if (n == 0) {
-		fail(w, EXIT_MISMATCH, "READ offset %" PRIu64 ": no data%s: the file is short",
-		     s->p.off, ok->eof ? " and eof" : "");
-		return;
-	}
 	expected_fill(w, s->p.off, w->scratch, n);
 	if (memcmp(ok->data.data_val, w->scratch, n) != 0) {
 		report_mismatch(w, s->p.off, (const uint8_t *)ok->data.data_val, n, w->scratch);

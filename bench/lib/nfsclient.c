@@ -2,6 +2,7 @@
 #include "nfsclient.h"
 
 #include <endian.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -422,4 +423,62 @@ void nb_fail_first(int *failed, int status, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+uint32_t nb_write_check(int *failed, WRITE3res *res, const struct piece *p, stable_how want)
+{
+	WRITE3resok *ok = &res->WRITE3res_u.resok;
+
+	if (res->status != NFS3_OK) {
+		nb_fail_first(failed, NB_EXIT_SERVER, "WRITE offset %" PRIu64 " count %u: %s", p->off,
+			      p->len, nfsstat3_to_str(res->status));
+		return 0;
+	}
+	if (ok->count == 0 || ok->count > p->len) {
+		nb_fail_first(failed, NB_EXIT_SERVER,
+			      "WRITE offset %" PRIu64 " count %u: server says it wrote %u", p->off,
+			      p->len, ok->count);
+		return 0;
+	}
+	if (ok->committed < want) {
+		nb_fail_first(failed, NB_EXIT_SERVER,
+			      "WRITE offset %" PRIu64 " asked FILE_SYNC, got committed=%d", p->off,
+			      (int)ok->committed);
+		return 0;
+	}
+	return ok->count;
+}
+
+uint32_t nb_read_check(int *failed, READ3res *res, const struct piece *p)
+{
+	READ3resok *ok = &res->READ3res_u.resok;
+	uint32_t n = ok->count;
+
+	if (res->status != NFS3_OK) {
+		nb_fail_first(failed, NB_EXIT_SERVER, "READ offset %" PRIu64 ": %s", p->off,
+			      nfsstat3_to_str(res->status));
+		return 0;
+	}
+	if (ok->data.data_len != n || n > p->len) {
+		nb_fail_first(failed, NB_EXIT_SERVER,
+			      "READ offset %" PRIu64 ": count %u, %u data bytes, asked %u", p->off, n,
+			      ok->data.data_len, p->len);
+		return 0;
+	}
+	if (n == 0)
+		nb_fail_first(failed, NB_EXIT_MISMATCH, "READ offset %" PRIu64 ": no data%s: the file "
+			      "is short", p->off, ok->eof ? " and eof" : "");
+	return n;
+}
+
+size_t nb_first_diff(const uint8_t *got, const uint8_t *want, size_t len, bool *zeros_follow)
+{
+	size_t i = 0, zeros = 0;
+
+	while (got[i] == want[i])
+		i++;
+	for (size_t j = i; j < len && got[j] == 0; j++)
+		zeros++;
+	*zeros_follow = zeros >= 8;
+	return i;
 }

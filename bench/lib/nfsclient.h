@@ -43,6 +43,20 @@ int nb_pieces_push(struct pieces *q, uint64_t off, uint32_t len);
 __attribute__((format(printf, 3, 4)))
 void nb_fail_first(int *failed, int status, const char *fmt, ...);
 
+/* The load generators' exit statuses for a run's failures. */
+#define NB_EXIT_MISMATCH 1      /* the data read back differ from what was written */
+#define NB_EXIT_SERVER 3        /* the server failed a call or answered nonsense */
+
+/* Check a WRITE reply to piece p asked with `want`: the count it wrote (1..p->len), or 0 after
+ * recording the failure (nb_fail_first). The verifier is the caller's to check. */
+uint32_t nb_write_check(int *failed, WRITE3res *res, const struct piece *p, stable_how want);
+/* Check a READ reply to piece p: the count it returned (1..p->len, with that many bytes), or 0
+ * after recording the failure. */
+uint32_t nb_read_check(int *failed, READ3res *res, const struct piece *p);
+/* Where got and want, which differ, first do (index), and whether zeros follow there (at least 8
+ * up to len: bytes never written, most likely). */
+size_t nb_first_diff(const uint8_t *got, const uint8_t *want, size_t len, bool *zeros_follow);
+
 /* "123", "4K", "64M", "1G" (1024-based): 0, or -1 when it is not a size. */
 int nb_parse_size(const char *s, uint64_t *out);
 
