@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfsd-uc.conf parser. Each section kind has a table of keys; adding a key is one table row
  * (plus a parser function when the value is of a new kind). The config is built in a local
  * struct and handed to the caller only when the whole file parsed, so every error path ends in
@@ -457,7 +458,9 @@ static const struct key_def server_keys[] = {
 	{"listen", parse_listen, CFG(listen), 0, 0},
 	{"port", parse_port, CFG(port), 1, 65535},
 	{"mount_port", parse_port, CFG(mount_port), 1, 65535},
-	{"threads", parse_unsigned, CFG(threads), 1, 64},
+	{"threads", parse_unsigned, CFG(threads), 0, 1024},
+	{"requests_per_connection", parse_unsigned, CFG(requests_per_connection), 1, 65536},
+	{"requests_per_ring", parse_unsigned, CFG(requests_per_ring), 1, 1 << 20},
 	{"max_record", parse_size, CFG(max_record), 64 * KIB, 64 * MIB},
 	{"state_dir", parse_dir, CFG(state_dir), 0, 0},
 	{"rpcbind", parse_bool, CFG(rpcbind), 0, 0},
@@ -726,7 +729,9 @@ static int set_defaults(struct config *c)
 		.listen = strdup("127.0.0.1"),
 		.port = 2049,
 		.mount_port = 20048,
-		.threads = 8,
+		.threads = 0,
+		.requests_per_connection = 256,
+		.requests_per_ring = 1024,
 		.max_record = 1 * MIB + 64 * KIB,
 		.state_dir = strdup("/var/lib/nfsd-uc"),
 		.rpcbind = true,

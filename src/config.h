@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfsd-uc.conf: INI-style configuration, parsed once at start-up and read-only afterwards. */
 #ifndef NFSD_UC_CONFIG_H
 #define NFSD_UC_CONFIG_H
@@ -37,7 +38,9 @@ struct config {
 	char *listen;             /* address to bind, default 127.0.0.1 */
 	uint16_t port;            /* NFS, default 2049 */
 	uint16_t mount_port;      /* MOUNT, default 20048 */
-	unsigned threads;         /* handler threads, default 8 */
+	unsigned threads;         /* rings, one thread each; default 0: one per online CPU */
+	unsigned requests_per_connection;  /* requests of one connection in flight, default 256 */
+	unsigned requests_per_ring;        /* requests of one ring in flight, default 1024 */
 	size_t max_record;        /* largest RPC record accepted, default 1 MiB + 64 KiB */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
 	bool rpcbind;             /* register with rpcbind when it runs, default true */

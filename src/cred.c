@@ -1,4 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cred.h"
+
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,4 +61,26 @@ int cred_access(int fd, int mode)
 	if (syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) < 0)
 		return -errno;
 	return 0;
+}
+
+void cred_save(void *arg)
+{
+	struct cred_saved *s = arg;
+	s->cred = s->w->cur_cred;
+	s->root = s->w->cur_is_root;
+	s->set = true;
+}
+
+void cred_restore(void *arg)
+{
+	struct cred_saved *s = arg;
+	if (!s->set)
+		return;
+	int rc = s->root ? cred_root(s->w) : cred_apply(s->w, &s->cred);
+	if (rc < 0 && !s->root) {
+		/* Never go on as root for a user: as nobody, its calls fail rather than overreach. */
+		const struct rpc_cred nobody = {.uid = 65534, .gid = 65534};
+		log_err("cannot restore a request's credentials: %s", strerror(-rc));
+		cred_apply(s->w, &nobody);
+	}
 }

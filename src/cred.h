@@ -1,7 +1,13 @@
-/* Acting as the caller: the worker thread's fsuid, fsgid and supplementary groups are switched per
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Acting as the caller: the ring thread's fsuid, fsgid and supplementary groups are switched per
  * request, so the kernel checks every access (mode bits, ACLs) as it would for the user. Thread-local
  * by construction: setfsuid/setfsgid are per thread, and setgroups goes through the raw syscall because
- * glibc's wrapper would apply it to every thread of the process. */
+ * glibc's wrapper would apply it to every thread of the process.
+ *
+ * Many requests share a ring thread, each in its own fiber: the thread's credentials are part of
+ * a fiber's context, saved when it is switched out and put back when it is switched in
+ * (cred_save/cred_restore as its hooks), so every call a fiber makes, and every SQE it submits,
+ * runs as that fiber's caller. */
 #ifndef NFSD_UC_CRED_H
 #define NFSD_UC_CRED_H
 
@@ -13,5 +19,15 @@ int cred_apply(struct worker *w, const struct rpc_cred *cred);
 int cred_root(struct worker *w);
 /* access(2) semantics for the current fs credentials on an O_PATH fd: R_OK, W_OK, X_OK. 0 or -errno. */
 int cred_access(int fd, int mode);
+
+/* A fiber's credentials while it is switched out. */
+struct cred_saved {
+	struct worker *w;
+	struct rpc_cred cred;
+	bool root;
+	bool set;                     /* false until first switched out: it inherits the thread's */
+};
+void cred_save(void *saved);      /* fiber hooks (io/fiber.h), ctx a struct cred_saved */
+void cred_restore(void *saved);
 
 #endif

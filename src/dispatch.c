@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dispatch.h"
 #include "stats.h"
 
@@ -5,6 +6,7 @@
 #include <string.h>
 
 #include "cred.h"
+#include "fh.h"
 #include "log.h"
 #include <rpc/rpc.h>
 #include "mount3_prot.h"
@@ -111,7 +113,7 @@ fail:
 	return NULL;
 }
 
-/* A call between its handler and its reply: only a parked one outlives call_proc(). */
+/* A call between its decode and its reply. */
 struct call {
 	const struct proc_desc *pd;
 	void *args, *res;
@@ -129,6 +131,7 @@ static void call_free(struct call *cl)
 		else
 			xdr_free(cl->pd->decode, cl->args);
 	}
+	fh_unpin_all(&cl->rq);
 	arena_free(&cl->rq.arena);
 	free(cl->args);
 	free(cl->res);
@@ -147,21 +150,21 @@ static struct reply *call_finish(struct call *cl)
 	return r;
 }
 
-static struct call *call_proc(struct worker *w, const struct sockaddr_storage *peer,
-			      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
+static void call_proc(struct worker *w, const struct sockaddr_storage *peer,
+		      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
 {
 	struct hdr_ctx h = {.xid = hdr->xid, .stat = ACCEPT_GARBAGE_ARGS};
 	struct call *cl = calloc(1, sizeof *cl);
 	*out = NULL;
 	if (!cl)
-		return NULL;
+		return;
 	cl->pd = pd;
 	cl->hdr = *hdr;
 	cl->args = calloc(1, pd->args_size ? pd->args_size : 1);
 	cl->res = calloc(1, pd->res_size ? pd->res_size : 1);
 	if (!cl->args || !cl->res) {
 		call_free(cl);
-		return NULL;
+		return;
 	}
 	XDR x;
 	xdrmem_create(&x, (char *)hdr->args, (u_int)hdr->args_len, XDR_DECODE);
@@ -171,25 +174,12 @@ static struct call *call_proc(struct worker *w, const struct sockaddr_storage *p
 		log_debug("%s: garbage arguments (xid %08x)", pd->name, hdr->xid);
 		*out = short_reply(enc_accepted, &h);
 		call_free(cl);
-		return NULL;
+		return;
 	}
 	cl->rq = (struct nfs_req){.w = w, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred};
+	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
-	if (cl->rq.resume)
-		return cl;      /* parked: the worker resumes it later */
 	*out = call_finish(cl);
-	return NULL;
-}
-
-bool dispatch_resume(struct worker *w, struct call *cl, bool force, struct reply **out)
-{
-	cl->rq.w = w;
-	cred_apply(w, &cl->rq.cred);
-	if (!cl->rq.resume(&cl->rq, cl->args, cl->res, force))
-		return false;
-	cl->rq.resume = NULL;
-	*out = call_finish(cl);
-	return true;
 }
 
 static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_call *call,
@@ -226,15 +216,14 @@ static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_cal
 	return NULL;
 }
 
-struct call *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
-			     size_t len, struct reply **out)
+void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
+		     size_t len, struct reply **out)
 {
 	struct rpc_call call;
 	const struct proc_desc *pd;
 	*out = header_reply(rec, len, &call, &pd);
-	if (!pd)
-		return NULL;
-	return call_proc(w, peer, &call, pd, out);
+	if (pd)
+		call_proc(w, peer, &call, pd, out);
 }
 
 bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* From a reassembled RPC record to an encoded reply: the programs' procedure tables, decode, handle,
  * encode, kept apart as in knfsd's nfsd_procedures3[]. */
 #ifndef NFSD_UC_DISPATCH_H
@@ -45,16 +46,10 @@ struct reply {
 	size_t pad;
 };
 
-/* Handle one record. Usually the call is done when this returns: *out is the reply to send (NULL
- * when none is owed, or memory ran out), and the result is NULL. A handler may park its call instead
- * (it set rq->resume: a stable WRITE waiting for the neighbour that completes its blocks); then the
- * parked call is returned, the record is no longer needed, and the worker resumes it later. */
-struct call;
-struct call *dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
-			     size_t len, struct reply **out);
-/* Run a parked call's continuation on worker w (force: it may not wait any longer). true when the
- * call is done (*out is its reply; the call is freed), false when it parked again. */
-bool dispatch_resume(struct worker *w, struct call *cl, bool force, struct reply **out);
+/* Handle one record, in the calling fiber (the handler may suspend it while it waits): *out is the
+ * reply to send, NULL when none is owed or memory ran out. */
+void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
+		     size_t len, struct reply **out);
 void reply_free(struct reply *r);
 
 /* Where the payload of an NFS WRITE in this (partial) record starts and which file offset it writes,

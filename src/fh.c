@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Blocking calls here (io_uring has no equivalent): open_by_handle_at, name_to_handle_at; and at
  * start-up only, the key file's mkdir/open/read/write. All listed in docs/architecture.md. */
 #include "fh.h"
@@ -33,7 +34,7 @@ struct fh_entry {
 	int fd;                             /* O_PATH */
 	int io_fd, dio_fd;                  /* lazily opened for READ/WRITE; -1 until then */
 	struct bcache_file *bf;             /* boundary-cache handle (direct mode), lazily */
-	unsigned pins;                      /* parked calls using it: not evicted meanwhile */
+	unsigned pins;                      /* requests using it: not evicted meanwhile */
 	bool gone;                          /* its file was removed while pinned: close at unpin */
 	struct file_io fio;                 /* what bf's I/O uses: dio_fd */
 	dev_t dev;
@@ -202,7 +203,7 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
 		if (fstat(e->fd, &sb) == 0 && sb.st_nlink > 0)
 			continue;
 		if (e->pins) {
-			/* A parked WRITE still holds it: drop the cached data now, close at unpin. */
+			/* A request still uses it: drop the cached data now, close at unpin. */
 			if (e->bf && !e->gone)
 				bcache_file_drop(e->bf);
 			e->gone = true;
@@ -212,7 +213,7 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
 	}
 }
 
-/* The least recently used entry no parked call holds. */
+/* The least recently used entry no request holds. */
 static void evict_one(struct fh_cache *c)
 {
 	struct fh_entry *v = c->lru_tail;
@@ -227,11 +228,21 @@ void fh_pin(struct fh_obj *o)
 	o->ent->pins++;
 }
 
+static void entry_unpin(struct fh_cache *c, struct fh_entry *e)
+{
+	if (--e->pins == 0 && e->gone)
+		cache_remove(c, e, false);   /* its cached data was dropped already */
+}
+
 void fh_unpin(struct worker *w, struct fh_obj *o)
 {
-	struct fh_entry *e = o->ent;
-	if (--e->pins == 0 && e->gone)
-		cache_remove(w->fhc, e, false);   /* its cached data was dropped already */
+	entry_unpin(w->fhc, o->ent);
+}
+
+void fh_unpin_all(struct nfs_req *rq)
+{
+	while (rq->npins)
+		entry_unpin(rq->w->fhc, rq->pins[--rq->npins]);
 }
 
 unsigned fh_sweep(struct worker *w)
@@ -349,6 +360,8 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 		*err = -fd;
 		return NULL;
 	}
+	if (e->bf)
+		return e->bf;   /* opened by another fiber while fh_io_fd waited */
 	e->fio.fd = fd;
 	hint_extents(fd);
 	/* The cache knows a file by (dev, key). The inode number alone would let a new file that
@@ -366,8 +379,13 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 	return e->bf;
 }
 
-enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct fh_obj *out, int *err)
+enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, struct fh_obj *out, int *err)
 {
+	struct worker *w = rq->w;
+	if (rq->npins == NFS_REQ_PINS) {
+		*err = EINVAL;      /* no procedure resolves this many handles */
+		return FH_ERR;
+	}
 	const uint8_t *p = data;
 	const struct export_rt *exp = NULL;
 	enum fh_status st = fh_check(w->srv, p, len, &exp);
@@ -403,12 +421,16 @@ enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct
 		c->by_ino[e->ino % FH_BUCKETS] = e;
 		c->n++;
 		index_fd(c, e);
-		if (c->n > c->max)
-			evict_one(c);
 	} else {
 		lru_unlink(c, e);
 	}
 	lru_push(c, e);
+	/* Pinned before anything can yield: eviction below may write a victim's cached blocks,
+	 * and other fibers of the ring use the cache meanwhile. */
+	e->pins++;
+	rq->pins[rq->npins++] = e;
+	if (c->n > c->max)
+		evict_one(c);
 	*out = (struct fh_obj){.fd = e->fd, .exp = exp, .ent = e, .fh = e->fh};
 	return FH_OK;
 }
@@ -432,6 +454,10 @@ int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct)
 		fd = io_openat(w->ring, AT_FDCWD, path, flags & ~O_RDWR, 0);
 	if (!was_root)
 		cred_apply(w, &saved);
+	if (fd >= 0 && *slot >= 0) {
+		close(fd);      /* another fiber opened it while we waited for ours */
+		return *slot;
+	}
 	if (fd >= 0)
 		*slot = fd;
 	return fd;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* File handles: what they hold, how they are checked, and the per-worker cache of resolved ones.
  *
  * Wire layout (at most 64 bytes, opaque to clients):
@@ -41,9 +42,12 @@ int fh_load_key(const char *state_dir, uint8_t key[16]);
 int fh_compose(const struct server *srv, const struct export_rt *exp, int dirfd, const char *name,
 	       struct fh *out);
 
-/* Check and open a handle (as root: open_by_handle_at needs CAP_DAC_READ_SEARCH). On FH_ERR,
- * *err holds the errno. */
-enum fh_status fh_resolve(struct worker *w, const void *data, size_t len, struct fh_obj *out, int *err);
+/* Check and open a handle (as root: open_by_handle_at needs CAP_DAC_READ_SEARCH). The entry is
+ * pinned for the rest of the request (fh_unpin_all at its end): other fibers of the ring cannot
+ * evict it meanwhile. On FH_ERR, *err holds the errno. */
+enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, struct fh_obj *out, int *err);
+/* The request is over: release what fh_resolve pinned. */
+void fh_unpin_all(struct nfs_req *rq);
 
 /* A descriptor for READ/WRITE on a regular file: opened once per handle as the server (access
  * is checked per request by the caller), O_DIRECT when direct is set. -errno on failure. */
@@ -62,7 +66,7 @@ struct file_io *fh_file_io(struct fh_obj *o);
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
 bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
 
-/* Keep o's cache entry (and its descriptors) while a parked call uses it, beyond its request. */
+/* Keep o's cache entry (and its descriptors) a while longer (fh_resolve pins for the request). */
 void fh_pin(struct fh_obj *o);
 void fh_unpin(struct worker *w, struct fh_obj *o);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Blocking calls: fstat and ftruncate in the cache's ops (io_uring has no ftruncate in liburing
  * 2.3; statx through the ring would work but the cache calls disk_size under its inode lock,
  * where a plain fstat is shortest), and every op on a thread without a ring (the main thread
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "bcache.h"
+#include "io/fiber.h"
 #include "io/ring.h"
 #include "log.h"
 #include "worker.h"
@@ -166,6 +168,9 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 		touch_mtime(o);
 	if (rc < 0)
 		return rc;
+	/* Asked now, with this WRITE's middle on disk, not when it arrived: the neighbour may have
+	 * come in meanwhile. */
+	may_wait = may_wait && workers_busy(rq->w->srv, rq->w);
 	if (stable == FILEIO_UNSTABLE)
 		return may_wait && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
@@ -199,7 +204,7 @@ static void write_failed(struct nfs_req *rq, uint64_t off, uint32_t count, int r
 	server_rotate_verf(rq->w->srv);
 }
 
-int fileio_write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
+static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
 			enum fileio_stable stable, bool force)
 {
 	int err = 0;
@@ -214,6 +219,35 @@ int fileio_write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 	if (rc < 0)
 		write_failed(rq, off, count, rc);
 	return rc;
+}
+
+/* A parked WRITE waits for its neighbour while other requests run (one of them may be it), and at
+ * least PARK_MIN_NS; with nothing else going on, PARK_MIN_NS is all it gets, and never more than
+ * PARK_MAX_NS. The wait is on the inode's own wake-ups (an entry written or freed), with the
+ * fiber suspended: its ring serves other calls meanwhile. */
+#define PARK_MIN_NS (10 * 1000 * 1000ull)
+#define PARK_MAX_NS (1000 * 1000 * 1000ull)
+
+int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
+		      enum fileio_stable stable)
+{
+	int err = 0;
+	struct bcache_file *bf = cache_of(rq, o, &err);
+	if (!bf)
+		return -err;
+	uint64_t start = fiber_now_ns(), end = start + PARK_MAX_NS;
+	for (;;) {
+		uint64_t now = fiber_now_ns();
+		bool force = now >= end ||
+			     (now >= start + PARK_MIN_NS && !workers_busy(rq->w->srv, NULL));
+		int rc = write_finish(rq, o, off, count, stable, force);
+		if (rc != FILEIO_WAIT)
+			return rc;
+		uint64_t until = now + PARK_MIN_NS < end ? now + PARK_MIN_NS : end;
+		worker_parked(rq->w, true);
+		bcache_wait_partial(bf, off, count, stable == FILEIO_UNSTABLE, until);
+		worker_parked(rq->w, false);
+	}
 }
 
 static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* File data I/O of the handlers, per the export's mode: READ, WRITE, COMMIT, truncate and size.
  * In direct mode the boundary cache (src/cache) sits between the handlers and the disk, and this
  * file supplies the cache's I/O (struct bcache_ops) on O_DIRECT descriptors through the calling
@@ -24,17 +25,19 @@ int fileio_cache_create(struct server *srv);
 enum fileio_stable { FILEIO_UNSTABLE = 0, FILEIO_DATA_SYNC = 1, FILEIO_FILE_SYNC = 2 };
 
 /* WRITE count bytes of data at off. Returns 0 or -errno (the verifier is then rotated), or
- * FILEIO_WAIT, when may_wait (other requests are on their way) in direct mode: a stable WRITE
+ * FILEIO_WAIT, when may_wait and other requests are running (asked once the bytes are in the
+ * cache), in direct mode: a stable WRITE
  * whose end blocks are still partial (one of those requests may be the neighbour that completes
  * them), or an UNSTABLE one left partial in a crowded cache (its writer is ahead of the others:
- * bcache_file_crowded). The data is in the cache then; call fileio_write_finish() later. */
+ * bcache_file_crowded). The data is in the cache then; call fileio_write_wait(). */
 #define FILEIO_WAIT 1
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
 		 enum fileio_stable stable, bool may_wait);
-/* The second half of a WRITE that waited: FILEIO_WAIT while the reason to wait holds and !force;
- * else 0 (UNSTABLE), or 0 or -errno once committed (filling what no neighbour brought). */
-int fileio_write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
-			enum fileio_stable stable, bool force);
+/* The second half of a WRITE that got FILEIO_WAIT: suspend the calling fiber until the reason
+ * to wait is gone, or for at most a second (less when nothing else runs), then 0 (UNSTABLE), or 0
+ * or -errno once committed (filling what no neighbour brought). */
+int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
+		      enum fileio_stable stable);
 /* READ up to count bytes at off into a buffer handed to the reply (rq->payload); *n and *eof set.
  * size is the file's size from its attributes (direct mode asks the cache instead). 0 or -errno. */
 int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,

@@ -1,4 +1,5 @@
-/* nfsd-uc: start-up, signals, shutdown. Everything here runs before the workers start or after they
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nfsd-uc: start-up, signals, shutdown. Everything here runs before the rings start or after they
  * stop, so blocking calls are fine (listed in docs/architecture.md). */
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <rpc/pmap_clnt.h>
+#include <sched.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -118,6 +120,18 @@ static void size_handle_caches(struct server *srv, unsigned workers)
 	srv->fh_cache_max = per > 4096 ? 4096 : per < 16 ? 16 : (unsigned)per;
 }
 
+/* `threads = 0` (the default): one ring per CPU this process may run on. */
+static unsigned ring_count(const struct config *cfg)
+{
+	if (cfg->threads)
+		return cfg->threads;
+	cpu_set_t set;
+	int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+	if (n <= 0)
+		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
 static void rpcbind_set(const struct config *cfg, bool on)
 {
 	if (!cfg->rpcbind)
@@ -185,7 +199,7 @@ static int prepare(struct server *srv)
 		return -1;
 	lock_code();
 	tune_malloc(cfg->max_record);
-	size_handle_caches(srv, cfg->threads ? cfg->threads : 1);
+	size_handle_caches(srv, ring_count(cfg));
 	int rc = fh_load_key(cfg->state_dir, srv->fh_key);
 	if (rc < 0) {
 		log_err("state_dir %s: cannot load or create fh.key: %s", cfg->state_dir, strerror(-rc));
@@ -214,32 +228,29 @@ static void wait_for_signal(void)
 
 static int serve(struct config *cfg)
 {
-	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER};
-	unsigned nw = cfg->threads ? cfg->threads : 1;
-	struct worker *w = NULL;
-	struct netloop *nl = NULL;
+	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = {-1, -1}};
+	unsigned nw = ring_count(cfg);
 	int rc = 1;
-	if (prepare(&srv) < 0 || workers_start(&srv, &w, nw) < 0)
+	if (prepare(&srv) < 0 || server_listen(&srv) < 0)
 		goto out;
-	nl = netloop_start(&srv);
-	if (nl) {
+	if (workers_start(&srv, nw) == 0) {
 		rpcbind_set(cfg, true);
-		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u worker(s)",
+		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u ring(s)",
 			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, nw);
 		wait_for_signal();
 		rc = 0;
-		/* Replies owed are sent before the loop returns; then the workers drain and stop. */
-		netloop_stop(nl);
 		rpcbind_set(cfg, false);
+		/* Replies owed are sent before the rings stop; closing their handle caches writes
+		 * every block still cached; then make it durable. */
+		workers_stop(&srv);
 	}
-	/* Closing the workers' handle caches writes every block still cached; then make it durable. */
-	workers_stop(&srv, w, nw);
 	for (size_t i = 0; i < cfg->nexports && srv.exports; i++)
 		if (srv.exports[i].root_fd >= 0 && syncfs(srv.exports[i].root_fd) < 0) {
 			log_err("export %s: syncfs: %s", cfg->exports[i].path, strerror(errno));
 			rc = 1;
 		}
 out:
+	server_unlisten(&srv);
 	bcache_destroy(srv.cache);
 	close_exports(&srv);
 	mount_list_free(&srv);

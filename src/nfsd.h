@@ -1,5 +1,6 @@
-/* The server's shared state (read-only after start, or atomic), the per-thread worker, and the
- * request every handler receives. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The server's shared state (read-only after start, or atomic), the per-core ring (struct
+ * worker), and the request every handler receives. */
 #ifndef NFSD_UC_NFSD_H
 #define NFSD_UC_NFSD_H
 
@@ -14,13 +15,13 @@
 #include "log.h"
 #include "rpc/oncrpc.h"
 
-struct io_ring;
-struct io_op;
+#include "io/ring.h"
+
 struct fh_cache;
+struct fh_entry;
 struct bcache;
 struct conn;
-struct jobq;
-struct parked_call;
+struct fiber_sched;
 struct forget_ring;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
@@ -45,16 +46,15 @@ struct server {
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	struct bcache *cache;
-	struct jobq *jobs;            /* records waiting for a worker (worker.c) */
-	unsigned fh_cache_max;        /* handle-cache entries per worker, from RLIMIT_NOFILE */
-	atomic_uint active;           /* jobs queued or running (not parked): is anyone coming? */
-	atomic_uint nparked;          /* parked calls, all workers */
-	atomic_uint sweep_gen;        /* bumped to make every worker sweep its handle cache now */
-	struct forget_ring *forgets;  /* inodes gone through one worker, for the others (worker.c) */
-	struct worker *workers;       /* for workers_sweep_all() */
+	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */
+	atomic_uint sweep_gen;        /* bumped to make every ring sweep its handle cache now */
+	struct forget_ring *forgets;  /* inodes gone through one ring, for the others (worker.c) */
+	struct worker *workers;       /* the rings */
 	unsigned nworkers;
+	int listen_fd[2];             /* NFS and MOUNT ports; ring 0 accepts on both */
+	unsigned next_ring;           /* round robin of new connections (ring 0 only) */
 	struct server_counters ctr;
-	struct log_ratelimit write_errors;
+	struct log_ratelimit write_errors, accept_errors;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
 	pthread_mutex_t mounts_lock;
 	struct mount_rec *mounts;
@@ -63,23 +63,35 @@ struct server {
 /* Free the MOUNT list at exit. */
 void mount_list_free(struct server *srv);
 
-/* One handler thread (worker.c): runs requests one at a time, each to its end, with its own
- * ring for file calls, its own handle cache and its own credentials. */
+/* One ring (worker.c): a thread with its own io_uring and fibers, owning its connections from
+ * accept to close, its handle cache and the credentials applied to its thread. Only its own
+ * thread touches it, except the fields marked otherwise. */
 struct worker {
 	struct server *srv;
 	struct io_ring *ring;
+	struct fiber_sched *sched;    /* its inbox takes messages from any thread */
 	struct fh_cache *fhc;
 	pthread_t thread;
 	bool started;
-	struct parked_call *parked;   /* calls this worker parked (worker.c), oldest first */
-	unsigned nparked;
+	unsigned id;
+	/* connections and requests (server.c) */
+	struct conn *conns;
+	unsigned inflight;            /* request fibers running or waiting */
+	unsigned nstalled;            /* connections held back because inflight hit the bound */
+	_Atomic unsigned active;      /* requests not parked (read by other rings: workers_busy) */
+	/* the loop: woken by ev_fd, which other threads write (worker_kick) */
+	int ev_fd;
+	uint64_t ev_buf;
+	struct io_op ev_op;
+	atomic_bool stop_req;         /* set by workers_stop() */
+	bool stopping, done;
+	/* handle-cache housekeeping */
 	long next_sweep;              /* CLOCK_MONOTONIC second of the next handle-cache sweep */
 	atomic_uint sweep_gen;        /* the server's sweep_gen as of our last sweep (read by others) */
 	uint64_t forget_seq;          /* forget_ring entries applied to our handle cache */
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
 	struct rpc_cred cur_cred;
 	bool cur_is_root;
-	unsigned id;
 };
 
 /* Per-request bump allocator: everything a handler allocates for its result lives until the
@@ -91,6 +103,10 @@ struct arena {
 void *arena_alloc(struct arena *a, size_t n);
 char *arena_strdup(struct arena *a, const char *s);
 void arena_free(struct arena *a);
+
+/* Handle-cache entries a request resolved: kept open until it ends, whatever other fibers of the
+ * ring do to the cache meanwhile. */
+#define NFS_REQ_PINS 4
 
 /* One RPC call being handled. */
 struct nfs_req {
@@ -106,10 +122,8 @@ struct nfs_req {
 	size_t payload_len;
 	void *payload_mem;            /* what payload_free releases once the reply has been sent */
 	void (*payload_free)(void *);
-	/* Set by a handler that parks its call (dispatch.h): run again later, on the same worker;
-	 * returns true when the result is filled. force: no more waiting. */
-	bool (*resume)(struct nfs_req *rq, void *args, void *res, bool force);
-	void *resume_ctx;
+	struct fh_entry *pins[NFS_REQ_PINS];
+	unsigned npins;
 };
 
 /* The current write verifier as the 8 bytes a WRITE/COMMIT reply carries. */

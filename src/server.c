@@ -1,8 +1,11 @@
-/* Connections. Each one reads its byte stream into a small buffer and handles the records found
- * there in place. A record larger than what the buffer holds (a WRITE) is received into a buffer of
- * its own, placed so that the payload's address is congruent to its file offset modulo 64 KiB: the
- * whole-block middle of the WRITE is then aligned in memory for O_DIRECT, with no copy for the
- * bytes received straight into it. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Connections, on the ring that owns them from accept to close. Each one reads its byte stream
+ * into a small buffer and handles the records found there in place. A record larger than what the
+ * buffer holds (a WRITE) is received into a buffer of its own, placed so that the payload's
+ * address is congruent to its file offset modulo 64 KiB: the whole-block middle of the WRITE is
+ * then aligned in memory for O_DIRECT, with no copy for the bytes received straight into it.
+ * Every complete record runs as a fiber on this ring (decode, handler, encode), and its reply is
+ * queued on the connection by the fiber itself: no queue between threads. */
 #include "server.h"
 
 #include <arpa/inet.h>
@@ -13,10 +16,11 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "cred.h"
 #include "dispatch.h"
+#include "io/fiber.h"
 #include "io/ring.h"
 #include "log.h"
 #include "rpc/recmark.h"
@@ -26,34 +30,18 @@
 #define PLACE_ALIGN (64 * 1024)   /* payload address == file offset modulo this */
 #define PEEK_MIN 512              /* bytes of a large record needed to find a WRITE's payload */
 #define SENDQ_MAX (8u << 20)      /* stop reading requests while this much reply data is queued */
-#define CONN_MAX_INFLIGHT 64      /* requests of one connection at the workers at once */
-
-struct netloop {
-	struct server *srv;
-	struct io_ring *ring;
-	pthread_t thread;
-	int listen_fd[2];
-	struct conn *conns;
-	unsigned inflight;            /* jobs at the workers, all connections */
-	bool stop;                    /* the loop's own view: stopping */
-	atomic_bool stop_req;         /* set by netloop_stop() from the main thread */
-	/* Workers hand finished jobs back through this list and wake the loop with the eventfd. */
-	int ev_fd;
-	uint64_t ev_buf;
-	struct io_op ev_op;
-	pthread_mutex_t done_lock;
-	struct job *done;
-};
+#define ACCEPT_BACKOFF_NS (100 * 1000 * 1000ull)   /* out of descriptors: try again after this */
 
 struct conn {
 	struct conn *next, *prev;
-	struct netloop *nl;
-	unsigned inflight;            /* its jobs at the workers: it is not freed before they return */
+	struct worker *w;
+	unsigned inflight;            /* its requests running: it is not freed before they end */
 	int fd;
 	struct sockaddr_storage peer;
 	struct io_op recv_op, send_op;
 	bool recv_busy, send_busy, dead;
 	bool recv_direct;             /* the pending recv targets the record, not the stream buffer */
+	bool stalled;                 /* stopped reading because its ring was full */
 	/* stream buffer: bytes [head, tail) not yet consumed */
 	uint8_t *sbuf;
 	size_t head, tail;
@@ -69,12 +57,31 @@ struct conn {
 	struct msghdr msg;
 };
 
+/* One RPC call from its record to its reply, run by a fiber of the connection's ring. */
+struct request {
+	struct conn *c;
+	uint8_t *mem;                 /* owns the record bytes */
+	const uint8_t *rec;
+	size_t len;
+	struct cred_saved creds;      /* the thread's credentials while this fiber is switched out */
+};
+
+/* Ring 0's accept on one listener. */
 struct listener {
 	struct io_op op;
-	struct netloop *nl;
+	struct worker *w;
 	int fd;
 	struct sockaddr_storage addr;
 	socklen_t alen;
+	struct fiber_timer backoff;
+};
+
+/* A connection accepted by ring 0 for another ring. */
+struct handoff {
+	struct fiber_msg msg;
+	struct worker *w;
+	int fd;
+	struct sockaddr_storage peer;
 };
 
 static void conn_pump(struct conn *c);
@@ -84,8 +91,8 @@ static void conn_post_recv(struct conn *c);
 
 static void conn_free(struct conn *c)
 {
-	struct netloop *nl = c->nl;
-	if (c->prev) c->prev->next = c->next; else nl->conns = c->next;
+	struct worker *w = c->w;
+	if (c->prev) c->prev->next = c->next; else w->conns = c->next;
 	if (c->next) c->next->prev = c->prev;
 	close(c->fd);
 	while (c->sq_head) {
@@ -105,7 +112,7 @@ static void conn_kill(struct conn *c)
 	if (!c->dead) {
 		c->dead = true;
 		if (c->recv_busy || c->send_busy)
-			io_ring_cancel_fd(c->nl->ring, c->fd);
+			io_ring_cancel_fd(c->w->ring, c->fd);
 	}
 }
 
@@ -158,7 +165,7 @@ static void on_send(struct io_op *op, int res)
 		reply_free(r);
 	}
 	send_next(c);
-	if (c->nl->stop && conn_drained(c))
+	if (c->w->stopping && conn_drained(c))
 		conn_kill(c);
 	else
 		conn_pump(c);   /* replies drained: maybe resume handling queued records */
@@ -183,7 +190,7 @@ static void send_next(struct conn *c)
 		c->msg = (struct msghdr){.msg_iov = c->iov, .msg_iovlen = (size_t)n};
 	}
 	c->send_busy = true;
-	io_ring_sendmsg(c->nl->ring, &c->send_op, c->fd, &c->msg);
+	io_ring_sendmsg(c->w->ring, &c->send_op, c->fd, &c->msg);
 }
 
 static void queue_reply(struct conn *c, struct reply *r)
@@ -197,8 +204,6 @@ static void queue_reply(struct conn *c, struct reply *r)
 }
 
 /* ---- receiving ---- */
-
-static void job_done(struct job *j);
 
 /* Memory for a record of len bytes whose first avail bytes are at p, and where in it the record
  * starts: a WRITE's payload lands at an address congruent to its file offset modulo PLACE_ALIGN, so
@@ -221,12 +226,14 @@ static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, uint8_t
 	return mem;
 }
 
-/* Hand a record to the workers. mem, when given, owns rec and goes with the job; else rec lies
- * in the stream buffer and is copied out (placed, so this is the payload's only copy). */
+static void request_main(void *arg);
+
+/* Run a record as a fiber of this ring. mem, when given, owns rec and goes with the request; else
+ * rec lies in the stream buffer and is copied out (placed, so this is the payload's only copy). */
 static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len)
 {
-	struct job *j = calloc(1, sizeof *j);
-	if (j && !mem) {
+	struct request *rq = calloc(1, sizeof *rq);
+	if (rq && !mem) {
 		uint8_t *start;
 		mem = place_record(rec, len, len, &start);
 		if (mem) {
@@ -234,17 +241,16 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 			rec = start;
 		}
 	}
-	if (!j || !mem) {
+	if (!rq || !mem || fiber_spawn(c->w->sched, request_main, rq) < 0) {
 		log_err("out of memory for a request: closing the connection");
-		free(j);
+		free(rq);
 		free(mem);
 		conn_kill(c);
 		return;
 	}
-	*j = (struct job){.mem = mem, .rec = rec, .len = len, .peer = c->peer, .done = job_done, .owner = c};
+	*rq = (struct request){.c = c, .mem = mem, .rec = rec, .len = len, .creds = {.w = c->w}};
 	c->inflight++;
-	c->nl->inflight++;
-	jobs_push(c->nl->srv, j);
+	c->w->inflight++;
 }
 
 static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t frag_len)
@@ -292,7 +298,7 @@ static bool take_mark(struct conn *c, uint32_t *len, bool *last)
 	*len = recmark_len(m);
 	*last = recmark_is_last(m);
 	size_t total = (c->in_rec ? c->rec_len : 0) + *len;
-	if (total > c->nl->srv->cfg->max_record) {
+	if (total > c->w->srv->cfg->max_record) {
 		char a[INET6_ADDRSTRLEN] = "?";
 		const struct sockaddr_storage *s = &c->peer;
 		if (s->ss_family == AF_INET)
@@ -300,8 +306,24 @@ static bool take_mark(struct conn *c, uint32_t *len, bool *last)
 		else if (s->ss_family == AF_INET6)
 			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)s)->sin6_addr, a, sizeof a);
 		log_warn("client %s: RPC record of %zu bytes exceeds max_record %zu; closing connection", a,
-			 total, c->nl->srv->cfg->max_record);
+			 total, c->w->srv->cfg->max_record);
 		conn_kill(c);
+		return false;
+	}
+	return true;
+}
+
+/* Whether the connection may start another request: its own bound and its ring's (conf
+ * requests_per_connection, requests_per_ring). A connection held back by its ring is marked, and
+ * pumped again when one of the ring's requests ends. */
+static bool conn_may_take(struct conn *c)
+{
+	const struct config *cfg = c->w->srv->cfg;
+	if (c->sq_bytes >= SENDQ_MAX || c->inflight >= cfg->requests_per_connection)
+		return false;
+	if (c->w->inflight >= cfg->requests_per_ring) {
+		c->stalled = true;
+		c->w->nstalled++;
 		return false;
 	}
 	return true;
@@ -310,7 +332,7 @@ static bool take_mark(struct conn *c, uint32_t *len, bool *last)
 /* Handle every complete record in the stream buffer; move partial large ones out of it. */
 static void conn_pump(struct conn *c)
 {
-	while (!c->dead && c->sq_bytes < SENDQ_MAX && c->inflight < CONN_MAX_INFLIGHT) {
+	while (!c->dead && !c->stalled && conn_may_take(c)) {
 		if (c->in_rec) {
 			size_t k = c->tail - c->head;
 			if (k > c->frag_left)
@@ -369,9 +391,9 @@ static void on_recv(struct io_op *op, int res)
 {
 	struct conn *c = (struct conn *)((char *)op - offsetof(struct conn, recv_op));
 	c->recv_busy = false;
-	if (c->nl->stop && !c->dead && !conn_drained(c))
+	if (c->w->stopping && !c->dead && !conn_drained(c))
 		return;         /* stopping: closed once the owed replies are out */
-	if (res <= 0 || c->dead || c->nl->stop) {
+	if (res <= 0 || c->dead || c->w->stopping) {
 		if (res < 0 && res != -ECANCELED && res != -ECONNRESET)
 			log_info("recv: %s", strerror(-res));
 		conn_kill(c);
@@ -393,13 +415,12 @@ static void on_recv(struct io_op *op, int res)
 
 static void conn_post_recv(struct conn *c)
 {
-	if (c->recv_busy || c->dead || c->nl->stop || c->sq_bytes >= SENDQ_MAX ||
-	    c->inflight >= CONN_MAX_INFLIGHT)
+	if (c->recv_busy || c->dead || c->w->stopping || c->stalled || !conn_may_take(c))
 		return;
 	c->recv_busy = true;
 	c->recv_direct = c->in_rec && c->head == c->tail && c->frag_left;
 	if (c->recv_direct) {
-		io_ring_recv(c->nl->ring, &c->recv_op, c->fd, c->rec + c->rec_len, c->frag_left);
+		io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->rec + c->rec_len, c->frag_left);
 		return;
 	}
 	if (c->tail == SBUF_SIZE && c->head) {
@@ -407,46 +428,104 @@ static void conn_post_recv(struct conn *c)
 		c->tail -= c->head;
 		c->head = 0;
 	}
-	io_ring_recv(c->nl->ring, &c->recv_op, c->fd, c->sbuf + c->tail, SBUF_SIZE - c->tail);
+	io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->sbuf + c->tail, SBUF_SIZE - c->tail);
 }
 
 /* ---- accepting ---- */
 
+/* On the connection's own ring: from here on only this ring touches it. */
+static void conn_open(struct worker *w, int fd, const struct sockaddr_storage *peer)
+{
+	struct conn *c = calloc(1, sizeof *c);
+	uint8_t *sbuf = malloc(SBUF_SIZE);
+	if (!c || !sbuf || w->stopping) {
+		if (!w->stopping)
+			log_err("out of memory for a connection: closing it");
+		free(c);
+		free(sbuf);
+		close(fd);
+		return;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	c->w = w;
+	c->fd = fd;
+	c->sbuf = sbuf;
+	c->peer = *peer;
+	c->recv_op.cb = on_recv;
+	c->send_op.cb = on_send;
+	c->next = w->conns;
+	if (w->conns)
+		w->conns->prev = c;
+	w->conns = c;
+	conn_post_recv(c);
+}
+
+static void on_handoff(struct fiber_msg *m)
+{
+	struct handoff *h = (struct handoff *)m;
+	conn_open(h->w, h->fd, &h->peer);
+	free(h);
+}
+
+/* Connections go to the rings in turn: each ring then owns its share from accept to close. */
+static void place_conn(struct worker *acceptor, int fd, const struct sockaddr_storage *peer)
+{
+	struct server *srv = acceptor->srv;
+	struct worker *w = &srv->workers[srv->next_ring++ % srv->nworkers];
+	if (w == acceptor) {
+		conn_open(w, fd, peer);
+		return;
+	}
+	struct handoff *h = malloc(sizeof *h);
+	if (!h) {
+		log_err("out of memory for a connection: closing it");
+		close(fd);
+		return;
+	}
+	*h = (struct handoff){.msg = {.fn = on_handoff}, .w = w, .fd = fd, .peer = *peer};
+	fiber_sched_post(w->sched, &h->msg);
+}
+
+static void accept_again(struct listener *l)
+{
+	l->alen = sizeof l->addr;
+	io_ring_accept(l->w->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
+}
+
+static void on_backoff(struct fiber_timer *t)
+{
+	struct listener *l = (struct listener *)((char *)t - offsetof(struct listener, backoff));
+	if (l->w->stopping)
+		free(l);
+	else
+		accept_again(l);
+}
+
 static void on_accept(struct io_op *op, int res)
 {
 	struct listener *l = (struct listener *)op;
-	struct netloop *nl = l->nl;
+	struct worker *w = l->w;
 	if (res >= 0) {
-		struct conn *c = calloc(1, sizeof *c);
-		uint8_t *sbuf = malloc(SBUF_SIZE);
-		if (!c || !sbuf || nl->stop) {
-			free(c);
-			free(sbuf);
+		if (w->stopping)
 			close(res);
-		} else {
-			int one = 1;
-			setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-			c->nl = nl;
-			c->fd = res;
-			c->sbuf = sbuf;
-			memcpy(&c->peer, &l->addr, sizeof c->peer);
-			c->recv_op.cb = on_recv;
-			c->send_op.cb = on_send;
-			c->next = nl->conns;
-			if (nl->conns)
-				nl->conns->prev = c;
-			nl->conns = c;
-			conn_post_recv(c);
-		}
+		else
+			place_conn(w, res, &l->addr);
 	} else if (res != -ECANCELED) {
-		log_warn("accept: %s", strerror(-res));
+		log_ratelimited(&w->srv->accept_errors, LOG_WARNING, "accept: %s", strerror(-res));
+		if (!w->stopping && (res == -EMFILE || res == -ENFILE || res == -ENOMEM ||
+				     res == -ENOBUFS)) {
+			/* Out of descriptors or memory: the next accept would fail the same way at
+			 * once. Try again later instead of spinning. */
+			l->backoff.fire = on_backoff;
+			fiber_timer_arm(&l->backoff, fiber_now_ns() + ACCEPT_BACKOFF_NS);
+			return;
+		}
 	}
-	if (!nl->stop) {
-		l->alen = sizeof l->addr;
-		io_ring_accept(nl->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
-	} else {
+	if (!w->stopping)
+		accept_again(l);
+	else
 		free(l);
-	}
 }
 
 static int listen_on(const char *addr, uint16_t port)
@@ -499,34 +578,82 @@ static int listen_retrying(const char *addr, uint16_t port)
 	return fd;
 }
 
-/* ---- the loop ---- */
+/* ---- the request fiber ---- */
 
-/* On a worker's thread: give the finished job back to the loop. */
-static void job_done(struct job *j)
+/* One record from decode to its reply on the socket, on the connection's ring. */
+static void request_main(void *arg)
 {
-	struct netloop *nl = ((struct conn *)j->owner)->nl;
-	pthread_mutex_lock(&nl->done_lock);
-	bool first = !nl->done;
-	j->next = nl->done;
-	nl->done = j;
-	pthread_mutex_unlock(&nl->done_lock);
-	/* The loop takes the whole list at each wake-up, so only the job that finds it empty needs
-	 * to wake it: one syscall and one wake-up per batch, not per reply. */
-	uint64_t one = 1;
-	if (first && write(nl->ev_fd, &one, sizeof one) < 0)
-		log_err("cannot wake the network loop: %s", strerror(errno));
+	struct request *rq = arg;
+	struct conn *c = rq->c;
+	struct worker *w = c->w;
+	struct reply *reply = NULL;
+	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &rq->creds);
+	atomic_store_explicit(&w->active, atomic_load_explicit(&w->active, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	dispatch_record(w, &c->peer, rq->rec, rq->len, &reply);
+	atomic_store_explicit(&w->active, atomic_load_explicit(&w->active, memory_order_relaxed) - 1,
+			      memory_order_relaxed);
+	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
+	free(rq->mem);
+	free(rq);
+	bool was_full = w->inflight >= w->srv->cfg->requests_per_ring;
+	c->inflight--;
+	w->inflight--;
+	if (!c->dead)
+		queue_reply(c, reply);
+	else
+		reply_free(reply);
+	if (w->stopping && conn_drained(c))
+		conn_kill(c);
+	else
+		conn_pump(c);
+	conn_settle(c);
+	if (was_full && w->nstalled)
+		server_ring_unstall(w);
 }
 
-static void begin_stop(struct netloop *nl)
+/* ---- the ring's side ---- */
+
+void server_ring_unstall(struct worker *w)
 {
-	nl->stop = true;
-	for (int i = 0; i < 2; i++)
-		io_ring_cancel_fd(nl->ring, nl->listen_fd[i]);
+	for (struct conn *c = w->conns, *next; c && w->inflight < w->srv->cfg->requests_per_ring; c = next) {
+		next = c->next;
+		if (!c->stalled)
+			continue;
+		c->stalled = false;
+		w->nstalled--;
+		conn_pump(c);
+		conn_settle(c);
+	}
+}
+
+void server_ring_start(struct worker *w)
+{
+	if (w->id != 0)
+		return;
+	for (int i = 0; i < 2; i++) {
+		struct listener *l = calloc(1, sizeof *l);
+		if (!l) {
+			log_err("out of memory for a listener");
+			continue;
+		}
+		l->op.cb = on_accept;
+		l->w = w;
+		l->fd = w->srv->listen_fd[i];
+		accept_again(l);
+	}
+}
+
+void server_ring_stop(struct worker *w)
+{
+	if (w->id == 0)
+		for (int i = 0; i < 2; i++)
+			io_ring_cancel_fd(w->ring, w->srv->listen_fd[i]);
 	/* Connections finish the replies they owe, then close. */
-	for (struct conn *c = nl->conns, *next; c; c = next) {
+	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
 		if (c->recv_busy) {
-			io_ring_cancel_fd(nl->ring, c->fd);
+			io_ring_cancel_fd(w->ring, c->fd);
 		} else if (conn_drained(c)) {
 			conn_kill(c);
 			conn_settle(c);
@@ -534,112 +661,39 @@ static void begin_stop(struct netloop *nl)
 	}
 }
 
-/* The eventfd fired: jobs came back, or netloop_stop() asked us to stop. */
-static void on_event(struct io_op *op, int res)
+bool server_ring_closed(const struct worker *w)
 {
-	struct netloop *nl = (struct netloop *)((char *)op - offsetof(struct netloop, ev_op));
-	(void)res;
-	pthread_mutex_lock(&nl->done_lock);
-	struct job *done = nl->done;
-	nl->done = NULL;
-	pthread_mutex_unlock(&nl->done_lock);
-	while (done) {
-		struct job *j = done;
-		done = j->next;
-		struct conn *c = j->owner;
-		c->inflight--;
-		nl->inflight--;
-		if (!c->dead) {
-			queue_reply(c, j->reply);
-			j->reply = NULL;
-		}
-		job_free(j);
-		if (nl->stop && conn_drained(c))
-			conn_kill(c);
-		else
-			conn_pump(c);
-		conn_settle(c);
-	}
-	if (atomic_load(&nl->stop_req) && !nl->stop)
-		begin_stop(nl);
-	if (!nl->stop || nl->inflight)
-		io_ring_read(nl->ring, &nl->ev_op, nl->ev_fd, &nl->ev_buf, sizeof nl->ev_buf);
+	return !w->conns;
 }
 
-static void *netloop_main(void *arg)
+void server_ring_free(struct worker *w)
 {
-	struct netloop *nl = arg;
-	io_ring_bind_thread(nl->ring);
-	io_ring_read(nl->ring, &nl->ev_op, nl->ev_fd, &nl->ev_buf, sizeof nl->ev_buf);
+	while (w->conns)
+		conn_free(w->conns);
+}
+
+int server_listen(struct server *srv)
+{
+	const struct config *cfg = srv->cfg;
+	uint16_t ports[2] = {cfg->port, cfg->mount_port};
+	srv->listen_fd[0] = srv->listen_fd[1] = -1;
 	for (int i = 0; i < 2; i++) {
-		struct listener *l = calloc(1, sizeof *l);
-		if (!l)
-			continue;
-		l->op.cb = on_accept;
-		l->nl = nl;
-		l->fd = nl->listen_fd[i];
-		l->alen = sizeof l->addr;
-		io_ring_accept(nl->ring, &l->op, l->fd, (struct sockaddr *)&l->addr, &l->alen);
-	}
-	int rc = io_ring_run(nl->ring, &nl->stop);
-	if (rc < 0)
-		log_err("network loop: io_uring: %s", strerror(-rc));
-	return NULL;
-}
-
-static void netloop_free(struct netloop *nl)
-{
-	while (nl->conns)
-		conn_free(nl->conns);
-	for (int i = 0; i < 2; i++)
-		if (nl->listen_fd[i] >= 0)
-			close(nl->listen_fd[i]);
-	if (nl->ev_fd >= 0)
-		close(nl->ev_fd);
-	io_ring_free(nl->ring);
-	pthread_mutex_destroy(&nl->done_lock);
-	free(nl);
-}
-
-struct netloop *netloop_start(struct server *srv)
-{
-	struct netloop *nl = calloc(1, sizeof *nl);
-	if (!nl)
-		return NULL;
-	*nl = (struct netloop){.srv = srv, .listen_fd = {-1, -1}, .ev_fd = -1, .ev_op = {on_event}};
-	pthread_mutex_init(&nl->done_lock, NULL);
-	nl->ring = io_ring_new(256);
-	nl->ev_fd = eventfd(0, EFD_CLOEXEC);
-	if (!nl->ring || nl->ev_fd < 0) {
-		log_err("network loop: %s", strerror(errno));
-		netloop_free(nl);
-		return NULL;
-	}
-	uint16_t ports[2] = {srv->cfg->port, srv->cfg->mount_port};
-	for (int i = 0; i < 2; i++) {
-		nl->listen_fd[i] = listen_retrying(srv->cfg->listen, ports[i]);
-		if (nl->listen_fd[i] < 0) {
-			log_err("listen on %s port %u: %s", srv->cfg->listen, ports[i], strerror(-nl->listen_fd[i]));
-			nl->listen_fd[i] = -1;
-			netloop_free(nl);
-			return NULL;
+		srv->listen_fd[i] = listen_retrying(cfg->listen, ports[i]);
+		if (srv->listen_fd[i] < 0) {
+			log_err("listen on %s port %u: %s", cfg->listen, ports[i], strerror(-srv->listen_fd[i]));
+			srv->listen_fd[i] = -1;
+			server_unlisten(srv);
+			return -1;
 		}
 	}
-	if (pthread_create(&nl->thread, NULL, netloop_main, nl) != 0) {
-		netloop_free(nl);
-		return NULL;
-	}
-	return nl;
+	return 0;
 }
 
-void netloop_stop(struct netloop *nl)
+void server_unlisten(struct server *srv)
 {
-	if (!nl)
-		return;
-	atomic_store(&nl->stop_req, true);
-	uint64_t one = 1;
-	if (write(nl->ev_fd, &one, sizeof one) < 0)
-		log_err("cannot signal the network loop to stop: %s", strerror(errno));
-	pthread_join(nl->thread, NULL);
-	netloop_free(nl);
+	for (int i = 0; i < 2; i++) {
+		if (srv->listen_fd[i] >= 0)
+			close(srv->listen_fd[i]);
+		srv->listen_fd[i] = -1;
+	}
 }

@@ -1,17 +1,22 @@
-/* The network loop: listeners, connections, RPC record reassembly, replies. It owns every socket
- * and runs on its own thread with its own ring; requests go to the workers (worker.h). */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Listeners and connections: RPC record reassembly, the request fiber of each record, replies.
+ * Ring 0 accepts on both ports and hands each connection to a ring in turn; the ring owns it from
+ * then on (worker.h). */
 #ifndef NFSD_UC_SERVER_H
 #define NFSD_UC_SERVER_H
 
 #include "nfsd.h"
 
-struct netloop;
+/* Open the configured NFS and MOUNT listeners (both serve both programs) into srv->listen_fd,
+ * retrying a while if a killed predecessor's sockets linger. 0, or -1 with a log line. */
+int server_listen(struct server *srv);
+void server_unlisten(struct server *srv);
 
-/* Listen on the configured NFS and MOUNT ports (both serve both programs) and start the loop's
- * thread. NULL with a log line on failure. */
-struct netloop *netloop_start(struct server *srv);
-/* Stop accepting and reading, wait for the requests in flight to be answered and sent, close
- * every connection, join the thread and free. */
-void netloop_stop(struct netloop *nl);
+/* On a ring's own thread. */
+void server_ring_start(struct worker *w);        /* ring 0: start accepting */
+void server_ring_stop(struct worker *w);         /* stop accepting and reading; owed replies go out */
+bool server_ring_closed(const struct worker *w); /* no connection left */
+void server_ring_free(struct worker *w);         /* after the loop: free what is left */
+void server_ring_unstall(struct worker *w);      /* room on the ring: read held-back connections */
 
 #endif

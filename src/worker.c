@@ -1,31 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "worker.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "dispatch.h"
 #include "fh.h"
+#include "io/fiber.h"
 #include "io/ring.h"
 #include "log.h"
+#include "server.h"
 
 #define SWEEP_SECONDS 10
-/* A parked call waits for its neighbour while other requests are queued or running (one of them
- * may be it), and at least PARK_MIN_NS; with nothing else going on, PARK_MIN_NS is all it gets,
- * and never more than PARK_MAX_NS. */
-#define PARK_MIN_NS (10 * 1000 * 1000ll)
-#define PARK_MAX_NS (1000 * 1000 * 1000ll)
+#define RING_ENTRIES 1024
+/* Each fiber's stack. Handlers keep little on it (READDIR's 16 KiB getdents buffer is the
+ * largest); pages are touched lazily, so this is address space more than memory. Sanitizer
+ * builds grow every frame. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FIBER_STACK (1024 * 1024)
+#else
+#define FIBER_STACK (256 * 1024)
+#endif
 
-struct parked_call {
-	struct parked_call *next;
-	struct call *cl;
-	struct job *j;
-	struct timespec since;        /* CLOCK_REALTIME, as the job queue's timed wait */
-};
-
-/* Inodes whose last link went away through one worker: every other worker closes its handles of
- * them at its next turn, so the file's space is freed without waiting for a sweep. */
+/* Inodes whose last link went away through one ring: every other ring closes its handles of them
+ * at its next turn, so the file's space is freed without waiting for a sweep. */
 #define FORGET_RING 1024
 struct forget_ring {
 	pthread_mutex_t lock;
@@ -36,84 +37,34 @@ struct forget_ring {
 	} ent[FORGET_RING];
 };
 
-struct jobq {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct job *head, *tail;
-	bool stop;
-};
-
-void job_free(struct job *j)
+void worker_kick(struct worker *w)
 {
-	if (!j)
-		return;
-	reply_free(j->reply);
-	free(j->mem);
-	free(j);
+	uint64_t one = 1;
+	if (write(w->ev_fd, &one, sizeof one) < 0)
+		log_err("ring %u: cannot wake it: %s", w->id, strerror(errno));
 }
 
-void jobs_push(struct server *srv, struct job *j)
+static void notify(void *ctx) { worker_kick(ctx); }
+
+bool workers_busy(struct server *srv, const struct worker *self)
 {
-	struct jobq *q = srv->jobs;
-	j->next = NULL;
-	atomic_fetch_add(&srv->active, 1);
-	pthread_mutex_lock(&q->lock);
-	if (q->tail) q->tail->next = j; else q->head = j;
-	q->tail = j;
-	pthread_cond_signal(&q->cond);
-	pthread_mutex_unlock(&q->lock);
+	unsigned n = 0;
+	for (unsigned i = 0; i < srv->nworkers; i++)
+		n += atomic_load_explicit(&srv->workers[i].active, memory_order_relaxed);
+	return n > (self ? 1u : 0u);
 }
 
-static bool before(const struct timespec *a, const struct timespec *b)
+void worker_parked(struct worker *w, bool parked)
 {
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+	unsigned n = atomic_load_explicit(&w->active, memory_order_relaxed);
+	atomic_store_explicit(&w->active, parked ? n - 1 : n + 1, memory_order_relaxed);
 }
 
-static struct timespec plus_ns(struct timespec t, long long ns)
-{
-	ns += t.tv_nsec;
-	t.tv_sec += (time_t)(ns / 1000000000);
-	t.tv_nsec = (long)(ns % 1000000000);
-	return t;
-}
-
-static long long ns_between(const struct timespec *a, const struct timespec *b)
-{
-	return (b->tv_sec - a->tv_sec) * 1000000000ll + (b->tv_nsec - a->tv_nsec);
-}
-
-/* The next job; or NULL after waking with none: a parked call's wait may be over or it may have
- * become ready (jobs_wake), the sweep time came, or another worker asked for a sweep or a forget.
- * *stop: the queue is closing. */
-static struct job *next_job(struct worker *w, bool *stop)
-{
-	struct jobq *q = w->srv->jobs;
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	struct timespec now = t;
-	t.tv_sec += SWEEP_SECONDS;
-	if (w->parked) {
-		/* Look again when the oldest call's minimum wait is over, then every PARK_MIN_NS. */
-		struct timespec due = plus_ns(w->parked->since, PARK_MIN_NS);
-		t = before(&now, &due) ? due : plus_ns(now, PARK_MIN_NS);
-	}
-	pthread_mutex_lock(&q->lock);
-	if (!q->head && !q->stop)
-		pthread_cond_timedwait(&q->cond, &q->lock, &t);
-	struct job *j = q->head;
-	if (j) {
-		q->head = j->next;
-		if (!q->head)
-			q->tail = NULL;
-	}
-	*stop = q->stop;
-	pthread_mutex_unlock(&q->lock);
-	return j;
-}
+/* ---- handle-cache housekeeping, between requests ---- */
 
 /* Let go of handles of files deleted behind the handle cache's back (a local rm, or a REMOVE
- * through another worker): their space stays allocated while we hold them. Every SWEEP_SECONDS,
- * busy or not, and at once when a WRITE found the disk full (fh_sweep_all). */
+ * through another ring): their space stays allocated while we hold them. Every SWEEP_SECONDS,
+ * busy or not, and at once when a WRITE found the disk full (workers_sweep_all). */
 static void maybe_sweep(struct worker *w)
 {
 	struct timespec now;
@@ -125,13 +76,20 @@ static void maybe_sweep(struct worker *w)
 	unsigned n = fh_sweep(w);
 	atomic_store(&w->sweep_gen, gen);
 	if (n)
-		log_debug("worker %u: closed %u handle(s) of deleted files", w->id, n);
+		log_debug("ring %u: closed %u handle(s) of deleted files", w->id, n);
+}
+
+static void kick_others(struct worker *self)
+{
+	struct server *srv = self->srv;
+	for (unsigned i = 0; i < srv->nworkers; i++)
+		if (&srv->workers[i] != self)
+			worker_kick(&srv->workers[i]);
 }
 
 void workers_forget(struct worker *self, dev_t dev, uint64_t ino)
 {
-	struct server *srv = self->srv;
-	struct forget_ring *f = srv->forgets;
+	struct forget_ring *f = self->srv->forgets;
 	pthread_mutex_lock(&f->lock);
 	uint64_t s = atomic_load(&f->seq);
 	f->ent[s % FORGET_RING].dev = dev;
@@ -139,12 +97,10 @@ void workers_forget(struct worker *self, dev_t dev, uint64_t ino)
 	atomic_store(&f->seq, s + 1);
 	pthread_mutex_unlock(&f->lock);
 	self->forget_seq += self->forget_seq == s;   /* ours is done already */
-	pthread_mutex_lock(&srv->jobs->lock);
-	pthread_cond_broadcast(&srv->jobs->cond);
-	pthread_mutex_unlock(&srv->jobs->lock);
+	kick_others(self);
 }
 
-/* Apply what other workers published; fallen too far behind, sweep everything instead. */
+/* Apply what other rings published; fallen too far behind, sweep everything instead. */
 static void apply_forgets(struct worker *w)
 {
 	struct forget_ring *f = w->srv->forgets;
@@ -166,12 +122,11 @@ void workers_sweep_all(struct worker *self, bool wait)
 {
 	struct server *srv = self->srv;
 	unsigned gen = atomic_fetch_add(&srv->sweep_gen, 1) + 1;
-	pthread_mutex_lock(&srv->jobs->lock);
-	pthread_cond_broadcast(&srv->jobs->cond);
-	pthread_mutex_unlock(&srv->jobs->lock);
+	kick_others(self);
 	if (!wait)
 		return;
-	/* Idle workers sweep as soon as they wake; a busy one after its request: wait a little. */
+	/* Idle rings sweep as soon as they wake, busy ones between their fibers: wait a little
+	 * (the calling fiber sleeps; its ring goes on). */
 	for (int tries = 0; tries < 100; tries++) {
 		unsigned behind = 0;
 		for (unsigned i = 0; i < srv->nworkers; i++)
@@ -179,107 +134,77 @@ void workers_sweep_all(struct worker *self, bool wait)
 				behind++;
 		if (!behind)
 			return;
-		struct timespec ms = {0, 1000 * 1000};
-		nanosleep(&ms, NULL);
+		fiber_sleep_ns(1000 * 1000);
 	}
 }
 
-/* Something changed that a parked call may wait for: wake idle workers to look. */
-static void jobs_wake(struct server *srv)
+/* ---- the loop ---- */
+
+static void begin_stop(struct worker *w)
 {
-	if (!atomic_load(&srv->nparked))
-		return;
-	pthread_mutex_lock(&srv->jobs->lock);
-	pthread_cond_broadcast(&srv->jobs->cond);
-	pthread_mutex_unlock(&srv->jobs->lock);
+	w->stopping = true;
+	server_ring_stop(w);
 }
 
-static void park(struct worker *w, struct call *cl, struct job *j)
+/* Between the fibers' turns: stop when asked, housekeeping, and the end of the loop once nothing
+ * is left (the eventfd read is cancelled last, so nothing of ours stays pending). */
+static void between(void *arg)
 {
-	struct parked_call *p = calloc(1, sizeof *p);
-	if (!p) {
-		/* Cannot wait: finish now, filling what the neighbour would have brought. */
-		dispatch_resume(w, cl, true, &j->reply);
-		j->done(j);
-		return;
+	struct worker *w = arg;
+	if (atomic_load(&w->stop_req) && !w->stopping)
+		begin_stop(w);
+	apply_forgets(w);
+	maybe_sweep(w);
+	if (w->stopping && !w->done && server_ring_closed(w) && fiber_sched_live(w->sched) == 0) {
+		w->done = true;
+		io_ring_cancel_op(w->ring, &w->ev_op);
 	}
-	p->cl = cl;
-	p->j = j;
-	clock_gettime(CLOCK_REALTIME, &p->since);
-	struct parked_call **pp = &w->parked;
-	while (*pp)
-		pp = &(*pp)->next;
-	*pp = p;
-	w->nparked++;
-	atomic_fetch_add(&w->srv->nparked, 1);
 }
 
-/* Resume what can go on: every parked call that is ready, or whose wait is over (see PARK_MIN_NS),
- * or all when the server is stopping. Returns how many finished. */
-static unsigned resume_parked(struct worker *w, bool stopping)
+/* The eventfd fired: messages from other threads, or a kick to look at the flags above. */
+static void on_event(struct io_op *op, int res)
 {
-	struct timespec now;
-	unsigned n = 0;
-	clock_gettime(CLOCK_REALTIME, &now);
-	bool idle = atomic_load(&w->srv->active) == 0;
-	for (struct parked_call **pp = &w->parked; *pp;) {
-		struct parked_call *p = *pp;
-		long long waited = ns_between(&p->since, &now);
-		bool force = stopping || waited >= PARK_MAX_NS || (idle && waited >= PARK_MIN_NS);
-		if (!dispatch_resume(w, p->cl, force, &p->j->reply)) {
-			pp = &p->next;
-			continue;
-		}
-		*pp = p->next;
-		w->nparked--;
-		atomic_fetch_sub(&w->srv->nparked, 1);
-		p->j->done(p->j);
-		free(p);
-		n++;
-	}
-	return n;
-}
-
-static void run_job(struct worker *w, struct job *j)
-{
-	struct call *cl = dispatch_record(w, &j->peer, j->rec, j->len, &j->reply);
-	/* The record (a WRITE's payload) is not needed once the handler returned. */
-	free(j->mem);
-	j->mem = NULL;
-	atomic_fetch_sub(&w->srv->active, 1);
-	if (cl)
-		park(w, cl, j);
-	else
-		j->done(j);
+	struct worker *w = (struct worker *)((char *)op - offsetof(struct worker, ev_op));
+	(void)res;
+	fiber_sched_take_inbox(w->sched);
+	if (!w->done)
+		io_ring_read(w->ring, &w->ev_op, w->ev_fd, &w->ev_buf, sizeof w->ev_buf);
 }
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	fiber_sched_bind(w->sched);
 	io_ring_bind_thread(w->ring);
-	for (;;) {
-		bool stop = false;
-		struct job *j = next_job(w, &stop);
-		if (j) {
-			run_job(w, j);
-			jobs_wake(w->srv);
-		}
-		if (w->parked && resume_parked(w, stop && !j))
-			jobs_wake(w->srv);
-		apply_forgets(w);
-		maybe_sweep(w);
-		if (!j && stop && !w->parked)
-			break;
-	}
+	io_ring_set_sched(w->ring, w->sched, between, w);
+	io_ring_read(w->ring, &w->ev_op, w->ev_fd, &w->ev_buf, sizeof w->ev_buf);
+	server_ring_start(w);
+	int rc = io_ring_run(w->ring, &w->done);
+	if (rc < 0)
+		log_err("ring %u: io_uring: %s", w->id, strerror(-rc));
+	server_ring_free(w);
+	/* Messages that came after the end (a connection handed over late) are answered by
+	 * their handlers seeing `done`. */
+	fiber_sched_take_inbox(w->sched);
+	io_ring_set_sched(w->ring, NULL, NULL, NULL);
+	fiber_sched_bind(NULL);
+	io_ring_bind_thread(NULL);
 	return NULL;
 }
 
 static int worker_init(struct worker *w, struct server *srv, unsigned id)
 {
-	*w = (struct worker){.srv = srv, .id = id, .cur_is_root = true};
-	w->ring = io_ring_new(64);
+	*w = (struct worker){.srv = srv, .id = id, .cur_is_root = true, .ev_fd = -1,
+			     .ev_op = {on_event}};
+	w->ring = io_ring_new(RING_ENTRIES);
 	if (!w->ring)
 		return -errno;
+	w->ev_fd = eventfd(0, EFD_CLOEXEC);
+	if (w->ev_fd < 0)
+		return -errno;
+	w->sched = fiber_sched_new(FIBER_STACK, notify, w);
+	if (!w->sched)
+		return -ENOMEM;
 	w->fhc = fh_cache_new(srv, srv->fh_cache_max);
 	return w->fhc ? 0 : -ENOMEM;
 }
@@ -287,65 +212,59 @@ static int worker_init(struct worker *w, struct server *srv, unsigned id)
 static void worker_fini(struct worker *w)
 {
 	/* Closing the handles writes what the boundary cache still holds for them: do it on a thread
-	 * bound to this worker's ring (the main thread has none and would use plain syscalls). */
+	 * bound to this ring (the main thread has none and would use plain syscalls). */
 	io_ring_bind_thread(w->ring);
-	fh_cache_free(w->fhc);
+	if (w->fhc)
+		fh_cache_free(w->fhc);
 	io_ring_bind_thread(NULL);
 	io_ring_free(w->ring);
+	fiber_sched_free(w->sched);
+	if (w->ev_fd >= 0)
+		close(w->ev_fd);
 }
 
-int workers_start(struct server *srv, struct worker **out, unsigned n)
+int workers_start(struct server *srv, unsigned n)
 {
-	struct jobq *q = calloc(1, sizeof *q);
 	struct worker *w = calloc(n, sizeof *w);
 	struct forget_ring *f = calloc(1, sizeof *f);
-	if (!q || !w || !f) {
-		free(q);
+	if (!w || !f) {
 		free(w);
 		free(f);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	srv->forgets = f;
-	pthread_mutex_init(&q->lock, NULL);
-	pthread_cond_init(&q->cond, NULL);
-	srv->jobs = q;
 	srv->workers = w;
 	srv->nworkers = n;
 	int rc = 0;
-	for (unsigned i = 0; i < n && rc == 0; i++) {
+	for (unsigned i = 0; i < n && rc == 0; i++)
 		rc = worker_init(&w[i], srv, i);
-		if (rc == 0)
-			rc = -pthread_create(&w[i].thread, NULL, worker_main, &w[i]);
+	/* Every ring exists before any starts: ring 0 may hand a connection to any of them. */
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		rc = -pthread_create(&w[i].thread, NULL, worker_main, &w[i]);
 		w[i].started = rc == 0;
 	}
-	if (rc < 0) {
-		workers_stop(srv, w, n);
-		return rc;
-	}
-	*out = w;
-	return 0;
+	if (rc < 0)
+		workers_stop(srv);
+	return rc;
 }
 
-void workers_stop(struct server *srv, struct worker *w, unsigned n)
+void workers_stop(struct server *srv)
 {
-	struct jobq *q = srv->jobs;
-	if (!q)
+	struct worker *w = srv->workers;
+	unsigned n = srv->nworkers;
+	if (!w)
 		return;
-	pthread_mutex_lock(&q->lock);
-	q->stop = true;
-	pthread_cond_broadcast(&q->cond);
-	pthread_mutex_unlock(&q->lock);
+	for (unsigned i = 0; i < n; i++) {
+		atomic_store(&w[i].stop_req, true);
+		if (w[i].started)
+			worker_kick(&w[i]);
+	}
 	for (unsigned i = 0; i < n; i++)
 		if (w[i].started)
 			pthread_join(w[i].thread, NULL);
 	for (unsigned i = 0; i < n; i++)
-		if (w[i].ring)
-			worker_fini(&w[i]);
-	pthread_cond_destroy(&q->cond);
-	pthread_mutex_destroy(&q->lock);
-	free(q);
-	srv->jobs = NULL;
+		worker_fini(&w[i]);
 	srv->workers = NULL;
 	srv->nworkers = 0;
 	free(w);

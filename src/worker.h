@@ -1,8 +1,9 @@
-/* Handler threads and the queue that feeds them. The network loop (server.c) turns bytes into
- * records and records into jobs; a worker takes a job, runs it through dispatch (decode, handle,
- * encode) and hands the reply back to the job's owner. Replies of one connection may therefore
- * come back out of order, which RPC allows (the xid matches them), and a slow request (a
- * fsync, a device read) holds up only its own worker, as knfsd's threads. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Ring threads: one per core (conf `threads`), each with its own io_uring, fiber scheduler,
+ * connections, handle cache and credentials. A request runs on the ring that received it, from
+ * socket to reply, as a fiber (io/fiber.h): its file calls suspend it and their CQEs resume it,
+ * so a ring has many requests in flight and no thread waits for one I/O. Rings talk to each
+ * other only by message (the scheduler's inbox, woken through an eventfd the ring reads). */
 #ifndef NFSD_UC_WORKER_H
 #define NFSD_UC_WORKER_H
 
@@ -12,35 +13,25 @@
 
 #include "nfsd.h"
 
-struct reply;
-struct job;
-typedef void (*job_done_fn)(struct job *j);
-
-struct job {
-	struct job *next;
-	uint8_t *mem;                 /* owns the record bytes; freed with the job */
-	const uint8_t *rec;
-	size_t len;
-	struct sockaddr_storage peer;
-	struct reply *reply;          /* set by the worker, NULL when no reply is owed */
-	job_done_fn done;             /* called on the worker's thread when the reply is ready */
-	void *owner;                  /* the connection, for done() */
-};
-
-/* Start n workers on srv->jobs (created here). 0 or -errno; on failure nothing is left running. */
-int workers_start(struct server *srv, struct worker **out, unsigned n);
-/* Queue a job; some worker will run it and call job->done. */
-void jobs_push(struct server *srv, struct job *j);
-/* After the network loops have stopped: let the workers finish the queue, then join and free
- * them (closing their handle caches writes what the boundary cache still holds). */
-void workers_stop(struct server *srv, struct worker *w, unsigned n);
-void job_free(struct job *j);
-/* The inode (dev, ino) lost its last link through this worker (which forgot it already): every
- * other worker closes its handles of it at its next turn. */
+/* Start n ring threads (server.c's listeners must be open: ring 0 accepts for all). 0 or -errno;
+ * on failure nothing is left running. */
+int workers_start(struct server *srv, unsigned n);
+/* Stop accepting and reading, answer the requests in flight, close every connection, join the
+ * rings; then close their handle caches (writing what the boundary cache still holds). */
+void workers_stop(struct server *srv);
+/* Wake w's loop from any thread (it then runs its inbox and housekeeping). */
+void worker_kick(struct worker *w);
+/* Whether any ring has a request running other than the caller's (parked ones excluded): one
+ * of them may be the WRITE a parked one waits for. Sums per-ring counters: no shared hot line. */
+bool workers_busy(struct server *srv, const struct worker *self);
+/* The calling request stops (parked) or starts again being counted by workers_busy(). */
+void worker_parked(struct worker *w, bool parked);
+/* The inode (dev, ino) lost its last link through this ring (which forgot it already): every
+ * other ring closes its handles of it at its next turn. */
 void workers_forget(struct worker *self, dev_t dev, uint64_t ino);
-/* Make every worker close its handles of deleted files (a REMOVE went through one worker; a WRITE
- * found the disk full). With wait, return once they all did (or after 100 ms): only the caller's
- * own cache is swept by the caller, as the caches are per thread. */
+/* Make every ring close its handles of deleted files (a WRITE found the disk full). With wait,
+ * return once they all did (or after 100 ms): only the caller's own cache is swept by the caller,
+ * as the caches are per ring. */
 void workers_sweep_all(struct worker *self, bool wait);
 
 #endif

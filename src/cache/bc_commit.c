@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* COMMIT, SETATTR size and REMOVE: the calls that change what is cached without a WRITE. */
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,9 @@ static void sync_round(struct bcache_file *h)
 
 	g->running = true;
 	g->want_full = false;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	rc = bc_io_result(ino->cache, ino->cache->ops.sync(h->io, datasync));
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	g->running = false;
 	g->covered = upto;
 	if (rc) {
@@ -47,7 +48,7 @@ static void sync_round(struct bcache_file *h)
 		g->err_upto = upto;
 		g->err = rc;
 	}
-	pthread_cond_broadcast(&g->done);
+	co_cond_broadcast(&g->done);
 }
 
 /* Group commit. A caller whose writes are done takes a ticket; a sync that starts after that
@@ -60,13 +61,13 @@ static int sync_shared(struct bcache_file *h, bool datasync)
 	uint64_t mine;
 	int rc = 0;
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	mine = ++g->ticket;
 	g->waiting++;
 	g->want_full |= !datasync;
 	while (g->covered < mine) {
 		if (g->running)
-			pthread_cond_wait(&g->done, &ino->lock);
+			co_cond_wait(&g->done, &ino->lock, 0);
 		else
 			sync_round(h);
 	}
@@ -74,7 +75,7 @@ static int sync_shared(struct bcache_file *h, bool datasync)
 		rc = g->err;
 	if (--g->waiting == 0)
 		g->err = 0;   /* every caller a failure concerned has its answer */
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	return rc;
 }
 
@@ -88,18 +89,18 @@ int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcac
 
 	if (count && off + (count - 1) >= off)
 		last = (off + (count - 1)) >> ino->bshift;
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	rc = bc_flush_range(h, first, last, &done, &ndone);
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	/* Synced even after a failed write: what did get written is still made durable. */
 	if (how != BCACHE_SYNC_NONE)
 		src = sync_shared(h, how == BCACHE_SYNC_DATA);
 	if ((ndone || (off == 0 && count == 0)) && src == 0) {
-		pthread_mutex_lock(&ino->lock);
+		co_mutex_lock(&ino->lock);
 		bc_flush_settle(ino, done, ndone);
 		if (off == 0 && count == 0 && rc == 0)
 			drop_eof_images(ino);
-		pthread_mutex_unlock(&ino->lock);
+		co_mutex_unlock(&ino->lock);
 	}
 	free(done);
 	return rc ? rc : src;
@@ -140,7 +141,7 @@ int bcache_truncate(struct bcache_file *h, uint64_t new_size)
 	struct bc_entry *e;
 	int rc;
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	while (ino->nbusy || spans_past(ino, new_size))
 		bc_wait(ino);
 	bc_map_range(ino, first_gone, UINT64_MAX, drop_entry, NULL);
@@ -150,7 +151,7 @@ int bcache_truncate(struct bcache_file *h, uint64_t new_size)
 	if (ino->hint > new_size)
 		ino->hint = new_size;
 	rc = bc_io_result(ino->cache, ino->cache->ops.truncate(h->io, new_size));
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	return rc;
 }
 
@@ -158,12 +159,12 @@ void bcache_file_drop(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	while (ino->nbusy)
 		bc_wait(ino);
 	bc_entry_free_all(ino);
 	ino->hint = 0;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 }
 
 size_t bcache_file_evict_clean(struct bcache_file *h)
@@ -172,7 +173,7 @@ size_t bcache_file_evict_clean(struct bcache_file *h)
 	struct bc_list *l, *next;
 	size_t n = 0;
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	for (l = ino->age.next; l != &ino->age; l = next) {
 		struct bc_entry *e = bc_container_of(l, struct bc_entry, ilink);
 
@@ -182,7 +183,7 @@ size_t bcache_file_evict_clean(struct bcache_file *h)
 			n++;
 		}
 	}
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	return n;
 }
 
@@ -200,8 +201,35 @@ bool bcache_range_partial(struct bcache_file *h, uint64_t off, uint64_t count)
 
 	if (count && off + (count - 1) >= off)
 		last = (off + (count - 1)) >> ino->bshift;
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	partial = !bc_map_range(ino, first, last, entry_partial, NULL);
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	return partial;
+}
+
+static bool crowded_locked(const struct bc_inode *ino)
+{
+	return ino->bytes > ino->cache->file_limit / 2 && ino->win_completed * 4 >= ino->win_writes;
+}
+
+bool bcache_wait_partial(struct bcache_file *h, uint64_t off, uint64_t count, bool while_crowded,
+			 uint64_t deadline_ns)
+{
+	struct bc_inode *ino = h->ino;
+	uint64_t first = off >> ino->bshift, last = UINT64_MAX;
+	bool waited_out = false;
+
+	if (count && off + (count - 1) >= off)
+		last = (off + (count - 1)) >> ino->bshift;
+	co_mutex_lock(&ino->lock);
+	/* Checked and waited for under one lock: an entry that completes in between still wakes us. */
+	while (!bc_map_range(ino, first, last, entry_partial, NULL) &&
+	       (!while_crowded || crowded_locked(ino))) {
+		if (!co_cond_wait(&ino->cond, &ino->lock, deadline_ns)) {
+			waited_out = true;
+			break;
+		}
+	}
+	co_mutex_unlock(&ino->lock);
+	return !waited_out;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Entry life cycle and the cache-wide bookkeeping that follows it: counts, peaks, and the
  * clean/dirty lists eviction picks from. Callers hold the inode lock. */
 #include <stdlib.h>
@@ -70,7 +71,7 @@ void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy)
 		ino->nbusy++;
 	} else {
 		ino->nbusy--;
-		pthread_cond_broadcast(&ino->cond);
+		co_cond_broadcast(&ino->cond);
 	}
 	bc_entry_relist(ino, e);
 }
@@ -104,6 +105,8 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 	free(e->data);
 	free(e->bits);
 	free(e);
+	/* Room was made, or a block went to disk: parked WRITEs may go on. */
+	co_cond_broadcast(&ino->cond);
 }
 
 /* Callers first wait for nbusy == 0. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writing entries to disk: completing a partial block (fill), the write itself with its end-of-
  * file care, COMMIT's walk over a range, and eviction under the memory bounds. */
 #include <errno.h>
@@ -9,7 +10,7 @@
 
 void bc_wait(struct bc_inode *ino)
 {
-	pthread_cond_wait(&ino->cond, &ino->lock);
+	co_cond_wait(&ino->cond, &ino->lock, 0);
 }
 
 /* Where the file's data ends as far as WRITEs know: acknowledged ones and middles in flight.
@@ -110,13 +111,13 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 
 	bc_entry_set_busy(ino, e, true);
 	h->inflight++;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	if (need_fill)
 		frc = fill(ino, e, h->io, disk_size);
 	if (frc == 0)
 		rc = bc_io_result(c, c->ops.write(h->io, bc_block_off(ino, e->index), e->data,
 						  ino->bs));
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	if (need_fill && frc == 0)
 		e->filled = true;
 	h->inflight--;
@@ -319,11 +320,11 @@ static bool evict_oldest_of_cache(struct bcache *c)
 	pthread_mutex_unlock(&c->lock);
 	if (!ino)
 		return false;
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	e = bc_map_find(&ino->map, index);
 	if (e && e->id == id)
 		evict(ino, e, ino->handles);
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
 	return true;
 }
@@ -334,10 +335,10 @@ void bc_reclaim(struct bcache_file *h)
 	struct bcache *c = ino->cache;
 	uint64_t tries;
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	while (ino->bytes > c->file_limit && evict_oldest_of_inode(h))
 		;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	/* Each entry gets one try at most, so entries that cannot go now (busy, under a middle)
 	 * do not keep us spinning. */
 	if (!over_limit(c, &tries))

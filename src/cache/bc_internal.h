@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Internals of the boundary cache, shared by its source files. Nothing here is API.
  *
  * What guards what (see bcache.h, "Locking"):
@@ -17,6 +18,7 @@
 
 #include "bc_list.h"
 #include "bcache.h"
+#include "io/cosync.h"
 
 #define BC_TABLE_SIZE 256u
 
@@ -68,9 +70,11 @@ struct bc_inode {
 	struct bc_inode *tnext;  /* cache table chain (cache lock) */
 	unsigned refs;           /* handles + short pins by eviction (cache lock) */
 
-	pthread_mutex_t lock;
-	pthread_cond_t cond;     /* broadcast when an entry stops being busy, a span leaves, or a
-				  * handle's in-flight I/O ends */
+	/* Fiber-aware (io/cosync.h): a fiber waiting here, or holding it across the I/O of a
+	 * block past the end of file, leaves its ring free for other calls. */
+	struct co_mutex lock;
+	struct co_cond cond;     /* broadcast when an entry stops being busy or is freed, a span
+				  * leaves, or a handle's in-flight I/O ends */
 	struct bcache_file *handles;
 	struct bc_map map;
 	struct bc_list age;      /* entries, oldest first */
@@ -89,7 +93,7 @@ struct bc_inode {
 		unsigned waiting;    /* callers between ticket and answer */
 		bool running;
 		bool want_full;      /* the next sync must be a full fsync, not fdatasync */
-		pthread_cond_t done; /* broadcast when a sync ends */
+		struct co_cond done; /* broadcast when a sync ends */
 	} sync;
 };
 

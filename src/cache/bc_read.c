@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* READ: cached bytes over what the caller read from disk. */
 #include <errno.h>
 #include <string.h>
@@ -12,10 +13,10 @@ void bcache_read_begin(struct bcache_file *h, struct bcache_read *rd, uint64_t o
 	rd->off = off;
 	rd->len = len;
 	rd->stale = false;
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	rd->next = ino->readers;
 	ino->readers = rd;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 }
 
 static void unlink_reader(struct bc_inode *ino, struct bcache_read *rd)
@@ -30,9 +31,9 @@ static void unlink_reader(struct bc_inode *ino, struct bcache_read *rd)
 
 void bcache_read_cancel(struct bcache_file *h, struct bcache_read *rd)
 {
-	pthread_mutex_lock(&h->ino->lock);
+	co_mutex_lock(&h->ino->lock);
 	unlink_reader(h->ino, rd);
-	pthread_mutex_unlock(&h->ino->lock);
+	co_mutex_unlock(&h->ino->lock);
 }
 
 struct overlay {
@@ -69,15 +70,15 @@ int bcache_read_overlay(struct bcache_file *h, struct bcache_read *rd, void *buf
 	struct bc_inode *ino = h->ino;
 	struct overlay o = { .rd = rd, .buf = buf };
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	unlink_reader(ino, rd);
 	if (rd->stale) {
-		pthread_mutex_unlock(&ino->lock);
+		co_mutex_unlock(&ino->lock);
 		return -EAGAIN;
 	}
 	if (rd->len)
 		bc_map_range(ino, rd->off >> ino->bshift, (rd->off + rd->len - 1) >> ino->bshift,
 			     overlay_entry, &o);
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The WRITE path: split at block boundaries, ends into entries, middle straight to disk. */
 #include <assert.h>
 #include <errno.h>
@@ -144,7 +145,7 @@ static void span_leave(struct bc_inode *ino, struct bc_span *s, bool landed)
 		bc_map_range(ino, s->first, s->last, supersede, NULL);
 		ino->hint = bc_max(ino->hint, s->end);
 	}
-	pthread_cond_broadcast(&ino->cond);
+	co_cond_broadcast(&ino->cond);
 }
 
 static int write_parts(struct bcache_file *h, const struct plan *p, uint64_t off,
@@ -183,7 +184,7 @@ int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t l
 		if (!mid_src)
 			return -ENOMEM;
 	}
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	if (++ino->win_writes >= 4096) {
 		ino->win_writes /= 2;
 		ino->win_completed /= 2;
@@ -191,12 +192,12 @@ int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t l
 	if (mid_src)
 		span_enter(ino, &span, p.mid, p.mid_end);
 	rc = write_parts(h, &p, off, src);
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	if (mid_src) {
 		mrc = bc_io_result(c, c->ops.write(h->io, p.mid, mid_src, p.mid_end - p.mid));
-		pthread_mutex_lock(&ino->lock);
+		co_mutex_lock(&ino->lock);
 		span_leave(ino, &span, mrc == 0);
-		pthread_mutex_unlock(&ino->lock);
+		co_mutex_unlock(&ino->lock);
 	}
 	free(bounce);
 	bc_reclaim(h);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The cache, its inode table and handles, sizes and counters. */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,9 +33,7 @@ static void inode_free(struct bc_inode *ino)
 {
 	bc_entry_free_all(ino);  /* empty unless a caller forgot a close */
 	bc_map_fini(&ino->map);
-	pthread_cond_destroy(&ino->cond);
-	pthread_cond_destroy(&ino->sync.done);
-	pthread_mutex_destroy(&ino->lock);
+	co_mutex_destroy(&ino->lock);
 	free(ino);
 }
 
@@ -69,12 +68,9 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 		return NULL;
 	if (bc_map_init(&n->map))
 		goto no_map;
-	if (pthread_mutex_init(&n->lock, NULL))
-		goto no_lock;
-	if (pthread_cond_init(&n->cond, NULL))
-		goto no_cond;
-	if (pthread_cond_init(&n->sync.done, NULL))
-		goto no_sync_cond;
+	co_mutex_init(&n->lock);
+	co_cond_init(&n->cond);
+	co_cond_init(&n->sync.done);
 	n->cache = c;
 	n->dev = dev;
 	n->ino = ino;
@@ -83,12 +79,6 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 	bc_list_init(&n->age);
 	return n;
 
-no_sync_cond:
-	pthread_cond_destroy(&n->cond);
-no_cond:
-	pthread_mutex_destroy(&n->lock);
-no_lock:
-	bc_map_fini(&n->map);
 no_map:
 	free(n);
 	return NULL;
@@ -141,10 +131,10 @@ int bcache_file_open(struct bcache *c, uint64_t dev, uint64_t ino_nr, uint32_t b
 	}
 	h->ino = ino;
 	h->io = file_io;
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	h->next = ino->handles;
 	ino->handles = h;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	*out = h;
 	return 0;
 }
@@ -193,7 +183,7 @@ int bcache_file_close(struct bcache_file *h)
 	if (!h)
 		return 0;
 	ino = h->ino;
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	for (p = &ino->handles; *p != h; p = &(*p)->next)
 		;
 	*p = h->next;
@@ -201,7 +191,7 @@ int bcache_file_close(struct bcache_file *h)
 		bc_wait(ino);
 	if (!ino->handles)
 		rc = drain(h);
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	free(h);
 	bc_inode_unpin(ino);
 	return rc;
@@ -216,9 +206,9 @@ uint64_t bcache_file_size_hint(struct bcache_file *h)
 {
 	uint64_t hint;
 
-	pthread_mutex_lock(&h->ino->lock);
+	co_mutex_lock(&h->ino->lock);
 	hint = h->ino->hint;
-	pthread_mutex_unlock(&h->ino->lock);
+	co_mutex_unlock(&h->ino->lock);
 	return hint;
 }
 
@@ -227,9 +217,10 @@ bool bcache_file_crowded(struct bcache_file *h)
 	struct bc_inode *ino = h->ino;
 	bool crowded;
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	crowded = ino->bytes > ino->cache->file_limit / 2 && ino->win_completed * 4 >= ino->win_writes;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
+	/* (bcache_wait_partial() asks the same under its own lock.) */
 	return crowded;
 }
 
@@ -239,10 +230,10 @@ int64_t bcache_file_size(struct bcache_file *h)
 	int64_t disk;
 	uint64_t hint;
 
-	pthread_mutex_lock(&ino->lock);
+	co_mutex_lock(&ino->lock);
 	disk = ino->cache->ops.disk_size(h->io);
 	hint = ino->hint;
-	pthread_mutex_unlock(&ino->lock);
+	co_mutex_unlock(&ino->lock);
 	if (disk < 0)
 		return bc_io_result(ino->cache, (int)disk);
 	return (int64_t)bc_max((uint64_t)disk, hint);

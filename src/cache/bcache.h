@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The boundary-block cache (docs/architecture.md, "The boundary cache, precisely").
  *
  * A misaligned WRITE covers whole blocks in its middle and part of a block at each end; each end
@@ -19,7 +20,7 @@
  * (superseded) before that WRITE returns, and no entry write and middle write of one block are
  * ever on the way to disk at the same time.
  *
- * Locking. One mutex per inode (shared by every handle of that (dev, ino)) guards its entries; one
+ * Locking. One mutex per inode (fiber-aware: io/cosync.h) (shared by every handle of that (dev, ino)) guards its entries; one
  * mutex per cache guards the inode table, the memory accounting and the eviction lists. Order:
  * inode lock, then cache lock; never two inode locks at once. Device I/O runs without the inode
  * lock (the entry is marked busy meanwhile, and calls that need it wait), except the write of a
@@ -129,6 +130,14 @@ int bcache_commit(struct bcache_file *f, uint64_t off, uint64_t count, enum bcac
  * from disk, or zero them): some dirty entry in it is still partial. A stable WRITE asks this to
  * decide whether waiting for the neighbour that completes the block can spare a device read. */
 bool bcache_range_partial(struct bcache_file *f, uint64_t off, uint64_t count);
+
+/* Wait while bcache_range_partial(f, off, count) holds (and, with while_crowded, while
+ * bcache_file_crowded(f) holds too), at most until deadline_ns (CLOCK_MONOTONIC; 0: no limit).
+ * Woken by what changes the answer: an entry of the inode written, freed or no longer busy.
+ * false when the deadline came first. Works in a fiber (io/fiber.h: the fiber waits, not its
+ * thread) and in a plain thread. */
+bool bcache_wait_partial(struct bcache_file *f, uint64_t off, uint64_t count, bool while_crowded,
+			 uint64_t deadline_ns);
 
 /* A READ is three steps: bcache_read_begin(), the caller's disk read into buf, and
  * bcache_read_overlay(), which copies the cached bytes of [off, off + len) over buf. If an entry in

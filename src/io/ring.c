@@ -1,8 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "ring.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fiber.h"
 
 struct parked {
 	struct io_op *op;
@@ -14,6 +18,9 @@ struct io_ring {
 	unsigned pending;        /* async ops in flight */
 	struct parked *parked;   /* async completions seen while a sync op waited */
 	size_t nparked, capparked;
+	struct fiber_sched *sched;   /* the thread's fibers, run by io_ring_run() */
+	void (*between)(void *);     /* called by io_ring_run() before each wait */
+	void *between_ctx;
 };
 
 static _Thread_local struct io_ring *thread_ring;
@@ -37,6 +44,13 @@ struct io_ring *io_ring_new(unsigned entries)
 		return NULL;
 	}
 	return r;
+}
+
+void io_ring_set_sched(struct io_ring *r, struct fiber_sched *s, void (*between)(void *), void *ctx)
+{
+	r->sched = s;
+	r->between = between;
+	r->between_ctx = ctx;
 }
 
 void io_ring_free(struct io_ring *r)
@@ -135,21 +149,54 @@ static void deliver(struct io_ring *r, struct io_op *op, int res)
 	op->cb(op, res);
 }
 
-/* Submit one prepared SQE and wait for its completion, parking the others. */
+/* A file call made by a fiber: the CQE wakes it. */
+struct fiber_op {
+	struct io_op op;
+	struct fiber *f;
+	int res;
+};
+
+static void fiber_op_done(struct io_op *op, int res)
+{
+	struct fiber_op *fo = (struct fiber_op *)op;
+	fo->res = res;
+	fiber_wake(fo->f);
+}
+
+/* In a fiber: submit now (io_uring takes the submitter's credentials at submit time, and the
+ * fiber's are the thread's while it runs), suspend, and let the CQE resume us. Should the submit
+ * fail, the SQE is still queued and goes with the loop's next submit: the fiber waits either way,
+ * so no SQE is ever left pointing at a frame that returned. */
+static int wait_fiber(struct io_ring *r, struct io_uring_sqe *sqe, struct fiber *f)
+{
+	struct fiber_op fo = {.op = {fiber_op_done}, .f = f};
+	queue_async(r, sqe, &fo.op);
+	io_uring_submit(&r->ring);
+	fiber_suspend();
+	return fo.res;
+}
+
+/* Submit one prepared SQE and wait for its completion, parking the others: for a thread with no
+ * fibers (the main thread closing the handle caches at exit). The loop never waits like this. */
 static int wait_sync(struct io_ring *r, struct io_uring_sqe *sqe)
 {
+	struct fiber *f = fiber_self();
+	if (f)
+		return wait_fiber(r, sqe, f);
 	struct io_op self = {0};
 	io_uring_sqe_set_data(sqe, &self);
 	int rc = io_uring_submit(&r->ring);
-	if (rc < 0)
-		return rc;
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		rc = io_uring_wait_cqe(&r->ring, &cqe);
-		if (rc == -EINTR)
+		if (rc == -EINTR || rc == -EAGAIN || rc == -EBUSY)
 			continue;
-		if (rc < 0)
-			return rc;
+		if (rc < 0) {
+			/* Cannot wait any more, yet the kernel may still write into the caller's
+			 * frame: returning would let it scribble over whatever reuses the stack. */
+			fprintf(stderr, "io_uring wait failed: %s\n", strerror(-rc));
+			abort();
+		}
 		struct io_op *op = io_uring_cqe_get_data(cqe);
 		int res = cqe->res;
 		io_uring_cqe_seen(&r->ring, cqe);
@@ -162,6 +209,32 @@ static int wait_sync(struct io_ring *r, struct io_uring_sqe *sqe)
 	}
 }
 
+/* Run what is ready: fibers, expired timers, the owner's work between waits. */
+static void run_ready(struct io_ring *r)
+{
+	if (!r->sched)
+		return;
+	do {
+		fiber_sched_fire_timers(r->sched);
+		fiber_sched_run(r->sched);
+		if (r->between)
+			r->between(r->between_ctx);
+	} while (fiber_sched_run(r->sched));
+}
+
+static int wait_some(struct io_ring *r)
+{
+	uint64_t due = r->sched ? fiber_sched_next_deadline(r->sched) : UINT64_MAX;
+	if (due == UINT64_MAX)
+		return io_uring_submit_and_wait(&r->ring, 1);
+	uint64_t now = fiber_now_ns(), ns = due > now ? due - now : 0;
+	struct __kernel_timespec ts = {.tv_sec = (long long)(ns / 1000000000u),
+				       .tv_nsec = (long long)(ns % 1000000000u)};
+	struct io_uring_cqe *cqe;
+	int rc = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+	return rc == -ETIME ? 0 : rc;
+}
+
 int io_ring_run(struct io_ring *r, const bool *stop)
 {
 	while (!(*stop && r->pending == 0)) {
@@ -171,10 +244,11 @@ int io_ring_run(struct io_ring *r, const bool *stop)
 			memmove(r->parked, r->parked + 1, --r->nparked * sizeof *r->parked);
 			deliver(r, p.op, p.res);
 		}
+		run_ready(r);
 		if (*stop && r->pending == 0)
 			break;
 		struct io_uring_cqe *cqe;
-		int rc = io_uring_submit_and_wait(&r->ring, 1);
+		int rc = wait_some(r);
 		if (rc == -EINTR)
 			continue;
 		if (rc < 0)

@@ -1,13 +1,16 @@
-/* The io_uring engine of one worker thread. It knows nothing of NFS.
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The io_uring engine of one ring thread. It knows nothing of NFS.
  *
  * Two kinds of operations share the ring:
  *  - asynchronous ones (accept, recv, send, eventfd read), whose completion calls the op's callback
  *    from io_ring_run()'s loop;
- *  - synchronous ones (file and metadata calls a request handler makes), submitted at once and waited
- *    for; completions of asynchronous ops that arrive meanwhile are parked and delivered later by the
- *    loop, so a callback never runs inside a handler.
+ *  - waiting ones (the file and metadata calls io_openat() .. io_linkat() below). Called from a
+ *    fiber (fiber.h) they submit, suspend the fiber and return when the CQE resumes it, while the
+ *    loop goes on with other fibers and callbacks: many calls in flight per ring, none holding
+ *    the thread. Called outside a fiber (the main thread at exit) they wait in place, parking the
+ *    completions of asynchronous ops to be delivered later by the loop.
  * Submitting at once matters for credentials: io_uring issues a request (or captures the creds for its
- * async worker) under the submitter's fsuid/fsgid/groups at submit time, which the handler has set. */
+ * async worker) under the submitter's fsuid/fsgid/groups at submit time, which the fiber has set. */
 #ifndef NFSD_UC_IO_RING_H
 #define NFSD_UC_IO_RING_H
 
@@ -54,7 +57,13 @@ void io_ring_cancel_fd(struct io_ring *r, int fd);
 void io_ring_bind_thread(struct io_ring *r);
 struct io_ring *io_ring_thread(void);
 
-/* Run callbacks until *stop is true and no async op is pending, or an unrecoverable ring error. */
+/* The fibers io_ring_run() runs: every time no callback is due it fires the expired timers, runs the
+ * ready fibers and then between(ctx), and it waits no longer than the next timer. */
+struct fiber_sched;
+void io_ring_set_sched(struct io_ring *r, struct fiber_sched *s, void (*between)(void *), void *ctx);
+
+/* Run callbacks and fibers until *stop is true and no async op is pending, or an unrecoverable
+ * ring error. */
 int io_ring_run(struct io_ring *r, const bool *stop);
 
 /* Synchronous calls: return the syscall's result, negative errno on failure. */

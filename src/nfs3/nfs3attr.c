@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Helpers every NFSv3 handler shares: handles, credentials, attributes, errors. */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,7 +76,7 @@ static uint16_t peer_port(const struct sockaddr_storage *ss)
 nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
 {
 	int err = 0;
-	switch (fh_resolve(rq->w, fh->data.data_val, fh->data.data_len, out, &err)) {
+	switch (fh_resolve(rq, fh->data.data_val, fh->data.data_len, out, &err)) {
 	case FH_OK: break;
 	case FH_BADHANDLE: return NFS3ERR_BADHANDLE;
 	case FH_STALE: return NFS3ERR_STALE;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* NFSv3 procedures on single objects and the file system, and the procedure table.
  * Blocking calls (no io_uring equivalent): readlinkat, fstatfs, fpathconf, faccessat2 (cred.c). */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include "log.h"
 #include "nfs3.h"
 #include "nfs3_zc.h"
+#include "worker.h"
 
 #define NFS3_MAXIO (1024 * 1024)   /* rtmax = wtmax: a 1 MiB READ or WRITE */
 
@@ -211,12 +213,6 @@ NFS3_HANDLER(read)
 	nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
 }
 
-/* A stable WRITE waiting for the neighbour that completes its end blocks (fileio.h). */
-struct write_wait {
-	struct fh_obj o;
-	struct statx before;
-};
-
 static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct fh_obj *o,
 			const struct statx *before, int rc)
 {
@@ -232,18 +228,6 @@ static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct 
 	ok->committed = a->stable;
 	server_write_verf(rq->w->srv, ok->verf);
 	nfs3_wcc(rq, before, o->fd, &ok->file_wcc);
-}
-
-static bool write_resume(struct nfs_req *rq, void *argp, void *resp, bool force)
-{
-	WRITE3args *a = argp;
-	struct write_wait *ww = rq->resume_ctx;
-	int rc = fileio_write_finish(rq, &ww->o, a->offset, a->count, (enum fileio_stable)a->stable, force);
-	if (rc == FILEIO_WAIT)
-		return false;
-	fh_unpin(rq->w, &ww->o);
-	write_reply(rq, a, resp, &ww->o, &ww->before, rc);
-	return true;
 }
 
 NFS3_HANDLER(write)
@@ -270,20 +254,12 @@ NFS3_HANDLER(write)
 		nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
-	/* Another request in flight may be the neighbour a stable WRITE's end blocks wait for. */
-	bool may_wait = atomic_load(&rq->w->srv->active) > 1;
+	/* Another request in flight may be the neighbour a stable WRITE's end blocks wait for
+	 * (fileio_write asks once the bytes are in the cache). */
 	rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable,
-			  may_wait);
-	struct write_wait *ww = rc == FILEIO_WAIT ? arena_alloc(&rq->arena, sizeof *ww) : NULL;
-	if (ww) {
-		*ww = (struct write_wait){.o = o, .before = before};
-		fh_pin(&ww->o);
-		rq->resume = write_resume;
-		rq->resume_ctx = ww;
-		return;
-	}
+			  true);
 	if (rc == FILEIO_WAIT)
-		rc = fileio_write_finish(rq, &o, a->offset, a->count, (enum fileio_stable)a->stable, true);
+		rc = fileio_write_wait(rq, &o, a->offset, a->count, (enum fileio_stable)a->stable);
 	write_reply(rq, a, r, &o, &before, rc);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Integration harness: daemon lifecycle, temporary tree, conf file. See harness.h. */
 #include "harness.h"
 
@@ -77,6 +78,7 @@ static int write_conf(const struct itest *t)
 	}
 	fprintf(f, "# written by the integration harness\n"
 	        "[server]\nlisten = 127.0.0.1\nport = %u\nmount_port = %u\n"
+	        "threads = 2\n"   /* two rings whatever the machine: tests cross them */
 	        "state_dir = %s/state\nrpcbind = no\n\n",
 	        t->port, t->mount_port, t->dir);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure)\n\n", t->exports[EXP_RW]);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfsd-uc.conf parsing: defaults, every key, relative paths, fsids, and every error message
  * with its line number (each error load also checked for leaks). */
 #include <stdarg.h>
@@ -99,7 +100,9 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_string_equal(cfg.listen, "127.0.0.1");
 	assert_int_equal(cfg.port, 2049);
 	assert_int_equal(cfg.mount_port, 20048);
-	assert_int_equal(cfg.threads, 8);
+	assert_int_equal(cfg.threads, 0);   /* one ring per online CPU */
+	assert_int_equal(cfg.requests_per_connection, 256);
+	assert_int_equal(cfg.requests_per_ring, 1024);
 	assert_int_equal(cfg.max_record, 1024 * 1024 + 64 * 1024);
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
@@ -457,7 +460,7 @@ static void test_structure_errors(void **state)
 		{"[server]\nport = 1\n# c\nport = 2\n", "4: duplicate key 'port' (first set on line 2)"},
 		{"[server]\nprot = 1\n",
 		 "2: unknown key 'prot' in [server] (known: listen, port, mount_port, threads, "
-		 "max_record, state_dir, rpcbind)"},
+		 "requests_per_connection, requests_per_ring, max_record, state_dir, rpcbind)"},
 		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (known: size)"},
 		{"[export data]\nclients = *\nsync = yes\n",
 		 "3: unknown key 'sync' in [export {D}/data] (known: clients, fsid, write_mode, "
@@ -499,8 +502,10 @@ static void test_value_errors(void **state)
 		{"[server]\nport = 20x\n", "2: port = 20x is not a number"},
 		{"[server]\nport = -1\n", "2: port = -1 is not a number"},
 		{"[server]\nmount_port = 0\n", "2: mount_port = 0 is out of range (1..65535)"},
-		{"[server]\nthreads = 0\n", "2: threads = 0 is out of range (1..64)"},
-		{"[server]\nthreads = 65\n", "2: threads = 65 is out of range (1..64)"},
+		{"[server]\nthreads = 1025\n", "2: threads = 1025 is out of range (0..1024)"},
+		{"[server]\nrequests_per_connection = 0\n",
+		 "2: requests_per_connection = 0 is out of range (1..65536)"},
+		{"[server]\nrequests_per_ring = 0\n", "2: requests_per_ring = 0 is out of range (1..1048576)"},
 		{"[server]\nthreads = 99999999999999999999\n",
 		 "2: threads = 99999999999999999999 is not a number"},
 		{"[server]\nmax_record = 32K\n", "2: max_record = 32K is out of range (64K..64M)"},

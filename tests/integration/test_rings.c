@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The run-to-completion rings (issue 8): many calls in flight on one connection, and the two
+ * writers of one block on two different rings.
+ *
+ * The daemon runs with threads = 2 (the harness's conf). Ring 0 accepts and hands connections to
+ * the rings in turn, so two connections opened one right after the other, with nothing else
+ * connecting in between, are served by two different rings. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "rawnfs.h"
+
+#define BS 4096
+
+static uint8_t pattern(uint64_t off, unsigned seed)
+{
+	return (uint8_t)(off * 131 + (off >> 12) * 7 + seed);
+}
+
+static void fill(uint8_t *p, uint64_t off, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = pattern(off + i, seed);
+}
+
+static int connect_nfs(const struct itest *t)
+{
+	int fd = raw_connect(t->port, NULL);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* A new file in the rw export, through fd. */
+static struct rn_fh make_file(const struct itest *t, int fd, const char *name)
+{
+	struct rn_fh root, fh;
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	assert_int_equal(rn_create(fd, &root, name, &fh), 0);
+	return fh;
+}
+
+/* ---- 256 calls in flight on one connection ---- */
+
+#define NCALLS 256
+#define WLEN 4000
+#define RLEN 4096
+#define SRC_SIZE (64 * RLEN)
+
+enum kind { K_WRITE, K_READ, K_GETATTR };
+
+static enum kind kind_of(unsigned i) { return (enum kind)(i % 3); }
+static uint64_t read_off(unsigned i) { return ((uint64_t)i * 7919) % (SRC_SIZE - RLEN); }
+
+static void check_reply(const uint8_t *rec, size_t len, uint32_t xid0, bool *seen)
+{
+	struct raw_reply r;
+	assert_int_equal(raw_parse_reply(rec, len, &r), 0);
+	unsigned i = r.xid - xid0;
+	assert_true(i < NCALLS);
+	assert_false(seen[i]);
+	seen[i] = true;
+	if (kind_of(i) == K_WRITE) {
+		uint32_t count, committed;
+		assert_int_equal(rn_dec_write(&r, &count, &committed), 0);
+		assert_int_equal(count, WLEN);
+	} else if (kind_of(i) == K_READ) {
+		const uint8_t *data;
+		uint32_t count;
+		bool eof;
+		uint8_t want[RLEN];
+		assert_int_equal(rn_dec_read(&r, &data, &count, &eof), 0);
+		assert_int_equal(count, RLEN);
+		fill(want, read_off(i), RLEN, 3);
+		assert_memory_equal(data, want, RLEN);
+	} else {
+		uint64_t size = 0;
+		assert_int_equal(rn_dec_getattr(&r, &size), 0);
+		assert_int_equal(size, SRC_SIZE);
+	}
+}
+
+static void test_256_calls_in_flight(void **state)
+{
+	const struct itest *t = *state;
+	int fd = connect_nfs(t);
+	struct rn_fh dst = make_file(t, fd, "inflight.dst"), src = make_file(t, fd, "inflight.src");
+	uint8_t *buf = malloc(2u << 20);
+	assert_non_null(buf);
+	fill(buf, 0, SRC_SIZE, 3);
+	assert_int_equal(rn_write(fd, &src, 0, buf, SRC_SIZE / 2, RN_FILE_SYNC), 0);
+	assert_int_equal(rn_write(fd, &src, SRC_SIZE / 2, buf + SRC_SIZE / 2, SRC_SIZE / 2, RN_FILE_SYNC), 0);
+
+	/* Every call goes out before any reply is read: the daemon has all of them at once. */
+	const uint32_t xid0 = 0x7100000;
+	struct xb *b = malloc(sizeof *b);
+	uint8_t data[WLEN];
+	assert_non_null(b);
+	for (unsigned i = 0; i < NCALLS; i++) {
+		if (kind_of(i) == K_WRITE) {
+			fill(data, (uint64_t)i * WLEN, WLEN, 9);
+			rn_enc_write(b, xid0 + i, &dst, (uint64_t)i * WLEN, data, WLEN, RN_UNSTABLE);
+		} else if (kind_of(i) == K_READ) {
+			rn_enc_read(b, xid0 + i, &src, read_off(i), RLEN);
+		} else {
+			rn_enc_getattr(b, xid0 + i, &src);
+		}
+		assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
+	}
+	bool seen[NCALLS] = {false};
+	for (unsigned n = 0; n < NCALLS; n++) {
+		ssize_t len = raw_recv_record(fd, buf, 2u << 20, 10000);
+		assert_true(len > 0);
+		check_reply(buf, (size_t)len, xid0, seen);
+	}
+	/* The WRITEs, read back after a COMMIT: every byte where it was written. */
+	assert_int_equal(rn_commit(fd, &dst), 0);
+	for (unsigned i = 0; i < NCALLS; i += 3) {
+		uint8_t got[WLEN];
+		fill(data, (uint64_t)i * WLEN, WLEN, 9);
+		assert_int_equal(rn_read(fd, &dst, (uint64_t)i * WLEN, got, WLEN), 0);
+		assert_memory_equal(got, data, WLEN);
+	}
+	free(b);
+	free(buf);
+	close(fd);
+}
+
+/* ---- one block, two writers, two rings ---- */
+
+/* Bytes [0, SPLIT) come from writer A, [SPLIT, END) from writer B: block 1 ([4096, 8192)) is
+ * shared by the two WRITEs; every other block is written whole by one of them. */
+#define SPLIT 6000
+#define END (3 * BS)
+#define OLD_SIZE (16 * BS)
+
+struct pair {
+	int a, b, keep;               /* A and B on two rings; keep: a third connection */
+	struct rn_fh fa, fb, fk;      /* the same file, as each connection resolved it */
+};
+
+/* An overwrite: the file already holds other bytes on disk, so completing block 1 before its
+ * second writer came would have to read it (a counted fill read). */
+static struct pair open_pair(const struct itest *t, const char *name)
+{
+	struct pair p;
+	p.keep = connect_nfs(t);
+	uint8_t *old = malloc(OLD_SIZE);
+	assert_non_null(old);
+	fill(old, 0, OLD_SIZE, 77);
+	p.fk = make_file(t, p.keep, name);
+	assert_int_equal(rn_write(p.keep, &p.fk, 0, old, OLD_SIZE, RN_FILE_SYNC), 0);
+	free(old);
+	/* Consecutive accepts: two rings. */
+	p.a = connect_nfs(t);
+	p.b = connect_nfs(t);
+	p.fa = make_file(t, p.a, name);
+	p.fb = make_file(t, p.b, name);
+	return p;
+}
+
+static void close_pair(struct pair *p)
+{
+	close(p->a);
+	close(p->b);
+	close(p->keep);
+}
+
+static void send_write(int fd, const struct rn_fh *fh, uint64_t off, uint32_t len, int stable,
+                       uint32_t xid)
+{
+	struct xb *b = malloc(sizeof *b);
+	uint8_t *data = malloc(len);
+	assert_non_null(b);
+	assert_non_null(data);
+	fill(data, off, len, 5);
+	rn_enc_write(b, xid, fh, off, data, len, stable);
+	assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
+	free(data);
+	free(b);
+}
+
+static void expect_write(int fd, uint32_t xid, uint32_t len, int stable)
+{
+	uint8_t *buf = malloc(65536);
+	struct raw_reply r;
+	uint32_t count, committed;
+	assert_non_null(buf);
+	ssize_t n = raw_recv_record(fd, buf, 65536, 10000);
+	assert_true(n > 0);
+	assert_int_equal(raw_parse_reply(buf, (size_t)n, &r), 0);
+	assert_int_equal(r.xid, xid);
+	assert_int_equal(rn_dec_write(&r, &count, &committed), 0);
+	assert_int_equal(count, len);
+	assert_true((int)committed >= stable);
+	free(buf);
+}
+
+/* A stable WRITE waits for its neighbour only while other requests run (one of them may be it).
+ * The keeper makes sure one does: a COMMIT of a file holding 128 MiB of dirty page-cache data,
+ * written here behind the daemon's back, whose fsync takes a while. */
+#define KEEP_SIZE (128u << 20)
+static void send_keeper(const struct itest *t, struct pair *p, const char *name, uint32_t xid)
+{
+	char rel[64], path[PATH_MAX];
+	snprintf(rel, sizeof rel, "%s.keeper", name);
+	it_path(t, EXP_RW, rel, path, sizeof path);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	uint8_t *chunk = calloc(1, 1u << 20);
+	assert_non_null(chunk);
+	for (unsigned i = 0; i < KEEP_SIZE >> 20; i++) {
+		chunk[0] = (uint8_t)i;
+		assert_int_equal(fwrite(chunk, 1, 1u << 20, f), 1u << 20);
+	}
+	assert_int_equal(fclose(f), 0);
+	free(chunk);
+	struct rn_fh root, fh;
+	assert_int_equal(rn_mnt(p->keep, t->exports[EXP_RW], &root), 0);
+	assert_int_equal(rn_create(p->keep, &root, rel, &fh), 0);
+	struct xb *b = malloc(sizeof *b);
+	assert_non_null(b);
+	rn_enc_commit(b, xid, &fh, 0, 0);
+	assert_int_equal(raw_send_record(p->keep, b->buf, b->len), 0);
+	free(b);
+}
+
+static void drain_keeper(struct pair *p, uint32_t xid)
+{
+	uint8_t buf[4096];
+	struct raw_reply r;
+	ssize_t n = raw_recv_record(p->keep, buf, sizeof buf, 30000);
+	assert_true(n > 0);
+	assert_int_equal(raw_parse_reply(buf, (size_t)n, &r), 0);
+	assert_int_equal(r.xid, xid);
+	assert_int_equal(rn_dec_commit(&r), 0);
+}
+
+static void check_file(struct pair *p)
+{
+	uint8_t *got = malloc(OLD_SIZE), *want = malloc(OLD_SIZE);
+	assert_non_null(got);
+	assert_non_null(want);
+	fill(want, 0, OLD_SIZE, 77);
+	fill(want, 0, END, 5);
+	assert_int_equal(rn_read(p->keep, &p->fk, 0, got, OLD_SIZE), 0);
+	assert_memory_equal(got, want, OLD_SIZE);
+	free(got);
+	free(want);
+}
+
+static void shared_block(const struct itest *t, const char *name, int stable, bool b_first)
+{
+	struct pair p = open_pair(t, name);
+	uint64_t reads0 = rn_counter(t->port, "cache_fill_reads");
+	uint64_t done0 = rn_counter(t->port, "cache_blocks_completed");
+	assert_true(reads0 != UINT64_MAX);
+	if (stable != RN_UNSTABLE)
+		send_keeper(t, &p, name, 0x7300000);
+	if (b_first) {
+		send_write(p.b, &p.fb, SPLIT, END - SPLIT, stable, 0x7200002);
+		send_write(p.a, &p.fa, 0, SPLIT, stable, 0x7200001);
+	} else {
+		send_write(p.a, &p.fa, 0, SPLIT, stable, 0x7200001);
+		send_write(p.b, &p.fb, SPLIT, END - SPLIT, stable, 0x7200002);
+	}
+	expect_write(p.a, 0x7200001, SPLIT, stable);
+	expect_write(p.b, 0x7200002, END - SPLIT, stable);
+	if (stable != RN_UNSTABLE)
+		drain_keeper(&p, 0x7300000);
+	else
+		assert_int_equal(rn_commit(p.a, &p.fa), 0);
+	/* Block 1 was completed by the two WRITEs, from two rings, and nothing was read. */
+	assert_int_equal(rn_counter(t->port, "cache_fill_reads"), reads0);
+	assert_true(rn_counter(t->port, "cache_blocks_completed") > done0);
+	check_file(&p);
+	close_pair(&p);
+}
+
+static void test_shared_block_unstable_a_first(void **state)
+{
+	shared_block(*state, "ring.u.ab", RN_UNSTABLE, false);
+}
+
+static void test_shared_block_unstable_b_first(void **state)
+{
+	shared_block(*state, "ring.u.ba", RN_UNSTABLE, true);
+}
+
+static void test_shared_block_file_sync_a_first(void **state)
+{
+	shared_block(*state, "ring.s.ab", RN_FILE_SYNC, false);
+}
+
+static void test_shared_block_file_sync_b_first(void **state)
+{
+	shared_block(*state, "ring.s.ba", RN_FILE_SYNC, true);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_256_calls_in_flight),
+		cmocka_unit_test(test_shared_block_unstable_a_first),
+		cmocka_unit_test(test_shared_block_unstable_b_first),
+		cmocka_unit_test(test_shared_block_file_sync_a_first),
+		cmocka_unit_test(test_shared_block_file_sync_b_first),
+	};
+	return IT_MAIN("rings", tests);
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Fibers and the fiber-aware mutex and condition (src/io/fiber.h, src/io/cosync.h), driven by a
+ * small loop of the test's own: run ready fibers, fire timers, take the inbox. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/cosync.h"
+#include "io/fiber.h"
+
+static void no_notify(void *ctx) { (void)ctx; }
+
+/* Turn the loop until pred(arg) holds (at most a few seconds). */
+static void loop_until(struct fiber_sched *s, bool (*pred)(void *), void *arg)
+{
+	for (int i = 0; i < 2000000 && !pred(arg); i++) {
+		fiber_sched_fire_timers(s);
+		fiber_sched_take_inbox(s);
+		if (!fiber_sched_run(s))
+			usleep(20);
+	}
+	assert_true(pred(arg));
+}
+
+static bool none_live(void *arg) { return fiber_sched_live(arg) == 0; }
+
+/* ---- switching ---- */
+
+struct order {
+	char log[64];
+	size_t n;
+	struct fiber *parked[4];
+};
+
+static void step(struct order *o, char c) { o->log[o->n++] = c; }
+
+static void suspender(void *arg)
+{
+	struct order *o = arg;
+	step(o, 'a');
+	o->parked[0] = fiber_self();
+	fiber_suspend();
+	step(o, 'c');
+}
+
+static void waker(void *arg)
+{
+	struct order *o = arg;
+	step(o, 'b');
+	fiber_wake(o->parked[0]);   /* same thread: ready after us */
+	step(o, 'B');
+}
+
+static void test_suspend_and_wake_on_one_thread(void **state)
+{
+	(void)state;
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	struct order o = {0};
+	assert_null(fiber_self());
+	assert_int_equal(fiber_spawn(s, suspender, &o), 0);
+	assert_int_equal(fiber_spawn(s, waker, &o), 0);
+	assert_int_equal(fiber_sched_live(s), 2);
+	loop_until(s, none_live, s);
+	assert_string_equal(o.log, "abBc");
+	/* An ended fiber is reused, stack and all, for the next call. */
+	memset(&o, 0, sizeof o);
+	assert_int_equal(fiber_spawn(s, suspender, &o), 0);
+	assert_int_equal(fiber_spawn(s, waker, &o), 0);
+	loop_until(s, none_live, s);
+	assert_string_equal(o.log, "abBc");
+	fiber_sched_free(s);
+}
+
+/* ---- a wake from another thread, through the inbox ---- */
+
+struct remote {
+	atomic_int notified;
+	struct fiber *f;
+	atomic_bool suspended, done;
+};
+
+static void remote_notify(void *ctx) { atomic_fetch_add(&((struct remote *)ctx)->notified, 1); }
+
+static void remote_sleeper(void *arg)
+{
+	struct remote *r = arg;
+	r->f = fiber_self();
+	atomic_store(&r->suspended, true);
+	fiber_suspend();
+	atomic_store(&r->done, true);
+}
+
+static void *remote_waker(void *arg)
+{
+	struct remote *r = arg;
+	while (!atomic_load(&r->suspended))
+		usleep(100);
+	fiber_wake(r->f);
+	return NULL;
+}
+
+static bool remote_done(void *arg) { return atomic_load(&((struct remote *)arg)->done); }
+
+static void test_wake_from_another_thread(void **state)
+{
+	(void)state;
+	struct remote r = {0};
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, remote_notify, &r);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	assert_int_equal(fiber_spawn(s, remote_sleeper, &r), 0);
+	fiber_sched_run(s);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, remote_waker, &r), 0);
+	loop_until(s, remote_done, &r);
+	pthread_join(th, NULL);
+	assert_int_equal(atomic_load(&r.notified), 1);   /* the owner was told, once */
+	fiber_sched_free(s);
+}
+
+/* ---- co_mutex: a holder that suspends does not stall the thread ---- */
+
+struct lockers {
+	struct co_mutex m;
+	struct fiber *holder;
+	char log[16];
+	size_t n;
+};
+
+static void holder(void *arg)
+{
+	struct lockers *l = arg;
+	co_mutex_lock(&l->m);
+	l->log[l->n++] = 'H';
+	l->holder = fiber_self();
+	fiber_suspend();          /* holds the lock across a wait, as a block past EOF does */
+	l->log[l->n++] = 'h';
+	co_mutex_unlock(&l->m);
+}
+
+static void contender(void *arg)
+{
+	struct lockers *l = arg;
+	co_mutex_lock(&l->m);     /* suspends this fiber only */
+	l->log[l->n++] = 'C';
+	co_mutex_unlock(&l->m);
+}
+
+static void bystander(void *arg)
+{
+	struct lockers *l = arg;
+	l->log[l->n++] = 'B';
+	fiber_wake(l->holder);
+}
+
+static void test_mutex_holder_suspends(void **state)
+{
+	(void)state;
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	struct lockers l = {0};
+	co_mutex_init(&l.m);
+	assert_int_equal(fiber_spawn(s, holder, &l), 0);
+	assert_int_equal(fiber_spawn(s, contender, &l), 0);
+	assert_int_equal(fiber_spawn(s, bystander, &l), 0);
+	loop_until(s, none_live, s);
+	/* The contender waited for the holder; the bystander ran meanwhile. */
+	assert_string_equal(l.log, "HBhC");
+	co_mutex_destroy(&l.m);
+	fiber_sched_free(s);
+}
+
+/* ---- co_cond with a deadline ---- */
+
+struct timed {
+	struct co_mutex m;
+	struct co_cond c;
+	bool woken, returned;
+};
+
+static void timed_waiter(void *arg)
+{
+	struct timed *t = arg;
+	co_mutex_lock(&t->m);
+	t->woken = co_cond_wait(&t->c, &t->m, fiber_now_ns() + 20 * 1000 * 1000);
+	t->returned = true;
+	co_mutex_unlock(&t->m);
+}
+
+static void test_cond_deadline(void **state)
+{
+	(void)state;
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	struct timed t = {0};
+	co_mutex_init(&t.m);
+	co_cond_init(&t.c);
+	uint64_t t0 = fiber_now_ns();
+	assert_int_equal(fiber_spawn(s, timed_waiter, &t), 0);
+	fiber_sched_run(s);
+	assert_true(fiber_sched_next_deadline(s) != UINT64_MAX);
+	loop_until(s, none_live, s);
+	assert_true(t.returned);
+	assert_false(t.woken);
+	assert_true(fiber_now_ns() - t0 >= 20 * 1000 * 1000);
+	assert_false(co_cond_has_waiters(&t.c));   /* it took itself off the list */
+	assert_int_equal(fiber_sched_next_deadline(s), UINT64_MAX);
+	co_mutex_destroy(&t.m);
+	fiber_sched_free(s);
+}
+
+/* ---- many fibers on two threads sharing one lock and one condition ---- */
+
+#define RINGS 2
+#define FIBERS 16
+#define ROUNDS 500
+
+struct shared {
+	struct co_mutex m;
+	struct co_cond c;
+	uint64_t counter;             /* under m */
+	unsigned turn;                /* under m: whose turn (ring) it is, flipped by each increment */
+	atomic_uint finished;
+};
+
+struct ring_arg {
+	struct shared *sh;
+	unsigned id;
+	struct fiber_sched *s;
+	atomic_uint notified;
+};
+
+static void count_fiber(void *arg)
+{
+	struct ring_arg *r = arg;
+	struct shared *sh = r->sh;
+	for (int i = 0; i < ROUNDS; i++) {
+		co_mutex_lock(&sh->m);
+		if (i % 7 == 0) {
+			co_mutex_unlock(&sh->m);
+			fiber_sleep_ns(1000);         /* a suspension elsewhere, lock released */
+			co_mutex_lock(&sh->m);
+		}
+		/* Strict alternation between the two threads: every increment waits for a wake-up
+		 * from the other thread. */
+		while (sh->turn != r->id)
+			co_cond_wait(&sh->c, &sh->m, 0);
+		sh->counter++;
+		sh->turn ^= 1;
+		co_cond_broadcast(&sh->c);
+		co_mutex_unlock(&sh->m);
+	}
+	atomic_fetch_add(&sh->finished, 1);
+}
+
+static void ring_notify(void *ctx)
+{
+	atomic_fetch_add(&((struct ring_arg *)ctx)->notified, 1);
+}
+
+static bool ring_done(void *arg)
+{
+	return fiber_sched_live(((struct ring_arg *)arg)->s) == 0;
+}
+
+static void *ring_thread(void *arg)
+{
+	struct ring_arg *r = arg;
+	fiber_sched_bind(r->s);
+	for (int i = 0; i < FIBERS; i++)
+		if (fiber_spawn(r->s, count_fiber, r) < 0)
+			abort();
+	loop_until(r->s, ring_done, r);
+	return NULL;
+}
+
+static void test_two_threads_share_lock_and_cond(void **state)
+{
+	(void)state;
+	struct shared sh = {0};
+	co_mutex_init(&sh.m);
+	co_cond_init(&sh.c);
+	struct ring_arg r[RINGS];
+	pthread_t th[RINGS];
+	for (unsigned i = 0; i < RINGS; i++) {
+		r[i] = (struct ring_arg){.sh = &sh, .id = i};
+		r[i].s = fiber_sched_new(64 * 1024, ring_notify, &r[i]);
+		assert_non_null(r[i].s);
+	}
+	for (unsigned i = 0; i < RINGS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, ring_thread, &r[i]), 0);
+	for (unsigned i = 0; i < RINGS; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(atomic_load(&sh.finished), RINGS * FIBERS);
+	assert_int_equal(sh.counter, (uint64_t)RINGS * FIBERS * ROUNDS);
+	for (unsigned i = 0; i < RINGS; i++) {
+		assert_true(atomic_load(&r[i].notified) > 0);   /* woken across threads */
+		fiber_sched_free(r[i].s);
+	}
+	co_mutex_destroy(&sh.m);
+}
+
+/* ---- plain threads use the same lock ---- */
+
+static void *plain_locker(void *arg)
+{
+	struct shared *sh = arg;
+	for (int i = 0; i < 10000; i++) {
+		co_mutex_lock(&sh->m);
+		sh->counter++;
+		co_mutex_unlock(&sh->m);
+	}
+	return NULL;
+}
+
+static void test_plain_threads(void **state)
+{
+	(void)state;
+	struct shared sh = {0};
+	co_mutex_init(&sh.m);
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, plain_locker, &sh), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(sh.counter, 40000);
+	co_mutex_destroy(&sh.m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_suspend_and_wake_on_one_thread),
+		cmocka_unit_test(test_wake_from_another_thread),
+		cmocka_unit_test(test_mutex_holder_suspends),
+		cmocka_unit_test(test_cond_deadline),
+		cmocka_unit_test(test_two_threads_share_lock_and_cond),
+		cmocka_unit_test(test_plain_threads),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
