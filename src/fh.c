@@ -371,11 +371,17 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 	uint64_t key;
 	crypto_shorthash_siphash24((unsigned char *)&key, e->fh.data + 6, e->fh.len - 6 - FH_MAC,
 				   w->srv->fh_key);
-	int rc = bcache_file_open(w->srv->cache, e->dev, key, block, &e->fio, &e->bf);
+	struct bcache_file *bf;
+	int rc = bcache_file_open(w->srv->cache, e->dev, key, block, &e->fio, &bf);
 	if (rc < 0) {
 		*err = -rc;
-		e->bf = NULL;
+		return e->bf;   /* NULL, unless another fiber's open went through meanwhile */
 	}
+	/* The open may have waited for the inode's lock, and another fiber opened one too. */
+	if (e->bf)
+		bcache_file_close(bf);   /* not the inode's last handle: nothing to write */
+	else
+		e->bf = bf;
 	return e->bf;
 }
 

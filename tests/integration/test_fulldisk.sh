@@ -7,7 +7,7 @@
 set -u
 EXE=$1 INTERLEAVE=$2 STAT=$3
 W="" LOOP="" PID=""
-fail() { echo "FAIL: $*" >&2; [ -n "$W" ] && tail -20 "$W/log" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; [ -n "$W" ] && tail -60 "$W/log" >&2; exit 1; }
 cleanup() {
 	[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
 	[ -n "$W" ] && mountpoint -q "$W/mnt" && umount "$W/mnt"
