@@ -41,6 +41,7 @@ struct config {
 	unsigned threads;         /* rings, one thread each; default 0: one per online CPU */
 	unsigned requests_per_connection;  /* requests of one connection in flight, default 256 */
 	unsigned requests_per_ring;        /* requests of one ring in flight, default 1024 */
+	unsigned blocking_threads;         /* the pool for calls io_uring has no op for, default 4 */
 	size_t max_record;        /* largest RPC record accepted, default 1 MiB + 64 KiB */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
 	bool rpcbind;             /* register with rpcbind when it runs, default true */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "cred.h"
 
+#include "io/pool.h"
 #include "log.h"
 
 #include <errno.h>
@@ -29,30 +30,40 @@ static int switch_to(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 	return 0;
 }
 
-int cred_apply(struct worker *w, const struct rpc_cred *cred)
+static int state_root(struct cred_state *s)
+{
+	if (s->is_root)
+		return 0;
+	int rc = switch_to(0, 0, 0, NULL);
+	memset(&s->cur, 0, sizeof s->cur);
+	s->is_root = rc == 0;
+	return rc;
+}
+
+static int state_apply(struct cred_state *s, const struct rpc_cred *cred)
 {
 	if (cred->uid == 0 && cred->gid == 0 && cred->ngids == 0)
-		return cred_root(w);
-	if (!w->cur_is_root && same(&w->cur_cred, cred))
+		return state_root(s);
+	if (!s->is_root && same(&s->cur, cred))
 		return 0;
 	int rc = switch_to(cred->uid, cred->gid, cred->ngids, cred->gids);
 	if (rc < 0) {
-		cred_root(w);
+		state_root(s);
 		return rc;
 	}
-	w->cur_cred = *cred;
-	w->cur_is_root = false;
+	s->cur = *cred;
+	s->is_root = false;
 	return 0;
+}
+
+int cred_apply(struct worker *w, const struct rpc_cred *cred)
+{
+	return state_apply(&w->creds, cred);
 }
 
 int cred_root(struct worker *w)
 {
-	if (w->cur_is_root)
-		return 0;
-	int rc = switch_to(0, 0, 0, NULL);
-	memset(&w->cur_cred, 0, sizeof w->cur_cred);
-	w->cur_is_root = rc == 0;
-	return rc;
+	return state_root(&w->creds);
 }
 
 int cred_access(int fd, int mode)
@@ -66,8 +77,8 @@ int cred_access(int fd, int mode)
 void cred_save(void *arg)
 {
 	struct cred_saved *s = arg;
-	s->cred = s->w->cur_cred;
-	s->root = s->w->cur_is_root;
+	s->cred = s->w->creds.cur;
+	s->root = s->w->creds.is_root;
 	s->set = true;
 }
 
@@ -83,4 +94,42 @@ void cred_restore(void *arg)
 		log_err("cannot restore a request's credentials: %s", strerror(-rc));
 		cred_apply(s->w, &nobody);
 	}
+}
+
+/* ---- calls made on a pool thread, as the fiber that asked ---- */
+
+/* Each pool thread's own identity, switched per call like a ring's. */
+static _Thread_local struct cred_state pool_creds = {.is_root = true};
+
+struct offload {
+	long (*fn)(void *);
+	void *arg;
+	struct cred_state as;
+};
+
+static long run_offloaded(void *arg)
+{
+	struct offload *o = arg;
+	int rc = o->as.is_root ? state_root(&pool_creds) : state_apply(&pool_creds, &o->as.cur);
+	if (rc < 0) {
+		state_root(&pool_creds);
+		return rc;      /* not run at all rather than run as someone else */
+	}
+	return o->fn(o->arg);
+}
+
+long cred_offload(struct worker *w, long (*fn)(void *), void *arg)
+{
+	if (!w)
+		return fn(arg);
+	struct offload o = {.fn = fn, .arg = arg, .as = w->creds};
+	return pool_run(w->srv->pool, run_offloaded, &o);
+}
+
+long cred_offload_root(struct worker *w, long (*fn)(void *), void *arg)
+{
+	if (!w)
+		return fn(arg);
+	struct offload o = {.fn = fn, .arg = arg, .as = {.is_root = true}};
+	return pool_run(w->srv->pool, run_offloaded, &o);
 }

@@ -20,6 +20,14 @@ int cred_root(struct worker *w);
 /* access(2) semantics for the current fs credentials on an O_PATH fd: R_OK, W_OK, X_OK. 0 or -errno. */
 int cred_access(int fd, int mode);
 
+/* fn(arg) on the server's blocking pool (io/pool.h), under the credentials w's thread has now
+ * (the calling fiber's), the fiber suspended meanwhile; in place when not called from a fiber or
+ * when w is NULL. fn's result, or -errno if the credentials could not be taken (fn not run).
+ * fn returns a negative errno on failure: errno itself belongs to the pool thread. */
+long cred_offload(struct worker *w, long (*fn)(void *), void *arg);
+/* The same as the server (root), leaving the ring thread's credentials as they are. */
+long cred_offload_root(struct worker *w, long (*fn)(void *), void *arg);
+
 /* A fiber's credentials while it is switched out. */
 struct cred_saved {
 	struct worker *w;

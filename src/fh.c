@@ -84,18 +84,37 @@ int fh_load_key(const char *dir, uint8_t key[16])
 	return rc;
 }
 
-int fh_compose(const struct server *srv, const struct export_rt *exp, int dirfd, const char *name,
+struct kernel_handle {
+	struct file_handle h;
+	unsigned char bytes[FH_KMAX];
+};
+
+struct to_handle {
+	int dirfd;
+	const char *name;
+	struct kernel_handle *kh;
+};
+
+static long do_name_to_handle(void *arg)
+{
+	struct to_handle *a = arg;
+	int mount_id;
+	int flags = a->name[0] ? 0 : AT_EMPTY_PATH;
+	if (name_to_handle_at(a->dirfd, a->name, &a->kh->h, &mount_id, flags) < 0)
+		return errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
+	return 0;
+}
+
+int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const char *name,
 	       struct fh *out)
 {
-	struct {
-		struct file_handle h;
-		unsigned char bytes[FH_KMAX];
-	} kh;
-	int mount_id;
+	const struct server *srv = w->srv;
+	struct kernel_handle kh;
 	kh.h.handle_bytes = FH_KMAX;
-	int flags = name[0] ? 0 : AT_EMPTY_PATH;
-	if (name_to_handle_at(dirfd, name, &kh.h, &mount_id, flags) < 0)
-		return errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
+	struct to_handle a = {dirfd, name, &kh};
+	long rc = cred_offload(w, do_name_to_handle, &a);
+	if (rc < 0)
+		return (int)rc;
 	uint8_t *p = out->data;
 	p[0] = FH_VERSION;
 	p[1] = (uint8_t)kh.h.handle_bytes;
@@ -282,22 +301,34 @@ static enum fh_status fh_check(const struct server *srv, const uint8_t *p, size_
 	return *exp ? FH_OK : FH_STALE;
 }
 
+struct by_handle {
+	int root_fd;
+	struct kernel_handle *kh;
+};
+
+static long do_open_by_handle(void *arg)
+{
+	struct by_handle *a = arg;
+	int fd = open_by_handle_at(a->root_fd, &a->kh->h, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
 static enum fh_status open_handle(struct worker *w, const struct export_rt *exp, const uint8_t *p,
 				  int *fd, int *err)
 {
-	struct {
-		struct file_handle h;
-		unsigned char bytes[FH_KMAX];
-	} kh;
+	struct kernel_handle kh;
 	kh.h.handle_bytes = p[1];
 	kh.h.handle_type = (int)get32(p + 6);
 	memcpy(kh.h.f_handle, p + FH_HDR, p[1]);
-	cred_root(w);
-	*fd = open_by_handle_at(exp->root_fd, &kh.h, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (*fd >= 0)
+	cred_root(w);   /* open_by_handle_at needs CAP_DAC_READ_SEARCH, which a user's fsuid drops */
+	struct by_handle a = {exp->root_fd, &kh};
+	long rc = cred_offload(w, do_open_by_handle, &a);
+	if (rc >= 0) {
+		*fd = (int)rc;
 		return FH_OK;
-	*err = errno;
-	return (errno == ESTALE || errno == ENOENT) ? FH_STALE : FH_ERR;
+	}
+	*err = (int)-rc;
+	return (rc == -ESTALE || rc == -ENOENT) ? FH_STALE : FH_ERR;
 }
 
 /* Remember which entry owns an O_PATH fd (best effort: without the index, attributes simply do
@@ -337,17 +368,26 @@ bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out)
  * aligned 1 MiB units instead (7 extents). It can only be set while the file holds no data, so
  * this is tried once per handle on empty files; file systems without hints (ext4) say no. */
 #define EXTENT_HINT (1u << 20)
-static void hint_extents(int fd)
+static long do_hint_extents(void *arg)
 {
+	int fd = *(int *)arg;
 	struct fsxattr fa;
 	struct stat sb;
 	if (fstat(fd, &sb) < 0 || sb.st_size != 0 || sb.st_blocks != 0 ||
 	    ioctl(fd, FS_IOC_FSGETXATTR, &fa) < 0 || (fa.fsx_xflags & FS_XFLAG_EXTSIZE))
-		return;
+		return 0;
 	fa.fsx_xflags |= FS_XFLAG_EXTSIZE;
 	fa.fsx_extsize = EXTENT_HINT;
 	if (ioctl(fd, FS_IOC_FSSETXATTR, &fa) < 0)
-		log_debug("extent size hint: %s", strerror(errno));
+		return -errno;
+	return 0;
+}
+
+static void hint_extents(struct worker *w, int fd)
+{
+	long rc = cred_offload(w, do_hint_extents, &fd);
+	if (rc < 0)
+		log_debug("extent size hint: %s", strerror((int)-rc));
 }
 
 struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err)
@@ -360,10 +400,13 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 		*err = -fd;
 		return NULL;
 	}
+	if (!e->fio.fd_set) {
+		e->fio.fd = fd;
+		e->fio.fd_set = true;
+		hint_extents(w, fd);
+	}
 	if (e->bf)
-		return e->bf;   /* opened by another fiber while fh_io_fd waited */
-	e->fio.fd = fd;
-	hint_extents(fd);
+		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, the hint) */
 	/* The cache knows a file by (dev, key). The inode number alone would let a new file that
 	 * reuses the number of a deleted one, still cached, inherit its blocks: the key is a hash of
 	 * the kernel handle instead, which holds the inode's generation (and not the export id, so
@@ -411,6 +454,12 @@ enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, stru
 			close(fd);
 			return FH_STALE;
 		}
+		/* Another fiber of the ring may have opened the same handle while we waited. */
+		if ((e = cache_find(c, p, len, hash))) {
+			close(fd);
+			lru_unlink(c, e);
+			goto found;
+		}
 		e = calloc(1, sizeof *e);
 		if (!e) {
 			close(fd);
@@ -430,6 +479,7 @@ enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, stru
 	} else {
 		lru_unlink(c, e);
 	}
+found:
 	lru_push(c, e);
 	/* Pinned before anything can yield: eviction below may write a victim's cached blocks,
 	 * and other fibers of the ring use the cache meanwhile. */
@@ -449,8 +499,8 @@ int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct)
 		return *slot;
 	/* Reopen the O_PATH descriptor through /proc as the server; the caller checked access as the
 	 * user. Read-only file systems or files only readable by us still serve READ. */
-	struct rpc_cred saved = w->cur_cred;
-	bool was_root = w->cur_is_root;
+	struct rpc_cred saved = w->creds.cur;
+	bool was_root = w->creds.is_root;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", e->fd);
 	cred_root(w);

@@ -39,7 +39,7 @@ enum fh_status { FH_OK = 0, FH_BADHANDLE, FH_STALE, FH_ERR };
 int fh_load_key(const char *state_dir, uint8_t key[16]);
 
 /* The handle of dirfd/name (name "" with fd = the object itself), not following symlinks. */
-int fh_compose(const struct server *srv, const struct export_rt *exp, int dirfd, const char *name,
+int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const char *name,
 	       struct fh *out);
 
 /* Check and open a handle (as root: open_by_handle_at needs CAP_DAC_READ_SEARCH). The entry is

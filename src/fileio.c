@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Blocking calls: fstat and ftruncate in the cache's ops (io_uring has no ftruncate in liburing
- * 2.3; statx through the ring would work but the cache calls disk_size under its inode lock,
- * where a plain fstat is shortest), and every op on a thread without a ring (the main thread
- * flushing at exit). */
+/* Calls with no io_uring op: ftruncate and the mtime touch go to the blocking pool; fstat in the
+ * cache's disk_size runs in place (memory only, and called under the inode lock, where the
+ * shortest call is best); every op on a thread without a ring (the main thread flushing at
+ * exit) is a plain syscall. */
 #include "fileio.h"
 
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bcache.h"
+#include "cred.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "log.h"
@@ -73,9 +74,28 @@ static int op_sync(void *io, bool datasync)
 	return (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
 }
 
+struct truncate_call {
+	int fd;
+	uint64_t size;
+};
+
+static long do_truncate(void *arg)
+{
+	struct truncate_call *a = arg;
+	return ftruncate(a->fd, (off_t)a->size) < 0 ? -errno : 0;
+}
+
+/* On the blocking pool when called from a ring's fiber (io_uring has no ftruncate in liburing
+ * 2.3); in place elsewhere. As the server: the cache truncates for its own bookkeeping too. */
+static int truncate_fd(int fd, uint64_t size)
+{
+	struct truncate_call a = {fd, size};
+	return (int)cred_offload_root(worker_self(), do_truncate, &a);
+}
+
 static int op_truncate(void *io, uint64_t size)
 {
-	return ftruncate(((struct file_io *)io)->fd, (off_t)size) < 0 ? -errno : 0;
+	return truncate_fd(((struct file_io *)io)->fd, size);
 }
 
 int fileio_cache_create(struct server *srv)
@@ -126,7 +146,15 @@ static bool covers_whole_block(uint64_t off, uint32_t len, uint64_t bs)
 
 /* A WRITE that only reached the cache changed the file all the same: its mtime and ctime move now,
  * not at the later flush (clients judge their caches by them). */
-static void touch_mtime(struct fh_obj *o)
+static long do_touch(void *arg)
+{
+	const struct timespec t[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", *(int *)arg);
+	return utimensat(AT_FDCWD, path, t, 0) < 0 ? -errno : 0;
+}
+
+static void touch_mtime(struct worker *w, struct fh_obj *o)
 {
 	/* One touch per few milliseconds is as fine as the file system keeps times anyway (ext4's
 	 * are jiffies), and spares a journalled metadata update per small WRITE. */
@@ -137,11 +165,9 @@ static void touch_mtime(struct fh_obj *o)
 	if (fio->touched_ns && ns - fio->touched_ns < TOUCH_EVERY_NS)
 		return;
 	fio->touched_ns = ns;
-	const struct timespec t[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", o->fd);
-	if (utimensat(AT_FDCWD, path, t, 0) < 0)
-		log_debug("mtime of a cached WRITE: %s", strerror(errno));
+	long rc = cred_offload(w, do_touch, &o->fd);
+	if (rc < 0)
+		log_debug("mtime of a cached WRITE: %s", strerror((int)-rc));
 }
 
 static enum bcache_sync sync_of(enum fileio_stable stable)
@@ -165,7 +191,7 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 		return -err;
 	int rc = bcache_write(bf, off, data, count);
 	if (rc == 0 && !covers_whole_block(off, count, o->exp->block))
-		touch_mtime(o);
+		touch_mtime(rq->w, o);
 	if (rc < 0)
 		return rc;
 	/* Asked now, with this WRITE's middle on disk, not when it arrived: the neighbour may have
@@ -302,7 +328,7 @@ int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
 	int fd = fh_io_fd(rq->w, o, false);
 	if (fd < 0)
 		return fd;
-	return ftruncate(fd, (off_t)size) < 0 ? -errno : 0;
+	return truncate_fd(fd, size);
 }
 
 void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)

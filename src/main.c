@@ -24,6 +24,7 @@
 #include "config.h"
 #include "fileio.h"
 #include "fh.h"
+#include "io/pool.h"
 #include "log.h"
 #include <rpc/rpc.h>
 #include "mount3_prot.h"
@@ -212,6 +213,17 @@ static int prepare(struct server *srv)
 		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
 		return -1;
 	}
+	/* A test sets this to make every READDIR buffer take that long (a stuck file system). */
+	const char *delay = getenv("NFSD_UC_FAULT_READDIR_DELAY_MS");
+	if (delay && *delay) {
+		srv->fault_readdir_delay_ms = (unsigned)strtoul(delay, NULL, 10);
+		log_warn("fault seam: every READDIR buffer waits %u ms", srv->fault_readdir_delay_ms);
+	}
+	srv->pool = pool_new(cfg->blocking_threads, NULL, NULL);
+	if (!srv->pool) {
+		log_err("cannot start %u blocking threads: %s", cfg->blocking_threads, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -250,6 +262,7 @@ static int serve(struct config *cfg)
 			rc = 1;
 		}
 out:
+	pool_free(srv.pool);
 	server_unlisten(&srv);
 	bcache_destroy(srv.cache);
 	close_exports(&srv);

@@ -23,6 +23,7 @@ struct bcache;
 struct conn;
 struct fiber_sched;
 struct forget_ring;
+struct pool;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -46,6 +47,7 @@ struct server {
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	struct bcache *cache;
+	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */
 	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */
 	atomic_uint sweep_gen;        /* bumped to make every ring sweep its handle cache now */
 	struct forget_ring *forgets;  /* inodes gone through one ring, for the others (worker.c) */
@@ -55,6 +57,8 @@ struct server {
 	unsigned next_ring;           /* round robin of new connections (ring 0 only) */
 	struct server_counters ctr;
 	struct log_ratelimit write_errors, accept_errors;
+	/* Fault seams for the tests, from the environment at start (see main.c); 0: off. */
+	unsigned fault_readdir_delay_ms;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
 	pthread_mutex_t mounts_lock;
 	struct mount_rec *mounts;
@@ -62,6 +66,12 @@ struct server {
 
 /* Free the MOUNT list at exit. */
 void mount_list_free(struct server *srv);
+
+/* The file-system identity applied to a thread (cred.c). */
+struct cred_state {
+	struct rpc_cred cur;
+	bool is_root;
+};
 
 /* One ring (worker.c): a thread with its own io_uring and fibers, owning its connections from
  * accept to close, its handle cache and the credentials applied to its thread. Only its own
@@ -90,8 +100,7 @@ struct worker {
 	atomic_uint sweep_gen;        /* the server's sweep_gen as of our last sweep (read by others) */
 	uint64_t forget_seq;          /* forget_ring entries applied to our handle cache */
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
-	struct rpc_cred cur_cred;
-	bool cur_is_root;
+	struct cred_state creds;
 };
 
 /* Per-request bump allocator: everything a handler allocates for its result lives until the

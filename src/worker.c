@@ -37,6 +37,10 @@ struct forget_ring {
 	} ent[FORGET_RING];
 };
 
+static _Thread_local struct worker *tls_worker;
+
+struct worker *worker_self(void) { return tls_worker; }
+
 void worker_kick(struct worker *w)
 {
 	uint64_t one = 1;
@@ -176,6 +180,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	fiber_sched_bind(w->sched);
 	io_ring_bind_thread(w->ring);
+	tls_worker = w;
 	io_ring_set_sched(w->ring, w->sched, between, w);
 	io_ring_read(w->ring, &w->ev_op, w->ev_fd, &w->ev_buf, sizeof w->ev_buf);
 	server_ring_start(w);
@@ -189,12 +194,13 @@ static void *worker_main(void *arg)
 	io_ring_set_sched(w->ring, NULL, NULL, NULL);
 	fiber_sched_bind(NULL);
 	io_ring_bind_thread(NULL);
+	tls_worker = NULL;
 	return NULL;
 }
 
 static int worker_init(struct worker *w, struct server *srv, unsigned id)
 {
-	*w = (struct worker){.srv = srv, .id = id, .cur_is_root = true, .ev_fd = -1,
+	*w = (struct worker){.srv = srv, .id = id, .creds = {.is_root = true}, .ev_fd = -1,
 			     .ev_op = {on_event}};
 	w->ring = io_ring_new(RING_ENTRIES);
 	if (!w->ring)

@@ -19,6 +19,8 @@ int workers_start(struct server *srv, unsigned n);
 /* Stop accepting and reading, answer the requests in flight, close every connection, join the
  * rings; then close their handle caches (writing what the boundary cache still holds). */
 void workers_stop(struct server *srv);
+/* The ring of the calling thread, NULL on other threads (the main thread, the blocking pool). */
+struct worker *worker_self(void);
 /* Wake w's loop from any thread (it then runs its inbox and housekeeping). */
 void worker_kick(struct worker *w);
 /* Whether any ring has a request running other than the caller's (parked ones excluded): one

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cred.h"
 #include "dispatch.h"
 #include "export.h"
 #include "fh.h"
@@ -113,9 +114,27 @@ static void mnt_null(struct nfs_req *rq, void *argp, void *resp)
 	(void)rq, (void)argp, (void)resp;
 }
 
+struct open_beneath {
+	int root_fd;
+	const char *rest;
+};
+
+static long do_open_beneath(void *arg)
+{
+	struct open_beneath *a = arg;
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV};
+	long fd = syscall(SYS_openat2, a->root_fd, a->rest, &how, sizeof how);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* As the server, like rpc.mountd: whatever identity the ring thread had from its last request
+ * plays no part. Access to what the handle reaches is checked per NFS request, as the caller. */
 static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh)
 {
 	struct server *srv = rq->w->srv;
+	if (cred_root(rq->w) < 0)
+		return MNT3ERR_SERVERFAULT;
 	const char *rest;
 	const struct export_rt *exp = export_for(srv, path, &rest);
 	if (!exp)
@@ -124,13 +143,13 @@ static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *f
 	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024))
 		return MNT3ERR_ACCES;
 	if (!*rest)
-		return fh_compose(srv, exp, exp->root_fd, "", fh) == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
-	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV};
-	int fd = (int)syscall(SYS_openat2, exp->root_fd, rest, &how, sizeof how);
-	if (fd < 0)
-		return errno == ENOTDIR ? MNT3ERR_NOTDIR : errno == ENOENT ? MNT3ERR_NOENT : MNT3ERR_ACCES;
-	int rc = fh_compose(srv, exp, fd, "", fh);
+		return fh_compose(rq->w, exp, exp->root_fd, "", fh) == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
+	struct open_beneath a = {exp->root_fd, rest};
+	long rc = cred_offload(rq->w, do_open_beneath, &a);
+	if (rc < 0)
+		return rc == -ENOTDIR ? MNT3ERR_NOTDIR : rc == -ENOENT ? MNT3ERR_NOENT : MNT3ERR_ACCES;
+	int fd = (int)rc;
+	rc = fh_compose(rq->w, exp, fd, "", fh);
 	close(fd);
 	return rc == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
 }

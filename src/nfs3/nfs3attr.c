@@ -206,7 +206,7 @@ nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct export_rt *exp, int dirfd
 	attr->attributes_follow = true;
 	nfs3_fattr(rq, &st, &attr->post_op_attr_u.attributes);
 	struct fh h;
-	if (fh_compose(rq->w->srv, exp, dirfd, name, &h) == 0) {
+	if (fh_compose(rq->w, exp, dirfd, name, &h) == 0) {
 		fh->handle_follows = true;
 		nfs3_fh_out(rq, &h, &fh->post_op_fh3_u.handle);
 	}
@@ -234,32 +234,22 @@ void nfs3_cookieverf(const struct statx *dir, cookieverf3 out)
 	memcpy(out, &v, sizeof v);
 }
 
-/* SETATTR's work, shared with CREATE. Blocking calls (no io_uring equivalent): fchmodat, fchownat,
- * utimensat, truncate through /proc/self/fd. Order as knfsd: size, then owner, mode, times. */
-int nfs3_setattr_fd(struct nfs_req *rq, struct fh_obj *o, const sattr3 *sa)
+/* Owner, mode and times, in one trip to the blocking pool (no io_uring op for any of them). */
+struct attr_call {
+	int fd;
+	const sattr3 *sa;
+};
+
+static long do_set_attrs(void *arg)
 {
+	const struct attr_call *a = arg;
+	const sattr3 *sa = a->sa;
 	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", o->fd);
-	if (sa->size.set_it) {
-		struct statx st;
-		int rc = nfs3_stat(rq, o->fd, &st);
-		if (rc < 0)
-			return rc;
-		if (S_ISDIR(st.stx_mode))
-			return -EISDIR;
-		if (!S_ISREG(st.stx_mode))
-			return -EINVAL;
-		/* Write permission, or the owner's override as for WRITE (open, then ftruncate). */
-		if (cred_access(o->fd, W_OK) < 0 && st.stx_uid != rq->cred.uid)
-			return -EACCES;
-		rc = fileio_truncate(rq, o, sa->size.set_size3_u.size);
-		if (rc < 0)
-			return rc;
-	}
+	snprintf(path, sizeof path, "/proc/self/fd/%d", a->fd);
 	if (sa->uid.set_it || sa->gid.set_it) {
 		uid_t u = sa->uid.set_it ? sa->uid.set_uid3_u.uid : (uid_t)-1;
 		gid_t g = sa->gid.set_it ? sa->gid.set_gid3_u.gid : (gid_t)-1;
-		if (fchownat(o->fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		if (fchownat(a->fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 	}
 	if (sa->mode.set_it) {
@@ -282,4 +272,32 @@ int nfs3_setattr_fd(struct nfs_req *rq, struct fh_obj *o, const sattr3 *sa)
 			return -errno;
 	}
 	return 0;
+}
+
+/* SETATTR's work, shared with CREATE. Order as knfsd: size, then owner, mode, times; all run on
+ * the blocking pool as the caller (fchownat, chmod and utimensat through /proc/self/fd, and the
+ * truncate in fileio). */
+int nfs3_setattr_fd(struct nfs_req *rq, struct fh_obj *o, const sattr3 *sa)
+{
+	if (sa->size.set_it) {
+		struct statx st;
+		int rc = nfs3_stat(rq, o->fd, &st);
+		if (rc < 0)
+			return rc;
+		if (S_ISDIR(st.stx_mode))
+			return -EISDIR;
+		if (!S_ISREG(st.stx_mode))
+			return -EINVAL;
+		/* Write permission, or the owner's override as for WRITE (open, then ftruncate). */
+		if (cred_access(o->fd, W_OK) < 0 && st.stx_uid != rq->cred.uid)
+			return -EACCES;
+		rc = fileio_truncate(rq, o, sa->size.set_size3_u.size);
+		if (rc < 0)
+			return rc;
+	}
+	if (!sa->uid.set_it && !sa->gid.set_it && !sa->mode.set_it && sa->atime.set_it == DONT_CHANGE &&
+	    sa->mtime.set_it == DONT_CHANGE)
+		return 0;
+	struct attr_call a = {o->fd, sa};
+	return (int)cred_offload(rq->w, do_set_attrs, &a);
 }

@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* NFSv3 procedures that change directories (RFC 1813 sections 3.3.8 to 3.3.15): CREATE, MKDIR,
  * SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK. READDIR and READDIRPLUS are in nfs3readdir.c.
  *
  * Permissions are the kernel's business: nfs3_fh_get switched the thread to the caller's
- * credentials, and every call below runs under them. File-system calls go through the worker's
- * io_uring, except these blocking system calls io_uring has no operation for:
+ * credentials, and every call below runs under them. File-system calls go through the ring's
+ * io_uring; those it has no operation for go to the blocking pool, as the caller (cred_offload):
  *   - mknodat   (MKNOD)
  *   - futimens  (EXCLUSIVE CREATE stores its verifier in the new file's atime/mtime)
  * plus what the shared helpers do inside (name_to_handle_at in fh_compose, open_by_handle_at when a
@@ -19,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "cred.h"
 #include "io/ring.h"
 #include "nfs3.h"
 
@@ -93,7 +95,7 @@ static nfsstat3 open_new(struct nfs_req *rq, const struct dir_op *d, const char 
 			 struct fh_obj *obj)
 {
 	struct fh fh;
-	int rc = fh_compose(rq->w->srv, d->o.exp, d->o.fd, name, &fh);
+	int rc = fh_compose(rq->w, d->o.exp, d->o.fd, name, &fh);
 	if (rc < 0)
 		return nfs3_errno(-rc);
 	nfs_fh3 wire = { .data = { .data_len = fh.len, .data_val = (char *)fh.data } };
@@ -177,6 +179,17 @@ static nfsstat3 create_existing(struct nfs_req *rq, const struct dir_op *d, cons
 }
 
 /* Create the file O_EXCL; on EEXIST the mode decides. *want_rest: rest must still be applied. */
+struct futimens_call {
+	int fd;
+	struct timespec *ts;
+};
+
+static long do_futimens(void *arg)
+{
+	struct futimens_call *a = arg;
+	return futimens(a->fd, a->ts) < 0 ? -errno : 0;
+}
+
 static nfsstat3 create_file(struct nfs_req *rq, const struct dir_op *d, const char *name,
 			    const createhow3 *how, sattr3 *rest, bool *want_rest)
 {
@@ -195,8 +208,10 @@ static nfsstat3 create_file(struct nfs_req *rq, const struct dir_op *d, const ch
 	if (excl) {
 		struct timespec ts[2];
 		verf_times(how->createhow3_u.verf, ts);
-		if (futimens(fd, ts) < 0) {
-			st = nfs3_errno(errno);
+		struct futimens_call c = {fd, ts};
+		long rc = cred_offload(rq->w, do_futimens, &c);
+		if (rc < 0) {
+			st = nfs3_errno((int)-rc);
 			/* Without the verifier the client's retry would fail with EXIST. */
 			io_unlinkat(rq->w->ring, d->o.fd, name, 0);
 		}
@@ -300,8 +315,21 @@ static nfsstat3 mknod_what(const mknoddata3 *w, mode_t *mode, dev_t *dev, const 
 	return NFS3_OK;
 }
 
-static nfsstat3 make_node(const struct dir_op *d, const char *name, const mknoddata3 *w,
-			  sattr3 *rest, bool *want_rest)
+struct mknod_call {
+	int dirfd;
+	const char *name;
+	mode_t mode;
+	dev_t dev;
+};
+
+static long do_mknod(void *arg)
+{
+	struct mknod_call *a = arg;
+	return mknodat(a->dirfd, a->name, a->mode, a->dev) < 0 ? -errno : 0;
+}
+
+static nfsstat3 make_node(struct nfs_req *rq, const struct dir_op *d, const char *name,
+			  const mknoddata3 *w, sattr3 *rest, bool *want_rest)
 {
 	mode_t mode;
 	dev_t dev;
@@ -309,8 +337,10 @@ static nfsstat3 make_node(const struct dir_op *d, const char *name, const mknodd
 	nfsstat3 st = mknod_what(w, &mode, &dev, &sa);
 	if (st != NFS3_OK)
 		return st;
-	if (mknodat(d->o.fd, name, mode, dev) < 0)
-		return nfs3_errno(errno);
+	struct mknod_call c = {d->o.fd, name, mode, dev};
+	long rc = cred_offload(rq->w, do_mknod, &c);
+	if (rc < 0)
+		return nfs3_errno((int)-rc);
 	*want_rest = sattr_rest(sa, false, rest);
 	return NFS3_OK;
 }
@@ -325,7 +355,7 @@ NFS3_HANDLER(mknod)
 	bool want_rest = false;
 	nfsstat3 st = dir_begin(rq, &a->where, &d);
 	if (st == NFS3_OK)
-		st = make_node(&d, a->where.name, &a->what, &rest, &want_rest);
+		st = make_node(rq, &d, a->where.name, &a->what, &rest, &want_rest);
 	MKNOD3resok *ok = &res->MKNOD3res_u.resok;
 	res->status = finish_new(rq, &d, a->where.name, st, want_rest ? &rest : NULL, &ok->obj,
 				  &ok->obj_attributes, &ok->dir_wcc,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* NFSv3 procedures on single objects and the file system, and the procedure table.
- * Blocking calls (no io_uring equivalent): readlinkat, fstatfs, fpathconf, faccessat2 (cred.c). */
+ * Calls with no io_uring op (readlinkat, fstatfs, fpathconf) go to the blocking pool
+ * (cred_offload); faccessat2 (cred.c) runs in place: on a descriptor, no lookup, memory only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -148,6 +149,18 @@ NFS3_HANDLER(access)
 	nfs3_fattr(rq, &st, &r->ACCESS3res_u.resok.obj_attributes.post_op_attr_u.attributes);
 }
 
+struct readlink_call {
+	int fd;
+	char *buf;
+};
+
+static long do_readlink(void *arg)
+{
+	struct readlink_call *a = arg;
+	ssize_t n = readlinkat(a->fd, "", a->buf, PATH_MAX);
+	return n >= 0 ? n : -errno;
+}
+
 NFS3_HANDLER(readlink)
 {
 	READLINK3args *a = argp;
@@ -157,9 +170,10 @@ NFS3_HANDLER(readlink)
 	if (r->status != NFS3_OK)
 		return;
 	char *buf = arena_alloc(&rq->arena, PATH_MAX + 1);
-	ssize_t n = buf ? readlinkat(o.fd, "", buf, PATH_MAX) : -1;
+	struct readlink_call c = {o.fd, buf};
+	long n = buf ? cred_offload(rq->w, do_readlink, &c) : -ENOMEM;
 	if (n < 0) {
-		r->status = errno == ENOENT ? NFS3ERR_INVAL : nfs3_errno(errno);
+		r->status = n == -ENOENT ? NFS3ERR_INVAL : nfs3_errno((int)-n);
 		nfs3_post_op_attr(rq, o.fd, &r->READLINK3res_u.resfail.symlink_attributes);
 		return;
 	}
@@ -287,6 +301,17 @@ NFS3_HANDLER(commit)
 		server_write_verf(rq->w->srv, r->COMMIT3res_u.resok.verf);
 }
 
+struct statfs_call {
+	int fd;
+	struct statfs *s;
+};
+
+static long do_statfs(void *arg)
+{
+	struct statfs_call *a = arg;
+	return fstatfs(a->fd, a->s) < 0 ? -errno : 0;
+}
+
 NFS3_HANDLER(fsstat)
 {
 	FSSTAT3args *a = argp;
@@ -296,8 +321,10 @@ NFS3_HANDLER(fsstat)
 	r->status = nfs3_fh_get(rq, &a->fsroot, &o);
 	if (r->status != NFS3_OK)
 		return;
-	if (fstatfs(o.fd, &s) < 0) {
-		r->status = nfs3_errno(errno);
+	struct statfs_call c = {o.fd, &s};
+	long rc = cred_offload(rq->w, do_statfs, &c);
+	if (rc < 0) {
+		r->status = nfs3_errno((int)-rc);
 		nfs3_post_op_attr(rq, o.fd, &r->FSSTAT3res_u.resfail.obj_attributes);
 		return;
 	}
@@ -330,6 +357,11 @@ NFS3_HANDLER(fsinfo)
 	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
 }
 
+static long do_link_max(void *arg)
+{
+	return fpathconf(*(int *)arg, _PC_LINK_MAX);   /* -1 is "no limit known": reported as 1 */
+}
+
 NFS3_HANDLER(pathconf)
 {
 	PATHCONF3args *a = argp;
@@ -339,7 +371,7 @@ NFS3_HANDLER(pathconf)
 	if (r->status != NFS3_OK)
 		return;
 	PATHCONF3resok *ok = &r->PATHCONF3res_u.resok;
-	long link_max = fpathconf(o.fd, _PC_LINK_MAX);
+	long link_max = cred_offload(rq->w, do_link_max, &o.fd);
 	ok->linkmax = link_max > 0 ? (uint32_t)link_max : 1;
 	ok->name_max = NAME_MAX;
 	ok->no_trunc = TRUE;

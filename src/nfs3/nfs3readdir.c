@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* NFSv3 READDIR and READDIRPLUS (RFC 1813 sections 3.3.16 and 3.3.17).
  *
  * The cookie of an entry is the d_off getdents64 gives it: the file system's own position of the
@@ -15,10 +16,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "cred.h"
 #include "io/ring.h"
 #include "nfs3.h"
 
@@ -98,6 +101,7 @@ struct dir_cursor {
 	int fd;
 	size_t len, pos;
 	bool end;    /* getdents64 said the directory has no more entries */
+	unsigned delay_ms;   /* fault seam: srv->fault_readdir_delay_ms */
 	alignas(8) char buf[16384];
 };
 
@@ -110,6 +114,7 @@ static nfsstat3 cursor_open(struct nfs_req *rq, const struct rd_dir *d, uint64_t
 	snprintf(path, sizeof path, "/proc/self/fd/%d", d->o.fd);
 	c->len = c->pos = 0;
 	c->end = false;
+	c->delay_ms = rq->w->srv->fault_readdir_delay_ms;
 	c->fd = io_openat(rq->w->ring, AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (c->fd < 0)
 		return nfs3_errno(-c->fd);
@@ -129,16 +134,30 @@ static void cursor_close(struct nfs_req *rq, struct dir_cursor *c)
 	c->fd = -1;
 }
 
-/* The next entry; NULL at the end of the directory (c->end) or on an error (*err = errno). */
-static const struct dirent64 *cursor_next(struct dir_cursor *c, int *err)
+static long do_getdents(void *arg)
+{
+	struct dir_cursor *c = arg;
+	if (c->delay_ms) {
+		/* A slow or stuck file system, for the tests: wherever this runs, it blocks. */
+		struct timespec ts = {(time_t)(c->delay_ms / 1000), (long)(c->delay_ms % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	ssize_t n = getdents64(c->fd, c->buf, sizeof c->buf);
+	return n >= 0 ? n : -errno;
+}
+
+/* The next entry; NULL at the end of the directory (c->end) or on an error (*err = errno). Each
+ * buffer of entries is read on the blocking pool: a huge directory or a stuck file system holds
+ * a pool thread, not the ring. */
+static const struct dirent64 *cursor_next(struct nfs_req *rq, struct dir_cursor *c, int *err)
 {
 	if (c->pos >= c->len) {
 		if (c->end)
 			return NULL;
-		ssize_t n = getdents64(c->fd, c->buf, sizeof c->buf);
+		long n = cred_offload(rq->w, do_getdents, c);
 		if (n <= 0) {
 			if (n < 0)
-				*err = errno;
+				*err = (int)-n;
 			else
 				c->end = true;
 			return NULL;
@@ -181,7 +200,7 @@ static nfsstat3 list_names(struct nfs_req *rq, const struct rd_dir *d, struct di
 	const struct dirent64 *de;
 	int err = 0;
 	bool any = false;
-	while ((de = cursor_next(c, &err))) {
+	while ((de = cursor_next(rq, c, &err))) {
 		size_t need = entry_size(strlen(de->d_name));
 		if (need > budget)
 			break;
@@ -241,7 +260,7 @@ static void plus_extras(struct nfs_req *rq, const struct rd_dir *d, const char *
 	if (strcmp(name, ".") != 0 && !(d->is_root && strcmp(name, "..") == 0)) {
 		if (nfs3_stat_at(rq, d->o.fd, name, &st) < 0 ||
 		    makedev(st.stx_dev_major, st.stx_dev_minor) != d->o.exp->dev ||
-		    fh_compose(rq->w->srv, d->o.exp, d->o.fd, name, &fh) < 0)
+		    fh_compose(rq->w, d->o.exp, d->o.fd, name, &fh) < 0)
 			return;
 		stp = &st;
 		fhp = &fh;
@@ -272,7 +291,7 @@ static nfsstat3 list_plus(struct nfs_req *rq, const struct rd_dir *d, struct dir
 	const struct dirent64 *de;
 	int err = 0;
 	bool any = false;
-	while ((de = cursor_next(c, &err))) {
+	while ((de = cursor_next(rq, c, &err))) {
 		/* Cheap test first: no stat or handle for an entry that cannot fit anyway. */
 		if (entry_size(strlen(de->d_name)) + 8 > budget)
 			break;

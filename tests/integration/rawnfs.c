@@ -66,6 +66,16 @@ void rn_enc_getattr(struct xb *b, uint32_t xid, const struct rn_fh *fh)
 	put_fh(b, fh);
 }
 
+void rn_enc_readdir(struct xb *b, uint32_t xid, const struct rn_fh *dir, uint32_t count)
+{
+	static const uint8_t zero_verf[8];
+	root_call(b, xid, NFS_PROG, 3, 16);
+	put_fh(b, dir);
+	xb_u64(b, 0);                 /* cookie */
+	xb_bytes(b, zero_verf, 8);
+	xb_u32(b, count);
+}
+
 void rn_enc_commit(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count)
 {
 	root_call(b, xid, NFS_PROG, 3, 21);
@@ -229,6 +239,13 @@ int rn_dec_commit(const struct raw_reply *r)
 	rd_wcc(&d);
 	if (st == 0)
 		rd_skip(&d, 8);
+	return done(&d, st);
+}
+
+int rn_dec_status(const struct raw_reply *r)
+{
+	struct rd d = body(r);
+	uint32_t st = rd_u32(&d);
 	return done(&d, st);
 }
 

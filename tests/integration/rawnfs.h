@@ -26,6 +26,7 @@ void rn_enc_write(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t o
                   uint32_t len, int stable);
 void rn_enc_read(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count);
 void rn_enc_getattr(struct xb *b, uint32_t xid, const struct rn_fh *fh);
+void rn_enc_readdir(struct xb *b, uint32_t xid, const struct rn_fh *dir, uint32_t count);
 void rn_enc_commit(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count);
 
 /* Results: the nfsstat3 (or MOUNT status), -1 when the reply is malformed. */
@@ -36,6 +37,8 @@ int rn_dec_write(const struct raw_reply *r, uint32_t *count, uint32_t *committed
 int rn_dec_read(const struct raw_reply *r, const uint8_t **data, uint32_t *count, bool *eof);
 int rn_dec_getattr(const struct raw_reply *r, uint64_t *size);
 int rn_dec_commit(const struct raw_reply *r);
+/* Just the status. */
+int rn_dec_status(const struct raw_reply *r);
 
 /* One call and its reply on fd: the status as above, -1 on a transport error. */
 int rn_mnt(int fd, const char *path, struct rn_fh *fh);

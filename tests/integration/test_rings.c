@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -300,14 +301,89 @@ static void test_shared_block_file_sync_b_first(void **state)
 	shared_block(*state, "ring.s.ba", RN_FILE_SYNC, true);
 }
 
+/* ---- a blocking call held on the pool while the ring serves its connection ---- */
+
+#define READDIR_DELAY_MS 1500
+
+static long long ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void test_stuck_readdir_blocks_no_ring(void **state)
+{
+	const struct itest *t = *state;
+	int fd = connect_nfs(t);
+	struct rn_fh root, f;
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	f = make_file(t, fd, "beside.readdir");
+	uint8_t data[WLEN], got[WLEN];
+	fill(data, 0, WLEN, 11);
+	assert_int_equal(rn_write(fd, &f, 0, data, WLEN, RN_FILE_SYNC), 0);
+
+	/* READDIR first (its getdents waits READDIR_DELAY_MS on a pool thread), then a WRITE and a
+	 * READ on the same connection, so the same ring: they must not wait for it. */
+	struct xb *b = malloc(sizeof *b);
+	assert_non_null(b);
+	long long t0 = ms_now();
+	rn_enc_readdir(b, 0x7400001, &root, 4096);
+	assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
+	usleep(100 * 1000);           /* the READDIR is on the pool by now */
+	rn_enc_write(b, 0x7400002, &f, WLEN, data, WLEN, RN_UNSTABLE);
+	assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
+	rn_enc_read(b, 0x7400003, &f, 0, WLEN);
+	assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
+	uint8_t *buf = malloc(65536);
+	assert_non_null(buf);
+	for (uint32_t want = 0x7400002; want <= 0x7400004; want++) {
+		struct raw_reply r;
+		ssize_t n = raw_recv_record(fd, buf, 65536, 10000);
+		assert_true(n > 0);
+		assert_int_equal(raw_parse_reply(buf, (size_t)n, &r), 0);
+		long long dt = ms_now() - t0;
+		if (want < 0x7400004) {
+			/* The WRITE and the READ, answered while the READDIR is still held. */
+			assert_true(r.xid == 0x7400002 || r.xid == 0x7400003);
+			assert_true(dt < READDIR_DELAY_MS - 300);
+			if (r.xid == 0x7400003) {
+				const uint8_t *p;
+				uint32_t count;
+				bool eof;
+				assert_int_equal(rn_dec_read(&r, &p, &count, &eof), 0);
+				assert_int_equal(count, WLEN);
+				memcpy(got, p, WLEN);
+				assert_memory_equal(got, data, WLEN);
+			} else {
+				uint32_t count, committed;
+				assert_int_equal(rn_dec_write(&r, &count, &committed), 0);
+			}
+		} else {
+			assert_int_equal(r.xid, 0x7400001);
+			assert_int_equal(rn_dec_status(&r), 0);
+			assert_true(dt >= READDIR_DELAY_MS);
+		}
+	}
+	free(buf);
+	free(b);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
+	/* The fault seam for the READDIR test: every getdents of the daemon waits this long. No
+	 * other test of this program lists a directory. */
+	char delay[16];
+	snprintf(delay, sizeof delay, "%d", READDIR_DELAY_MS);
+	setenv("NFSD_UC_FAULT_READDIR_DELAY_MS", delay, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_256_calls_in_flight),
 		cmocka_unit_test(test_shared_block_unstable_a_first),
 		cmocka_unit_test(test_shared_block_unstable_b_first),
 		cmocka_unit_test(test_shared_block_file_sync_a_first),
 		cmocka_unit_test(test_shared_block_file_sync_b_first),
+		cmocka_unit_test(test_stuck_readdir_blocks_no_ring),
 	};
 	return IT_MAIN("rings", tests);
 }

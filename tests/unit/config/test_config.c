@@ -103,6 +103,7 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.threads, 0);   /* one ring per online CPU */
 	assert_int_equal(cfg.requests_per_connection, 256);
 	assert_int_equal(cfg.requests_per_ring, 1024);
+	assert_int_equal(cfg.blocking_threads, 4);
 	assert_int_equal(cfg.max_record, 1024 * 1024 + 64 * 1024);
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
@@ -460,7 +461,8 @@ static void test_structure_errors(void **state)
 		{"[server]\nport = 1\n# c\nport = 2\n", "4: duplicate key 'port' (first set on line 2)"},
 		{"[server]\nprot = 1\n",
 		 "2: unknown key 'prot' in [server] (known: listen, port, mount_port, threads, "
-		 "requests_per_connection, requests_per_ring, max_record, state_dir, rpcbind)"},
+		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, state_dir, "
+		 "rpcbind)"},
 		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (known: size)"},
 		{"[export data]\nclients = *\nsync = yes\n",
 		 "3: unknown key 'sync' in [export {D}/data] (known: clients, fsid, write_mode, "
@@ -506,6 +508,7 @@ static void test_value_errors(void **state)
 		{"[server]\nrequests_per_connection = 0\n",
 		 "2: requests_per_connection = 0 is out of range (1..65536)"},
 		{"[server]\nrequests_per_ring = 0\n", "2: requests_per_ring = 0 is out of range (1..1048576)"},
+		{"[server]\nblocking_threads = 0\n", "2: blocking_threads = 0 is out of range (1..256)"},
 		{"[server]\nthreads = 99999999999999999999\n",
 		 "2: threads = 99999999999999999999 is not a number"},
 		{"[server]\nmax_record = 32K\n", "2: max_record = 32K is out of range (64K..64M)"},

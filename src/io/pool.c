@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "fiber.h"
+
+/* On the calling fiber's stack: it stays suspended until the job is done. */
+struct job {
+	struct job *next;
+	long (*fn)(void *);
+	void *arg;
+	long result;
+	struct fiber *f;
+};
+
+struct pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct job *head, *tail;
+	bool stop;
+	atomic_uint busy;
+	unsigned n;
+	void (*thread_init)(void *);
+	void *ctx;
+	pthread_t threads[];
+};
+
+static void *pool_main(void *arg)
+{
+	struct pool *p = arg;
+	if (p->thread_init)
+		p->thread_init(p->ctx);
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->head && !p->stop)
+			pthread_cond_wait(&p->cond, &p->lock);
+		struct job *j = p->head;
+		if (!j)
+			break;
+		p->head = j->next;
+		if (!p->head)
+			p->tail = NULL;
+		pthread_mutex_unlock(&p->lock);
+		j->result = j->fn(j->arg);
+		atomic_fetch_sub(&p->busy, 1);
+		fiber_wake(j->f);     /* j lives on the fiber's stack: not touched after this */
+		pthread_mutex_lock(&p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+struct pool *pool_new(unsigned n, void (*thread_init)(void *ctx), void *ctx)
+{
+	if (n == 0)
+		n = 1;
+	struct pool *p = calloc(1, sizeof *p + n * sizeof p->threads[0]);
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->thread_init = thread_init;
+	p->ctx = ctx;
+	for (; p->n < n; p->n++) {
+		int rc = pthread_create(&p->threads[p->n], NULL, pool_main, p);
+		if (rc) {
+			pool_free(p);
+			errno = rc;
+			return NULL;
+		}
+	}
+	return p;
+}
+
+void pool_free(struct pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->n; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+long pool_run(struct pool *p, long (*fn)(void *arg), void *arg)
+{
+	struct fiber *f = fiber_self();
+	if (!p || !f)
+		return fn(arg);
+	struct job j = {.fn = fn, .arg = arg, .f = f};
+	atomic_fetch_add(&p->busy, 1);
+	pthread_mutex_lock(&p->lock);
+	if (p->tail)
+		p->tail->next = &j;
+	else
+		p->head = &j;
+	p->tail = &j;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	fiber_suspend();
+	return j.result;
+}
+
+unsigned pool_busy(struct pool *p)
+{
+	return p ? atomic_load(&p->busy) : 0;
+}
