@@ -106,7 +106,7 @@ static void close_exports(struct server *srv)
 	free(srv->exports);
 }
 
-/* Each worker's handle cache keeps up to three descriptors per file (O_PATH, read/write,
+/* Each ring's handle cache keeps up to three descriptors per file (O_PATH, read/write,
  * O_DIRECT): take the hard limit and size the caches to fit in it, with room for sockets. */
 static void size_handle_caches(struct server *srv, unsigned workers)
 {
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return 0;
 	}
-	/* Signals are taken by sigwait in the main thread; workers inherit the mask. */
+	/* Signals are taken by sigwait in the main thread; rings and pool threads inherit the mask. */
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

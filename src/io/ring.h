@@ -51,8 +51,8 @@ void io_ring_cancel_op(struct io_ring *r, struct io_op *op);
 /* Cancel every pending op on fd (their callbacks still run, with -ECANCELED). */
 void io_ring_cancel_fd(struct io_ring *r, int fd);
 
-/* The ring of the calling thread, for code that runs on whichever worker calls it (the boundary
- * cache's I/O): bound by the worker at start, NULL on threads without one (then callers fall back
+/* The ring of the calling thread, for code that runs on whichever ring calls it (the boundary
+ * cache's I/O): bound by the ring thread at start, NULL on threads without one (then callers fall back
  * to plain syscalls). Thread-local: no thread ever sees another's ring. */
 void io_ring_bind_thread(struct io_ring *r);
 struct io_ring *io_ring_thread(void);
