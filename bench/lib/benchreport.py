@@ -12,8 +12,8 @@ import subprocess
 COLUMNS = ['server', 'mode', 'workload', 'record', 'sync', 'file', 'writers', 'qd', 'bytes',
            'seconds', 'mib_s', 'writes', 'dev_reads', 'dev_reads_per_write',
            'loop_reads_per_write', 'write_amp', 'pagecache_pct', 'cached_pct', 'cpu_s_per_gib',
-           'peak_rss_mib', 'verified', 'note']
-DIGITS = {'seconds': 3, 'mib_s': 1, 'dev_reads': 0, 'dev_reads_per_write': 6,
+           'peak_rss_mib', 'verified', 'note', 'ctxsw_per_write']
+DIGITS = {'ctxsw_per_write': 2, 'seconds': 3, 'mib_s': 1, 'dev_reads': 0, 'dev_reads_per_write': 6,
           'loop_reads_per_write': 6, 'write_amp': 4, 'pagecache_pct': 3, 'cached_pct': 2,
           'cpu_s_per_gib': 3, 'peak_rss_mib': 1}
 IL_RECORDS = (47008, 6000)          # the goals' interleaved record sizes
@@ -23,6 +23,7 @@ GOAL_AMP = 1.01
 GOAL_SPEEDUP = 1.5
 GOAL_RAW = 0.8
 GOAL_CPU = 0.5
+GOAL_CTXSW = 2.0
 WRITE_WORKLOADS = ('interleave', 'seqwrite', 'randwrite', 'sustained')
 
 
@@ -234,6 +235,23 @@ def goals(rows, raw):
                          None if ok else f'worst case {worst[0] / GOAL_CPU:.1f}x the limit'))
     else:
         out.append(_goal("server CPU per GiB against NFS-Ganesha's", f'<= {GOAL_CPU}x', '-', None))
+
+    # 7. context switches per WRITE (issue 8: the request runs on its ring from socket to reply)
+    cases = [r for r in uc if r['workload'] == 'interleave' and int(r['record']) in IL_RECORDS
+             and verified(r) and num(r.get('ctxsw_per_write')) is not None]
+    if cases:
+        worst = max(cases, key=lambda r: num(r['ctxsw_per_write']))
+        w = num(worst['ctxsw_per_write'])
+        gsw = [num(g.get('ctxsw_per_write')) for _, g in _pairs(cases, gan, lambda r: True)
+               if num(g.get('ctxsw_per_write')) is not None]
+        meas = (f'worst {w:.2f} ({_case(worst)}) over {len(cases)} cases'
+                + (f"; Ganesha's median {sorted(gsw)[len(gsw) // 2]:.2f}" if gsw else ''))
+        ok = w <= GOAL_CTXSW
+        out.append(_goal('server context switches per WRITE, interleaved 47008 and 6000 '
+                         '(nfsd-uc direct, every thread)', f'<= {GOAL_CTXSW:g}', meas, ok,
+                         None if ok else f'worst {w / GOAL_CTXSW:.1f}x the limit'))
+    else:
+        out.append(_goal('server context switches per WRITE', f'<= {GOAL_CTXSW:g}', '-', None))
     return out
 
 
@@ -259,13 +277,14 @@ def _io_cells(r):
     return [label(r), fmt(r['mib_s'], 1), r['writes'], fmt(r['dev_reads'], 0),
             fmt(r['dev_reads_per_write'], 5), fmt(r['loop_reads_per_write'], 5),
             fmt(r['write_amp'], 3), fmt(r['pagecache_pct'], 2), fmt(r['cached_pct'], 1),
-            fmt(r['cpu_s_per_gib'], 2), fmt(r['peak_rss_mib'], 0), r['verified'],
+            fmt(r['cpu_s_per_gib'], 2), fmt(r.get('ctxsw_per_write'), 2),
+            fmt(r['peak_rss_mib'], 0), r['verified'],
             r['note'] if r['note'] not in ('', '-') else '']
 
 
 IO_HEAD = ['server', 'MiB/s', 'WRITEs', 'dev reads', 'reads/WRITE', 'loop reads/WRITE',
-           'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB', 'peak RSS MiB', 'verified',
-           'note']
+           'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB', 'ctx sw/WRITE',
+           'peak RSS MiB', 'verified', 'note']
 
 
 def interleave_table(rows, workload='interleave'):
