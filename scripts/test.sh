@@ -1,7 +1,8 @@
 #!/bin/sh
-# Install dependencies, build twice (plain, and with ASan + UBSan) and run every test suite:
+# Install dependencies, build three times (plain; ASan + UBSan; TSan) and run every test suite:
 # unit (CMocka), integration (the daemon driven by libnfs) and linux-client (a Debian kernel in
-# qemu mounting the daemon). Exits non-zero if any test fails.
+# qemu mounting the daemon); the TSan build runs the unit suite (the cache's concurrent writers,
+# fibers of two threads sharing a lock). Exits non-zero if any test fails.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -10,17 +11,22 @@ if [ -x tests/linux-client/setup.sh ]; then
 fi
 [ -d build-test ] || meson setup build-test
 [ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+[ -d build-tsan ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
 ninja -C build-test
 ninja -C build-asan
+ninja -C build-tsan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1
 rc=0
+meson test -C build-tsan --print-errorlogs --suite unit || rc=1
 meson test -C build-asan --print-errorlogs --suite unit --suite integration || rc=1
 meson test -C build-test --print-errorlogs --suite unit --suite integration --suite linux-client || rc=1
 # One closing line over both builds, in the form CI reads.
 python3 - <<'PY'
 import json, sys
 ok = bad = skip = 0
-for f in ("build-asan/meson-logs/testlog.json", "build-test/meson-logs/testlog.json"):
+for f in ("build-tsan/meson-logs/testlog.json", "build-asan/meson-logs/testlog.json",
+          "build-test/meson-logs/testlog.json"):
     try:
         lines = open(f).read().splitlines()
     except OSError:
