@@ -12,12 +12,18 @@
 #define WCC_ATTR_LEN 24           /* size, mtime, ctime */
 #define RN_CHUNK 4096             /* WRITE payload that fits struct xb with its header */
 
-static void root_call(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
+static void user_call(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
+		      uint32_t uid, uint32_t gid)
 {
 	struct xb cred = {0};
-	xb_auth_sys(&cred, 0, 0);
+	xb_auth_sys(&cred, uid, gid);
 	b->len = 0;
 	xb_call(b, xid, 2, prog, vers, proc, RAW_AUTH_SYS, &cred);
+}
+
+static void root_call(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	user_call(b, xid, prog, vers, proc, 0, 0);
 }
 
 static void put_fh(struct xb *b, const struct rn_fh *fh)
@@ -74,6 +80,35 @@ void rn_enc_readdir(struct xb *b, uint32_t xid, const struct rn_fh *dir, uint32_
 	xb_u64(b, 0);                 /* cookie */
 	xb_bytes(b, zero_verf, 8);
 	xb_u32(b, count);
+}
+
+void rn_enc_getattr_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint32_t uid, uint32_t gid)
+{
+	user_call(b, xid, NFS_PROG, 3, 1, uid, gid);
+	put_fh(b, fh);
+}
+
+void rn_enc_lookup_as(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name,
+                      uint32_t uid, uint32_t gid)
+{
+	user_call(b, xid, NFS_PROG, 3, 3, uid, gid);
+	put_fh(b, dir);
+	xb_string(b, name);
+}
+
+void rn_enc_read_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count,
+                    uint32_t uid, uint32_t gid)
+{
+	user_call(b, xid, NFS_PROG, 3, 6, uid, gid);
+	put_fh(b, fh);
+	xb_u64(b, off);
+	xb_u32(b, count);
+}
+
+void rn_enc_mnt_as(struct xb *b, uint32_t xid, const char *path, uint32_t uid, uint32_t gid)
+{
+	user_call(b, xid, MOUNT_PROG, 3, 1, uid, gid);
+	xb_string(b, path);
 }
 
 void rn_enc_commit(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count)
@@ -191,6 +226,15 @@ int rn_dec_create(const struct raw_reply *r, struct rn_fh *fh)
 	return done(&d, st);
 }
 
+int rn_dec_lookup(const struct raw_reply *r, struct rn_fh *fh)
+{
+	struct rd d = body(r);
+	uint32_t st = rd_u32(&d);
+	if (st == 0)
+		rd_fh(&d, fh);
+	return done(&d, st);
+}
+
 int rn_dec_write(const struct raw_reply *r, uint32_t *count, uint32_t *committed)
 {
 	struct rd d = body(r);
@@ -253,6 +297,11 @@ int rn_dec_status(const struct raw_reply *r)
 
 static uint32_t next_xid = 0x5a000000;
 #define REPLY_CAP (2u << 20)
+
+int rn_exchange(int fd, const struct xb *b, uint8_t *buf, size_t cap, struct raw_reply *r)
+{
+	return raw_call(fd, b, buf, cap, r);
+}
 
 static int call(int fd, const struct xb *b, uint8_t **buf, struct raw_reply *r)
 {

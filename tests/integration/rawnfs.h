@@ -26,12 +26,20 @@ void rn_enc_write(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t o
                   uint32_t len, int stable);
 void rn_enc_read(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count);
 void rn_enc_getattr(struct xb *b, uint32_t xid, const struct rn_fh *fh);
+/* The same calls as another user (AUTH_SYS uid/gid, no groups). */
+void rn_enc_getattr_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint32_t uid, uint32_t gid);
+void rn_enc_lookup_as(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name,
+                      uint32_t uid, uint32_t gid);
+void rn_enc_read_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count,
+                    uint32_t uid, uint32_t gid);
+void rn_enc_mnt_as(struct xb *b, uint32_t xid, const char *path, uint32_t uid, uint32_t gid);
 void rn_enc_readdir(struct xb *b, uint32_t xid, const struct rn_fh *dir, uint32_t count);
 void rn_enc_commit(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count);
 
 /* Results: the nfsstat3 (or MOUNT status), -1 when the reply is malformed. */
 int rn_dec_mnt(const struct raw_reply *r, struct rn_fh *fh);
 int rn_dec_create(const struct raw_reply *r, struct rn_fh *fh);
+int rn_dec_lookup(const struct raw_reply *r, struct rn_fh *fh);
 int rn_dec_write(const struct raw_reply *r, uint32_t *count, uint32_t *committed);
 /* *data points into the reply. */
 int rn_dec_read(const struct raw_reply *r, const uint8_t **data, uint32_t *count, bool *eof);
@@ -39,6 +47,9 @@ int rn_dec_getattr(const struct raw_reply *r, uint64_t *size);
 int rn_dec_commit(const struct raw_reply *r);
 /* Just the status. */
 int rn_dec_status(const struct raw_reply *r);
+
+/* Send b and receive its reply into buf (cap bytes): 0 or -1. */
+int rn_exchange(int fd, const struct xb *b, uint8_t *buf, size_t cap, struct raw_reply *r);
 
 /* One call and its reply on fd: the status as above, -1 on a transport error. */
 int rn_mnt(int fd, const char *path, struct rn_fh *fh);

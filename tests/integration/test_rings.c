@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -370,6 +371,55 @@ static void test_stuck_readdir_blocks_no_ring(void **state)
 	close(fd);
 }
 
+/* ---- MOUNT as the server, whatever the ring's previous request was ---- */
+
+static int exchange_status(int fd, struct xb *b, int (*dec)(const struct raw_reply *, struct rn_fh *),
+                           struct rn_fh *out)
+{
+	uint8_t buf[4096];
+	struct raw_reply r;
+	assert_int_equal(rn_exchange(fd, b, buf, sizeof buf, &r), 0);
+	return dec ? dec(&r, out) : rn_dec_status(&r);
+}
+
+static void test_mount_acts_as_the_server(void **state)
+{
+	const struct itest *t = *state;
+	char dir[PATH_MAX], sub[PATH_MAX + 16];
+	/* root's 0700 directory, a subdirectory in it, and root's 0600 file there */
+	it_path(t, EXP_RW, "locked", dir, sizeof dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(sub, sizeof sub, "%s/sub", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	it_write_file(t, EXP_RW, "locked/sub/secret", "top secret", 10, 0600);
+
+	int fd = connect_nfs(t);
+	struct xb *b = malloc(sizeof *b);
+	struct rn_fh root, subfh, secret;
+	assert_non_null(b);
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	/* A user's request leaves the ring thread with the user's identity ... */
+	rn_enc_getattr_as(b, 0x7500001, &root, 1000, 1000);
+	assert_int_equal(exchange_status(fd, b, NULL, NULL), 0);
+	/* ... and root's MNT of a path only root can reach still works. */
+	rn_enc_mnt_as(b, 0x7500002, sub, 0, 0);
+	assert_int_equal(exchange_status(fd, b, rn_dec_mnt, &subfh), 0);
+	/* A user may MNT it too (as rpc.mountd allows), but gets no further than the modes let it:
+	 * root's 0600 file there is not the user's to read. */
+	rn_enc_mnt_as(b, 0x7500003, sub, 1000, 1000);
+	assert_int_equal(exchange_status(fd, b, rn_dec_mnt, &subfh), 0);
+	rn_enc_lookup_as(b, 0x7500004, &subfh, "secret", 1000, 1000);
+	assert_int_equal(exchange_status(fd, b, rn_dec_lookup, &secret), 0);
+	rn_enc_read_as(b, 0x7500005, &secret, 0, 10, 1000, 1000);
+	assert_int_equal(exchange_status(fd, b, NULL, NULL), 13);   /* NFS3ERR_ACCES */
+	/* root reads it */
+	uint8_t got[10];
+	assert_int_equal(rn_read(fd, &secret, 0, got, 10), 0);
+	assert_memory_equal(got, "top secret", 10);
+	free(b);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	/* The fault seam for the READDIR test: every getdents of the daemon waits this long. No
@@ -384,6 +434,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_shared_block_file_sync_a_first),
 		cmocka_unit_test(test_shared_block_file_sync_b_first),
 		cmocka_unit_test(test_stuck_readdir_blocks_no_ring),
+		cmocka_unit_test(test_mount_acts_as_the_server),
 	};
 	return IT_MAIN("rings", tests);
 }
