@@ -191,6 +191,11 @@ static void *worker_main(void *arg)
 	/* Messages that came after the end (a connection handed over late) are answered by
 	 * their handlers seeing `done`. */
 	fiber_sched_take_inbox(w->sched);
+	/* Closing the handles writes what the boundary cache still holds for them, through this
+	 * ring (outside any fiber: each call waits in place), on its own thread, which is the only
+	 * one that ever submits to it. */
+	fh_cache_free(w->fhc);
+	w->fhc = NULL;
 	io_ring_set_sched(w->ring, NULL, NULL, NULL);
 	fiber_sched_bind(NULL);
 	io_ring_bind_thread(NULL);
@@ -217,12 +222,9 @@ static int worker_init(struct worker *w, struct server *srv, unsigned id)
 
 static void worker_fini(struct worker *w)
 {
-	/* Closing the handles writes what the boundary cache still holds for them: do it on a thread
-	 * bound to this ring (the main thread has none and would use plain syscalls). */
-	io_ring_bind_thread(w->ring);
+	/* A ring that never ran still has its (empty) handle cache. */
 	if (w->fhc)
 		fh_cache_free(w->fhc);
-	io_ring_bind_thread(NULL);
 	io_ring_free(w->ring);
 	fiber_sched_free(w->sched);
 	if (w->ev_fd >= 0)
