@@ -264,8 +264,9 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 	uint64_t start = fiber_now_ns(), end = start + PARK_MAX_NS;
 	for (;;) {
 		uint64_t now = fiber_now_ns();
+		/* Counted as running again here (worker_parked), so "others" is anyone but us. */
 		bool force = now >= end ||
-			     (now >= start + PARK_MIN_NS && !workers_busy(rq->w->srv, NULL));
+			     (now >= start + PARK_MIN_NS && !workers_busy(rq->w->srv, rq->w));
 		int rc = write_finish(rq, o, off, count, stable, force);
 		if (rc != FILEIO_WAIT)
 			return rc;
