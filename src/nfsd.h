@@ -21,6 +21,7 @@ struct fh_cache;
 struct fh_entry;
 struct bcache;
 struct conn;
+struct listener;
 struct fiber_sched;
 struct forget_ring;
 struct pool;
@@ -85,6 +86,7 @@ struct worker {
 	bool started;
 	unsigned id;
 	/* connections and requests (server.c) */
+	struct listener *listeners[2];   /* ring 0 only */
 	struct conn *conns;
 	unsigned inflight;            /* request fibers running or waiting */
 	unsigned nstalled;            /* connections held back because inflight hit the bound */

@@ -92,6 +92,8 @@ static void conn_post_recv(struct conn *c);
 static void conn_free(struct conn *c)
 {
 	struct worker *w = c->w;
+	if (c->stalled)
+		w->nstalled--;
 	if (c->prev) c->prev->next = c->next; else w->conns = c->next;
 	if (c->next) c->next->prev = c->prev;
 	close(c->fd);
@@ -496,9 +498,7 @@ static void accept_again(struct listener *l)
 static void on_backoff(struct fiber_timer *t)
 {
 	struct listener *l = (struct listener *)((char *)t - offsetof(struct listener, backoff));
-	if (l->w->stopping)
-		free(l);
-	else
+	if (!l->w->stopping)
 		accept_again(l);
 }
 
@@ -523,9 +523,7 @@ static void on_accept(struct io_op *op, int res)
 		}
 	}
 	if (!w->stopping)
-		accept_again(l);
-	else
-		free(l);
+		accept_again(l);     /* stopping: the listener is freed with the ring (server_ring_free) */
 }
 
 static int listen_on(const char *addr, uint16_t port)
@@ -640,15 +638,18 @@ void server_ring_start(struct worker *w)
 		l->op.cb = on_accept;
 		l->w = w;
 		l->fd = w->srv->listen_fd[i];
+		w->listeners[i] = l;
 		accept_again(l);
 	}
 }
 
 void server_ring_stop(struct worker *w)
 {
-	if (w->id == 0)
-		for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++)
+		if (w->listeners[i]) {
+			fiber_timer_disarm(&w->listeners[i]->backoff);   /* backing off: no accept to cancel */
 			io_ring_cancel_fd(w->ring, w->srv->listen_fd[i]);
+		}
 	/* Connections finish the replies they owe, then close. */
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
@@ -670,6 +671,10 @@ void server_ring_free(struct worker *w)
 {
 	while (w->conns)
 		conn_free(w->conns);
+	for (int i = 0; i < 2; i++) {
+		free(w->listeners[i]);   /* their accepts ended with the loop */
+		w->listeners[i] = NULL;
+	}
 }
 
 int server_listen(struct server *srv)

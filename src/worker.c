@@ -222,6 +222,9 @@ static int worker_init(struct worker *w, struct server *srv, unsigned id)
 
 static void worker_fini(struct worker *w)
 {
+	/* A connection ring 0 handed over after this ring had ended: its handler closes it. */
+	if (w->sched)
+		fiber_sched_take_inbox(w->sched);
 	/* A ring that never ran still has its (empty) handle cache. */
 	if (w->fhc)
 		fh_cache_free(w->fhc);
