@@ -84,47 +84,52 @@ int fh_load_key(const char *dir, uint8_t key[16])
 	return rc;
 }
 
-struct kernel_handle {
-	struct file_handle h;
-	unsigned char bytes[FH_KMAX];
-};
+int fh_kernel_at(int dirfd, const char *name, struct fh_kernel *kh)
+{
+	int mount_id;
+	int flags = name[0] ? 0 : AT_EMPTY_PATH;
+	kh->h.handle_bytes = FH_KMAX;
+	if (name_to_handle_at(dirfd, name, &kh->h, &mount_id, flags) < 0)
+		return errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
+	return 0;
+}
 
 struct to_handle {
 	int dirfd;
 	const char *name;
-	struct kernel_handle *kh;
+	struct fh_kernel *kh;
 };
 
 static long do_name_to_handle(void *arg)
 {
 	struct to_handle *a = arg;
-	int mount_id;
-	int flags = a->name[0] ? 0 : AT_EMPTY_PATH;
-	if (name_to_handle_at(a->dirfd, a->name, &a->kh->h, &mount_id, flags) < 0)
-		return errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
-	return 0;
+	return fh_kernel_at(a->dirfd, a->name, a->kh);
 }
 
 int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const char *name,
 	       struct fh *out)
 {
-	const struct server *srv = w->srv;
-	struct kernel_handle kh;
-	kh.h.handle_bytes = FH_KMAX;
+	struct fh_kernel kh;
 	struct to_handle a = {dirfd, name, &kh};
 	long rc = cred_offload(w, do_name_to_handle, &a);
 	if (rc < 0)
 		return (int)rc;
+	fh_seal(w->srv, exp, &kh, out);
+	return 0;
+}
+
+void fh_seal(const struct server *srv, const struct export_rt *exp, const struct fh_kernel *kh,
+	     struct fh *out)
+{
 	uint8_t *p = out->data;
 	p[0] = FH_VERSION;
-	p[1] = (uint8_t)kh.h.handle_bytes;
+	p[1] = (uint8_t)kh->h.handle_bytes;
 	put32(p + 2, exp->cfg->fsid);
-	put32(p + 6, (uint32_t)kh.h.handle_type);
-	memcpy(p + FH_HDR, kh.h.f_handle, kh.h.handle_bytes);
-	size_t n = FH_HDR + kh.h.handle_bytes;
+	put32(p + 6, (uint32_t)kh->h.handle_type);
+	memcpy(p + FH_HDR, kh->h.f_handle, kh->h.handle_bytes);
+	size_t n = FH_HDR + kh->h.handle_bytes;
 	mac(srv->fh_key, p, n, p + n);
 	out->len = (uint32_t)(n + FH_MAC);
-	return 0;
 }
 
 /* ---- cache ---- */
@@ -303,7 +308,7 @@ static enum fh_status fh_check(const struct server *srv, const uint8_t *p, size_
 
 struct by_handle {
 	int root_fd;
-	struct kernel_handle *kh;
+	struct fh_kernel *kh;
 };
 
 static long do_open_by_handle(void *arg)
@@ -316,7 +321,7 @@ static long do_open_by_handle(void *arg)
 static enum fh_status open_handle(struct worker *w, const struct export_rt *exp, const uint8_t *p,
 				  int *fd, int *err)
 {
-	struct kernel_handle kh;
+	struct fh_kernel kh;
 	kh.h.handle_bytes = p[1];
 	kh.h.handle_type = (int)get32(p + 6);
 	memcpy(kh.h.f_handle, p + FH_HDR, p[1]);

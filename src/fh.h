@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "nfsd.h"
@@ -37,6 +38,18 @@ enum fh_status { FH_OK = 0, FH_BADHANDLE, FH_STALE, FH_ERR };
 
 /* Load the 16-byte key from state_dir/fh.key, creating dir and key on first start. */
 int fh_load_key(const char *state_dir, uint8_t key[16]);
+
+/* A kernel handle, as name_to_handle_at gives it (at most what a wire handle has room for). */
+struct fh_kernel {
+	struct file_handle h;
+	unsigned char bytes[FH_MAX];
+};
+/* name_to_handle_at of dirfd/name, not following symlinks: a plain call on the calling thread,
+ * for code already on the blocking pool (READDIRPLUS's batch). 0 or -errno. */
+int fh_kernel_at(int dirfd, const char *name, struct fh_kernel *kh);
+/* The wire handle of a kernel handle of exp's file system (version, fsid, MAC). */
+void fh_seal(const struct server *srv, const struct export_rt *exp, const struct fh_kernel *kh,
+	     struct fh *out);
 
 /* The handle of dirfd/name (name "" with fd = the object itself), not following symlinks. */
 int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const char *name,

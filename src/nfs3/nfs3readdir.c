@@ -15,6 +15,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -97,11 +98,23 @@ static size_t rd_budget(uint32_t count)
 
 /* ---- reading entries ---- */
 
+/* What READDIRPLUS adds to one entry, found on the pool with the entries themselves. */
+struct plus_entry {
+	int rc;                  /* 0; 1: the directory itself ("." and the root's ".."); -errno */
+	struct statx st;
+	struct fh_kernel kh;
+};
+
 struct dir_cursor {
 	int fd;
 	size_t len, pos;
 	bool end;    /* getdents64 said the directory has no more entries */
 	unsigned delay_ms;   /* fault seam: srv->fault_readdir_delay_ms */
+	/* READDIRPLUS: attributes and handle of every entry of buf, in its order */
+	bool plus, is_root;
+	int dirfd;               /* the directory's O_PATH descriptor, for the lookups */
+	struct plus_entry *pe;
+	size_t npe, cur;         /* entries in pe; index of the entry cursor_next last gave */
 	alignas(8) char buf[16384];
 };
 
@@ -132,6 +145,40 @@ static void cursor_close(struct nfs_req *rq, struct dir_cursor *c)
 	if (c->fd >= 0)
 		io_close(rq->w->ring, c->fd);
 	c->fd = -1;
+	free(c->pe);
+	c->pe = NULL;
+	c->npe = 0;
+}
+
+/* Stat and name every entry of the buffer just read, on the pool thread that read it: one trip
+ * per 16 KiB of entries, not two per entry. */
+static void plus_fill(struct dir_cursor *c)
+{
+	size_t n = 0;
+	for (size_t pos = 0; pos < c->len; n++)
+		pos += ((const struct dirent64 *)(c->buf + pos))->d_reclen;
+	struct plus_entry *pe = realloc(c->pe, (n ? n : 1) * sizeof *pe);
+	if (!pe) {
+		c->npe = 0;      /* every entry then goes without attributes and handle */
+		return;
+	}
+	c->pe = pe;
+	c->npe = n;
+	size_t k = 0;
+	for (size_t pos = 0; pos < c->len; k++) {
+		const struct dirent64 *de = (const struct dirent64 *)(c->buf + pos);
+		const char *name = de->d_name;
+		pos += de->d_reclen;
+		if (strcmp(name, ".") == 0 || (c->is_root && strcmp(name, "..") == 0)) {
+			pe[k].rc = 1;
+			continue;
+		}
+		if (statx(c->dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
+			  &pe[k].st) < 0)
+			pe[k].rc = -errno;
+		else
+			pe[k].rc = fh_kernel_at(c->dirfd, name, &pe[k].kh);
+	}
 }
 
 static long do_getdents(void *arg)
@@ -143,7 +190,12 @@ static long do_getdents(void *arg)
 		nanosleep(&ts, NULL);
 	}
 	ssize_t n = getdents64(c->fd, c->buf, sizeof c->buf);
-	return n >= 0 ? n : -errno;
+	if (n < 0)
+		return -errno;
+	c->len = (size_t)n;
+	if (c->plus && n > 0)
+		plus_fill(c);
+	return n;
 }
 
 /* The next entry; NULL at the end of the directory (c->end) or on an error (*err = errno). Each
@@ -164,9 +216,11 @@ static const struct dirent64 *cursor_next(struct nfs_req *rq, struct dir_cursor 
 		}
 		c->len = (size_t)n;
 		c->pos = 0;
+		c->cur = (size_t)-1;
 	}
 	const struct dirent64 *de = (const struct dirent64 *)(c->buf + c->pos);
 	c->pos += de->d_reclen;
+	c->cur++;
 	return de;
 }
 
@@ -247,22 +301,25 @@ NFS3_HANDLER(readdir)
 
 /* ---- READDIRPLUS ---- */
 
-/* Attributes and handle of one entry. "." is the directory itself, and so is ".." at the export
- * root. An entry that vanished, or a mount point leading off the export's file system, gets
- * neither: the client LOOKUPs it if it cares. */
-static void plus_extras(struct nfs_req *rq, const struct rd_dir *d, const char *name,
+/* Attributes and handle of one entry, from the batch plus_fill made. "." is the directory
+ * itself, and so is ".." at the export root. An entry that vanished, or a mount point leading off
+ * the export's file system, gets neither: the client LOOKUPs it if it cares. */
+static void plus_extras(struct nfs_req *rq, const struct rd_dir *d, const struct dir_cursor *c,
 			entryplus3 *e)
 {
-	struct statx st;
 	struct fh fh;
 	const struct statx *stp = &d->st;
 	const struct fh *fhp = &d->o.fh;
-	if (strcmp(name, ".") != 0 && !(d->is_root && strcmp(name, "..") == 0)) {
-		if (nfs3_stat_at(rq, d->o.fd, name, &st) < 0 ||
-		    makedev(st.stx_dev_major, st.stx_dev_minor) != d->o.exp->dev ||
-		    fh_compose(rq->w, d->o.exp, d->o.fd, name, &fh) < 0)
+	if (c->cur >= c->npe)
+		return;
+	const struct plus_entry *pe = &c->pe[c->cur];
+	if (pe->rc < 0)
+		return;
+	if (pe->rc == 0) {
+		if (makedev(pe->st.stx_dev_major, pe->st.stx_dev_minor) != d->o.exp->dev)
 			return;
-		stp = &st;
+		fh_seal(rq->w->srv, d->o.exp, &pe->kh, &fh);
+		stp = &pe->st;
 		fhp = &fh;
 	}
 	e->name_attributes.attributes_follow = TRUE;
@@ -301,7 +358,7 @@ static nfsstat3 list_plus(struct nfs_req *rq, const struct rd_dir *d, struct dir
 			return NFS3ERR_SERVERFAULT;
 		*e = (entryplus3){ .fileid = entry_fileid(d, de), .name = name,
 				   .cookie = (uint64_t)de->d_off, .nextentry = NULL };
-		plus_extras(rq, d, name, e);
+		plus_extras(rq, d, c, e);
 		size_t need = plus_size(e);
 		if (need > budget)
 			break;
@@ -325,8 +382,12 @@ NFS3_HANDLER(readdirplus)
 	nfsstat3 st = rd_begin(rq, &a->dir, a->cookie, a->cookieverf, &d);
 	if (st == NFS3_OK && a->maxcount < RD_HDR_SIZE)
 		st = NFS3ERR_TOOSMALL;
-	if (st == NFS3_OK)
+	if (st == NFS3_OK) {
 		st = cursor_open(rq, &d, a->cookie, &c);
+		c.plus = true;
+		c.is_root = d.is_root;
+		c.dirfd = d.o.fd;
+	}
 	if (st == NFS3_OK)
 		st = list_plus(rq, &d, &c, rd_budget(a->maxcount), &ok->reply);
 	cursor_close(rq, &c);
