@@ -604,6 +604,13 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         L.append(guest_table(rows))
         L.append('')
 
+    # Hand-written analysis (how the core scales past this machine), kept beside the plots.
+    scaling = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs',
+                           'bench', 'scaling.md')
+    if os.path.exists(scaling):
+        with open(scaling) as f:
+            L.append(f.read().rstrip('\n') + '\n')
+
     L.append('## How it was measured\n')
     L.append('\n'.join([
         '- Servers: nfsd-uc in each `write_mode` (`read_mode` set to the same mode), with its '
