@@ -105,6 +105,14 @@ void rn_enc_read_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t
 	xb_u32(b, count);
 }
 
+void rn_enc_remove_as(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name,
+                      uint32_t uid, uint32_t gid)
+{
+	user_call(b, xid, NFS_PROG, 3, 12, uid, gid);
+	put_fh(b, dir);
+	xb_string(b, name);
+}
+
 void rn_enc_mnt_as(struct xb *b, uint32_t xid, const char *path, uint32_t uid, uint32_t gid)
 {
 	user_call(b, xid, MOUNT_PROG, 3, 1, uid, gid);

@@ -32,6 +32,8 @@ void rn_enc_lookup_as(struct xb *b, uint32_t xid, const struct rn_fh *dir, const
                       uint32_t uid, uint32_t gid);
 void rn_enc_read_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count,
                     uint32_t uid, uint32_t gid);
+void rn_enc_remove_as(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name,
+                      uint32_t uid, uint32_t gid);
 void rn_enc_mnt_as(struct xb *b, uint32_t xid, const char *path, uint32_t uid, uint32_t gid);
 void rn_enc_readdir(struct xb *b, uint32_t xid, const struct rn_fh *dir, uint32_t count);
 void rn_enc_commit(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count);

@@ -420,6 +420,79 @@ static void test_mount_acts_as_the_server(void **state)
 	close(fd);
 }
 
+/* ---- credentials stay each fiber's own while they interleave on one ring ---- */
+
+#define CRED_CALLS 96
+
+/* uid 1000 READs its own 0600 file while uid 1001 tries to REMOVE files of uid 1000's directory,
+ * all in flight at once on one connection: one ring thread runs both users' fibers, switching
+ * between them at every wait. A REMOVE waits (it stats its victim) before it unlinks: should the
+ * unlink run as the other user, the file would go. */
+static void test_interleaved_users_keep_their_credentials(void **state)
+{
+	const struct itest *t = *state;
+	char path[PATH_MAX];
+	it_path(t, EXP_RW, "dir.of.1000", path, sizeof path);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(chown(path, 1000, 1000), 0);
+	it_write_file(t, EXP_RW, "dir.of.1000/mine", "for 1000 only", 13, 0600);
+	it_path(t, EXP_RW, "dir.of.1000/mine", path, sizeof path);
+	assert_int_equal(chown(path, 1000, 1000), 0);
+	for (unsigned i = 1; i < CRED_CALLS; i += 2) {
+		char rel[64];
+		snprintf(rel, sizeof rel, "dir.of.1000/keep%u", i);
+		it_write_file(t, EXP_RW, rel, "x", 1, 0644);
+	}
+	int fd = connect_nfs(t);
+	struct rn_fh root, dir, f;
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	struct xb *b = malloc(sizeof *b);
+	uint8_t *buf = malloc(65536);
+	assert_non_null(b);
+	assert_non_null(buf);
+	rn_enc_lookup_as(b, 0x7600000, &root, "dir.of.1000", 1000, 1000);
+	assert_int_equal(exchange_status(fd, b, rn_dec_lookup, &dir), 0);
+	rn_enc_lookup_as(b, 0x7600001, &dir, "mine", 1000, 1000);
+	assert_int_equal(exchange_status(fd, b, rn_dec_lookup, &f), 0);
+	for (unsigned i = 0; i < CRED_CALLS; i++) {
+		if (i % 2) {
+			char name[32];
+			snprintf(name, sizeof name, "keep%u", i);
+			rn_enc_remove_as(b, 0x7610000 + i, &dir, name, 1001, 1001);
+		} else {
+			rn_enc_read_as(b, 0x7610000 + i, &f, 0, 13, 1000, 1000);
+		}
+		assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
+	}
+	for (unsigned n = 0; n < CRED_CALLS; n++) {
+		struct raw_reply r;
+		ssize_t len = raw_recv_record(fd, buf, 65536, 10000);
+		assert_true(len > 0);
+		assert_int_equal(raw_parse_reply(buf, (size_t)len, &r), 0);
+		unsigned i = r.xid - 0x7610000;
+		assert_true(i < CRED_CALLS);
+		if (i % 2) {
+			assert_int_equal(rn_dec_status(&r), 13);     /* NFS3ERR_ACCES */
+		} else {
+			const uint8_t *p;
+			uint32_t count;
+			bool eof;
+			assert_int_equal(rn_dec_read(&r, &p, &count, &eof), 0);
+			assert_int_equal(count, 13);
+			assert_memory_equal(p, "for 1000 only", 13);
+		}
+	}
+	for (unsigned i = 1; i < CRED_CALLS; i += 2) {
+		char rel[64];
+		snprintf(rel, sizeof rel, "dir.of.1000/keep%u", i);
+		it_path(t, EXP_RW, rel, path, sizeof path);
+		assert_int_equal(access(path, F_OK), 0);     /* still there */
+	}
+	free(buf);
+	free(b);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	/* The fault seam for the READDIR test: every getdents of the daemon waits this long. No
@@ -435,6 +508,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_shared_block_file_sync_b_first),
 		cmocka_unit_test(test_stuck_readdir_blocks_no_ring),
 		cmocka_unit_test(test_mount_acts_as_the_server),
+		cmocka_unit_test(test_interleaved_users_keep_their_credentials),
 	};
 	return IT_MAIN("rings", tests);
 }
