@@ -33,8 +33,7 @@ static void put_fh(struct xb *b, const struct rn_fh *fh)
 
 void rn_enc_mnt(struct xb *b, uint32_t xid, const char *path)
 {
-	root_call(b, xid, MOUNT_PROG, 3, 1);
-	xb_string(b, path);
+	rn_enc_mnt_as(b, xid, path, 0, 0);
 }
 
 void rn_enc_create(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name)
@@ -60,16 +59,12 @@ void rn_enc_write(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t o
 
 void rn_enc_read(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count)
 {
-	root_call(b, xid, NFS_PROG, 3, 6);
-	put_fh(b, fh);
-	xb_u64(b, off);
-	xb_u32(b, count);
+	rn_enc_read_as(b, xid, fh, off, count, 0, 0);
 }
 
 void rn_enc_getattr(struct xb *b, uint32_t xid, const struct rn_fh *fh)
 {
-	root_call(b, xid, NFS_PROG, 3, 1);
-	put_fh(b, fh);
+	rn_enc_getattr_as(b, xid, fh, 0, 0);
 }
 
 void rn_enc_readdir(struct xb *b, uint32_t xid, const struct rn_fh *dir, uint32_t count)
@@ -88,12 +83,19 @@ void rn_enc_getattr_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint3
 	put_fh(b, fh);
 }
 
+/* A call whose arguments are one diropargs3 (LOOKUP, REMOVE, ...). */
+static void dirop_call(struct xb *b, uint32_t xid, uint32_t proc, const struct rn_fh *dir,
+		       const char *name, uint32_t uid, uint32_t gid)
+{
+	user_call(b, xid, NFS_PROG, 3, proc, uid, gid);
+	put_fh(b, dir);
+	xb_string(b, name);
+}
+
 void rn_enc_lookup_as(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name,
                       uint32_t uid, uint32_t gid)
 {
-	user_call(b, xid, NFS_PROG, 3, 3, uid, gid);
-	put_fh(b, dir);
-	xb_string(b, name);
+	dirop_call(b, xid, 3, dir, name, uid, gid);
 }
 
 void rn_enc_read_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count,
@@ -108,9 +110,7 @@ void rn_enc_read_as(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t
 void rn_enc_remove_as(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name,
                       uint32_t uid, uint32_t gid)
 {
-	user_call(b, xid, NFS_PROG, 3, 12, uid, gid);
-	put_fh(b, dir);
-	xb_string(b, name);
+	dirop_call(b, xid, 12, dir, name, uid, gid);
 }
 
 void rn_enc_mnt_as(struct xb *b, uint32_t xid, const char *path, uint32_t uid, uint32_t gid)
