@@ -420,6 +420,73 @@ static void test_mount_acts_as_the_server(void **state)
 	close(fd);
 }
 
+/* ---- REMOVE on one ring while WRITEs of the file run on another ---- */
+
+#define REMOVE_WRITES 64
+#define REMOVE_REC 6000
+
+static uint64_t cache_entries(const struct itest *t)
+{
+	uint64_t v = rn_counter(t->port, "cache_entries");
+	assert_true(v != UINT64_MAX);
+	return v;
+}
+
+static void test_remove_during_writes_leaves_nothing(void **state)
+{
+	const struct itest *t = *state;
+	int a = connect_nfs(t), b = connect_nfs(t);     /* consecutive accepts: two rings */
+	struct rn_fh root, f;
+	assert_int_equal(rn_mnt(b, t->exports[EXP_RW], &root), 0);
+	f = make_file(t, a, "removed.while.written");
+	uint64_t before = cache_entries(t);
+	/* Misaligned UNSTABLE WRITEs: every one leaves partial blocks in the cache. */
+	struct xb *x = malloc(sizeof *x);
+	uint8_t data[REMOVE_REC];
+	assert_non_null(x);
+	uint8_t *buf = malloc(65536);
+	assert_non_null(buf);
+	struct raw_reply r;
+	for (unsigned i = 0; i < REMOVE_WRITES; i++) {
+		fill(data, (uint64_t)i * REMOVE_REC, REMOVE_REC, 21);
+		rn_enc_write(x, 0x7700000 + i, &f, (uint64_t)i * REMOVE_REC * 2, data, REMOVE_REC,
+			     RN_UNSTABLE);
+		assert_int_equal(raw_send_record(a, x->buf, x->len), 0);
+		if (i + 1 == REMOVE_WRITES / 2) {
+			/* The first half answered: the file's partial blocks are in the cache. */
+			for (unsigned k = 0; k <= i; k++)
+				assert_true(raw_recv_record(a, buf, 65536, 10000) > 0);
+			assert_true(cache_entries(t) > before);
+			rn_enc_remove_as(x, 0x7700fff, &root, "removed.while.written", 0, 0);
+			assert_int_equal(raw_send_record(b, x->buf, x->len), 0);
+		}
+	}
+	ssize_t n = raw_recv_record(b, buf, 65536, 10000);
+	assert_true(n > 0);
+	assert_int_equal(raw_parse_reply(buf, (size_t)n, &r), 0);
+	assert_int_equal(rn_dec_status(&r), 0);
+	for (unsigned i = REMOVE_WRITES / 2; i < REMOVE_WRITES; i++)   /* answered, whatever the file's fate */
+		assert_true(raw_recv_record(a, buf, 65536, 10000) > 0);
+	/* The file is gone: within a moment nothing of it is left in the cache. */
+	uint64_t now = cache_entries(t);
+	for (int tries = 0; tries < 100 && now > before; tries++) {
+		usleep(20 * 1000);
+		now = cache_entries(t);
+	}
+	assert_true(now <= before);
+	/* A new file of that name starts empty: no size hint carried over. */
+	struct rn_fh g = make_file(t, a, "removed.while.written");
+	rn_enc_getattr(x, 0x7701000, &g);
+	uint64_t size = 1;
+	assert_int_equal(rn_exchange(a, x, buf, 65536, &r), 0);
+	assert_int_equal(rn_dec_getattr(&r, &size), 0);
+	assert_int_equal(size, 0);
+	free(buf);
+	free(x);
+	close(a);
+	close(b);
+}
+
 /* ---- credentials stay each fiber's own while they interleave on one ring ---- */
 
 #define CRED_CALLS 96
@@ -509,6 +576,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stuck_readdir_blocks_no_ring),
 		cmocka_unit_test(test_mount_acts_as_the_server),
 		cmocka_unit_test(test_interleaved_users_keep_their_credentials),
+		cmocka_unit_test(test_remove_during_writes_leaves_nothing),
 	};
 	return IT_MAIN("rings", tests);
 }
