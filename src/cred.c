@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
@@ -132,4 +133,66 @@ long cred_offload_root(struct worker *w, long (*fn)(void *), void *arg)
 		return fn(arg);
 	struct offload o = {.fn = fn, .arg = arg, .as = {.is_root = true}};
 	return pool_run(w->srv->pool, run_offloaded, &o);
+}
+
+/* ---- io_uring personalities: a ring's SQEs carry their caller's credentials ---- */
+
+/* Credential sets of one ring's recent callers, each registered as a personality. Bounded: a
+ * client can send any uid and groups in AUTH_SYS, so the least recently used goes (an SQE in
+ * flight keeps its own reference to the credentials it was submitted with). */
+#define CRED_PERSONALITIES 64
+
+struct personality {
+	struct cred_state cs;
+	int id;
+	uint64_t used;
+};
+
+struct cred_personalities {
+	struct personality p[CRED_PERSONALITIES];
+	unsigned n;
+	uint64_t clock;
+};
+
+static bool same_state(const struct cred_state *a, const struct cred_state *b)
+{
+	return a->is_root ? b->is_root : !b->is_root && same(&a->cur, &b->cur);
+}
+
+int cred_personality(void *arg)
+{
+	struct worker *w = arg;
+	struct cred_personalities *ps = w->personalities;
+	if (!ps)
+		return 0;
+	struct personality *lru = NULL;
+	for (unsigned i = 0; i < ps->n; i++) {
+		if (same_state(&ps->p[i].cs, &w->creds)) {
+			ps->p[i].used = ++ps->clock;
+			return ps->p[i].id;
+		}
+		if (!lru || ps->p[i].used < lru->used)
+			lru = &ps->p[i];
+	}
+	/* Registered from the thread's credentials as they are now: the calling fiber's. */
+	int id = io_ring_register_personality(w->ring);
+	if (id <= 0)
+		return 0;    /* not supported: the SQE is submitted at once instead */
+	struct personality *slot = ps->n < CRED_PERSONALITIES ? &ps->p[ps->n++] : lru;
+	if (slot == lru)
+		io_ring_unregister_personality(w->ring, lru->id);
+	*slot = (struct personality){.cs = w->creds, .id = id, .used = ++ps->clock};
+	return id;
+}
+
+int cred_personalities_init(struct worker *w)
+{
+	w->personalities = calloc(1, sizeof *w->personalities);
+	return w->personalities ? 0 : -ENOMEM;
+}
+
+void cred_personalities_free(struct worker *w)
+{
+	free(w->personalities);   /* the ring's teardown drops the registrations */
+	w->personalities = NULL;
 }

@@ -28,6 +28,13 @@ long cred_offload(struct worker *w, long (*fn)(void *), void *arg);
 /* The same as the server (root), leaving the ring thread's credentials as they are. */
 long cred_offload_root(struct worker *w, long (*fn)(void *), void *arg);
 
+/* The personality (io/ring.h) of w's thread's current credentials, registered on first use and
+ * cached per ring (bounded, least recently used goes); 0 when the kernel has none. The ring's
+ * personality hook, so every file SQE a fiber submits carries its caller's credentials. */
+int cred_personality(void *w);
+int cred_personalities_init(struct worker *w);
+void cred_personalities_free(struct worker *w);
+
 /* A fiber's credentials while it is switched out. */
 struct cred_saved {
 	struct worker *w;

@@ -25,6 +25,7 @@ struct listener;
 struct fiber_sched;
 struct forget_ring;
 struct pool;
+struct cred_personalities;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -103,6 +104,7 @@ struct worker {
 	uint64_t forget_seq;          /* forget_ring entries applied to our handle cache */
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
 	struct cred_state creds;
+	struct cred_personalities *personalities;   /* cred.c: their io_uring personalities */
 };
 
 /* Per-request bump allocator: everything a handler allocates for its result lives until the

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cred.h"
 #include "fh.h"
 #include "io/fiber.h"
 #include "io/ring.h"
@@ -182,6 +183,7 @@ static void *worker_main(void *arg)
 	io_ring_bind_thread(w->ring);
 	tls_worker = w;
 	io_ring_set_sched(w->ring, w->sched, between, w);
+	io_ring_set_personality_hook(w->ring, cred_personality, w);
 	io_ring_read(w->ring, &w->ev_op, w->ev_fd, &w->ev_buf, sizeof w->ev_buf);
 	server_ring_start(w);
 	int rc = io_ring_run(w->ring, &w->done);
@@ -216,6 +218,8 @@ static int worker_init(struct worker *w, struct server *srv, unsigned id)
 	w->sched = fiber_sched_new(FIBER_STACK, notify, w);
 	if (!w->sched)
 		return -ENOMEM;
+	if (cred_personalities_init(w) < 0)
+		return -ENOMEM;
 	w->fhc = fh_cache_new(srv, srv->fh_cache_max);
 	return w->fhc ? 0 : -ENOMEM;
 }
@@ -229,6 +233,7 @@ static void worker_fini(struct worker *w)
 	if (w->fhc)
 		fh_cache_free(w->fhc);
 	io_ring_free(w->ring);
+	cred_personalities_free(w);
 	fiber_sched_free(w->sched);
 	if (w->ev_fd >= 0)
 		close(w->ev_fd);

@@ -21,6 +21,8 @@ struct io_ring {
 	struct fiber_sched *sched;   /* the thread's fibers, run by io_ring_run() */
 	void (*between)(void *);     /* called by io_ring_run() before each wait */
 	void *between_ctx;
+	int (*personality)(void *);  /* the calling fiber's personality id, or 0 */
+	void *personality_ctx;
 };
 
 static _Thread_local struct io_ring *thread_ring;
@@ -51,6 +53,22 @@ void io_ring_set_sched(struct io_ring *r, struct fiber_sched *s, void (*between)
 	r->sched = s;
 	r->between = between;
 	r->between_ctx = ctx;
+}
+
+int io_ring_register_personality(struct io_ring *r)
+{
+	return io_uring_register_personality(&r->ring);
+}
+
+void io_ring_unregister_personality(struct io_ring *r, int id)
+{
+	io_uring_unregister_personality(&r->ring, id);
+}
+
+void io_ring_set_personality_hook(struct io_ring *r, int (*fn)(void *ctx), void *ctx)
+{
+	r->personality = fn;
+	r->personality_ctx = ctx;
 }
 
 void io_ring_free(struct io_ring *r)
@@ -163,15 +181,21 @@ static void fiber_op_done(struct io_op *op, int res)
 	fiber_wake(fo->f);
 }
 
-/* In a fiber: submit now (io_uring takes the submitter's credentials at submit time, and the
- * fiber's are the thread's while it runs), suspend, and let the CQE resume us. Should the submit
- * fail, the SQE is still queued and goes with the loop's next submit: the fiber waits either way,
- * so no SQE is ever left pointing at a frame that returned. */
+/* In a fiber: suspend, and let the CQE resume us. The SQE carries the fiber's personality (its
+ * credentials, registered with the ring) and goes with the loop's next submit, batched with the
+ * others; without one, it is submitted now, under the thread's credentials, which are the
+ * fiber's while it runs (io_uring takes them at submit time). Should a submit fail, the SQE
+ * stays queued for the next: the fiber waits either way, so no SQE is ever left pointing at a
+ * frame that returned. */
 static int wait_fiber(struct io_ring *r, struct io_uring_sqe *sqe, struct fiber *f)
 {
 	struct fiber_op fo = {.op = {fiber_op_done}, .f = f};
+	int id = r->personality ? r->personality(r->personality_ctx) : 0;
 	queue_async(r, sqe, &fo.op);
-	io_uring_submit(&r->ring);
+	if (id > 0)
+		sqe->personality = (__u16)id;
+	else
+		io_uring_submit(&r->ring);
 	fiber_suspend();
 	return fo.res;
 }

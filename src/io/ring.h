@@ -57,6 +57,17 @@ void io_ring_cancel_fd(struct io_ring *r, int fd);
 void io_ring_bind_thread(struct io_ring *r);
 struct io_ring *io_ring_thread(void);
 
+/* Register the calling thread's current credentials (fsuid, fsgid, groups, capabilities) as a
+ * personality of the ring: an SQE that carries its id runs with them, whoever submits it.
+ * The id (> 0), or -errno. */
+int io_ring_register_personality(struct io_ring *r);
+void io_ring_unregister_personality(struct io_ring *r, int id);
+/* Which personality the calling fiber's file calls carry: called when each is prepared; 0 (the
+ * default, or no hook) means none: the SQE is then submitted at once, under the submitter's
+ * credentials as they are. With a personality the SQE waits for the loop's next submit, with
+ * the others of that turn (one io_uring_enter for all). */
+void io_ring_set_personality_hook(struct io_ring *r, int (*fn)(void *ctx), void *ctx);
+
 /* The fibers io_ring_run() runs: every time no callback is due it fires the expired timers, runs the
  * ready fibers and then between(ctx), and it waits no longer than the next timer. */
 struct fiber_sched;
