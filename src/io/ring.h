@@ -9,8 +9,10 @@
  *    loop goes on with other fibers and callbacks: many calls in flight per ring, none holding
  *    the thread. Called outside a fiber (the main thread at exit) they wait in place, parking the
  *    completions of asynchronous ops to be delivered later by the loop.
- * Submitting at once matters for credentials: io_uring issues a request (or captures the creds for its
- * async worker) under the submitter's fsuid/fsgid/groups at submit time, which the fiber has set. */
+ * Credentials: io_uring issues a request (or captures the creds for its async worker) under the
+ * submitter's fsuid/fsgid/groups at submit time. A fiber's waiting call therefore carries a
+ * personality (io_ring_set_personality_hook) and goes with the loop's next submit; without one it
+ * is submitted at once, while the thread has the fiber's credentials. */
 #ifndef NFSD_UC_IO_RING_H
 #define NFSD_UC_IO_RING_H
 
