@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Calls with no io_uring op: ftruncate and the mtime touch go to the blocking pool; fstat in the
  * cache's disk_size runs in place (memory only, and called under the inode lock, where the
- * shortest call is best); every op on a thread without a ring (the main thread flushing at
- * exit) is a plain syscall. */
+ * shortest call is best); every op on a thread without a ring (the main thread closing the
+ * empty handle cache of a ring that never started) is a plain syscall. */
 #include "fileio.h"
 
 #include <errno.h>

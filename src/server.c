@@ -243,6 +243,9 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 			rec = start;
 		}
 	}
+	if (rq && mem)
+		*rq = (struct request){.c = c, .mem = mem, .rec = rec, .len = len, .creds = {.w = c->w}};
+	/* The fiber first runs at the loop's next turn, not inside this call. */
 	if (!rq || !mem || fiber_spawn(c->w->sched, request_main, rq) < 0) {
 		log_err("out of memory for a request: closing the connection");
 		free(rq);
@@ -250,7 +253,6 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 		conn_kill(c);
 		return;
 	}
-	*rq = (struct request){.c = c, .mem = mem, .rec = rec, .len = len, .creds = {.w = c->w}};
 	c->inflight++;
 	c->w->inflight++;
 }
