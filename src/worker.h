@@ -17,7 +17,8 @@
  * on failure nothing is left running. */
 int workers_start(struct server *srv, unsigned n);
 /* Stop accepting and reading, answer the requests in flight, close every connection, join the
- * rings; then close their handle caches (writing what the boundary cache still holds). */
+ * rings (each closes its handle cache as it ends, writing what the boundary cache still holds
+ * for its files), and free them. */
 void workers_stop(struct server *srv);
 /* The ring of the calling thread, NULL on other threads (the main thread, the blocking pool). */
 struct worker *worker_self(void);
