@@ -7,15 +7,9 @@
 
 static void account_new(struct bcache *c, struct bc_entry *e, uint32_t bs)
 {
-	pthread_mutex_lock(&c->lock);
-	e->id = c->next_id++;
-	c->entries++;
-	c->bytes += bs;
-	if (c->entries > c->entries_peak)
-		c->entries_peak = c->entries;
-	if (c->bytes > c->bytes_peak)
-		c->bytes_peak = c->bytes;
-	pthread_mutex_unlock(&c->lock);
+	e->id = atomic_fetch_add_explicit(&c->next_id, 1, memory_order_relaxed);
+	bc_peak(&c->entries_peak, atomic_fetch_add_explicit(&c->entries, 1, memory_order_relaxed) + 1);
+	bc_peak(&c->bytes_peak, atomic_fetch_add_explicit(&c->bytes, bs, memory_order_relaxed) + bs);
 }
 
 /* A new entry is dirty from the start: its creator copies a WRITE into it before unlocking. */
@@ -48,20 +42,26 @@ struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index)
 void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e)
 {
 	struct bcache *c = ino->cache;
+	struct bc_shard *sh = &c->shard[ino->shard];
 	uint8_t want = e->busy ? BC_GL_NONE : e->dirty ? BC_GL_DIRTY : BC_GL_CLEAN;
 
-	pthread_mutex_lock(&c->lock);
 	if (e->dirty != e->gdirty) {
-		c->ndirty = e->dirty ? c->ndirty + 1 : c->ndirty - 1;
+		if (e->dirty)
+			atomic_fetch_add_explicit(&c->ndirty, 1, memory_order_relaxed);
+		else
+			atomic_fetch_sub_explicit(&c->ndirty, 1, memory_order_relaxed);
 		e->gdirty = e->dirty;
 	}
-	if (want != e->glist) {
-		bc_list_del(&e->glink);
-		if (want != BC_GL_NONE)
-			bc_list_add_tail(want == BC_GL_DIRTY ? &c->dirty : &c->clean, &e->glink);
-		e->glist = want;
+	if (want == e->glist)
+		return;
+	pthread_mutex_lock(&sh->lock);
+	bc_list_del(&e->glink);
+	if (want != BC_GL_NONE) {
+		bc_list_add_tail(want == BC_GL_DIRTY ? &sh->dirty : &sh->clean, &e->glink);
+		e->lstamp = atomic_fetch_add_explicit(&c->stamp, 1, memory_order_relaxed);
 	}
-	pthread_mutex_unlock(&c->lock);
+	e->glist = want;
+	pthread_mutex_unlock(&sh->lock);
 }
 
 void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy)
@@ -95,13 +95,15 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 	bc_map_remove(&ino->map, e);
 	bc_list_del(&e->ilink);
 	ino->bytes -= ino->bs;
-	pthread_mutex_lock(&c->lock);
-	bc_list_del(&e->glink);
+	if (e->glist != BC_GL_NONE) {
+		pthread_mutex_lock(&c->shard[ino->shard].lock);
+		bc_list_del(&e->glink);
+		pthread_mutex_unlock(&c->shard[ino->shard].lock);
+	}
 	if (e->gdirty)
-		c->ndirty--;
-	c->entries--;
-	c->bytes -= ino->bs;
-	pthread_mutex_unlock(&c->lock);
+		atomic_fetch_sub_explicit(&c->ndirty, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&c->entries, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&c->bytes, ino->bs, memory_order_relaxed);
 	free(e->data);
 	free(e->bits);
 	free(e);

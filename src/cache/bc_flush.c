@@ -276,35 +276,71 @@ static bool evict_oldest_of_inode(struct bcache_file *h)
 	return false;
 }
 
+/* The shard whose list (clean, or dirty) has the oldest head, or NULL when all are empty. Each
+ * shard is looked at under its own lock; the answer may be stale by the time it is used, which
+ * costs only an older entry's turn. */
+static struct bc_shard *oldest_shard(struct bcache *c, bool dirty)
+{
+	struct bc_shard *best = NULL;
+	uint64_t best_stamp = UINT64_MAX;
+
+	for (unsigned i = 0; i < BC_SHARDS; i++) {
+		struct bc_shard *sh = &c->shard[i];
+		struct bc_list *list = dirty ? &sh->dirty : &sh->clean;
+
+		pthread_mutex_lock(&sh->lock);
+		if (!bc_list_empty(list)) {
+			struct bc_entry *e = bc_container_of(list->next, struct bc_entry, glink);
+
+			if (e->lstamp < best_stamp) {
+				best_stamp = e->lstamp;
+				best = sh;
+			}
+		}
+		pthread_mutex_unlock(&sh->lock);
+	}
+	return best;
+}
+
 /* Pick the cache's oldest clean (else dirty) entry and pin its inode; it goes to the tail of its
- * list, so that one that cannot be evicted now does not stop the next pick. */
+ * list, so that one that cannot be evicted now does not stop the next pick. No lock held. */
 static struct bc_inode *pick_victim(struct bcache *c, uint64_t *index, uint64_t *id)
 {
-	struct bc_list *list = bc_list_empty(&c->clean) ? &c->dirty : &c->clean;
-	struct bc_entry *e;
+	for (int dirty = 0; dirty < 2; dirty++) {
+		struct bc_shard *sh = oldest_shard(c, dirty);
+		if (!sh)
+			continue;
+		struct bc_list *list = dirty ? &sh->dirty : &sh->clean;
+		struct bc_inode *ino = NULL;
 
-	if (bc_list_empty(list))
-		return NULL;
-	e = bc_container_of(list->next, struct bc_entry, glink);
-	bc_list_del(&e->glink);
-	bc_list_add_tail(list, &e->glink);
-	*index = e->index;
-	*id = e->id;
-	e->ino->refs++;
-	return e->ino;
+		pthread_mutex_lock(&sh->lock);
+		if (!bc_list_empty(list)) {
+			struct bc_entry *e = bc_container_of(list->next, struct bc_entry, glink);
+
+			bc_list_del(&e->glink);
+			bc_list_add_tail(list, &e->glink);
+			e->lstamp = atomic_fetch_add_explicit(&c->stamp, 1, memory_order_relaxed);
+			*index = e->index;
+			*id = e->id;
+			ino = e->ino;
+			/* Listed, so its inode is alive while we hold the shard lock: pin it. */
+			pthread_mutex_lock(&c->lock);
+			ino->refs++;
+			pthread_mutex_unlock(&c->lock);
+		}
+		pthread_mutex_unlock(&sh->lock);
+		if (ino)
+			return ino;
+	}
+	return NULL;
 }
 
 /* Is the cache over its bound? *entries (if asked): how many it holds. */
 static bool over_limit(struct bcache *c, uint64_t *entries)
 {
-	bool over;
-
-	pthread_mutex_lock(&c->lock);
-	over = c->bytes > c->limit;
 	if (entries)
-		*entries = c->entries;
-	pthread_mutex_unlock(&c->lock);
-	return over;
+		*entries = atomic_load_explicit(&c->entries, memory_order_relaxed);
+	return atomic_load_explicit(&c->bytes, memory_order_relaxed) > c->limit;
 }
 
 /* One attempt on the oldest entry of the whole cache (any inode: its own handle does the I/O).
@@ -315,9 +351,7 @@ static bool evict_oldest_of_cache(struct bcache *c)
 	struct bc_inode *ino;
 	struct bc_entry *e;
 
-	pthread_mutex_lock(&c->lock);
 	ino = pick_victim(c, &index, &id);
-	pthread_mutex_unlock(&c->lock);
 	if (!ino)
 		return false;
 	co_mutex_lock(&ino->lock);

@@ -4,8 +4,12 @@
  * What guards what (see bcache.h, "Locking"):
  *   inode lock: everything in struct bc_inode below `lock` except tnext and refs, every field of
  *               its entries except glink and the g* fields, and bcache_file.inflight/next.
- *   cache lock: the inode table, bc_inode.tnext and refs, the clean/dirty lists (glink, glist,
- *               gdirty) and the entry/byte counts. Taken inside an inode lock, never around one.
+ *   cache lock: the inode table, bc_inode.tnext and refs. Taken on open, close and pin, inside
+ *               an inode lock or a shard lock, never around one.
+ *   shard lock: the clean/dirty lists of the inodes that hash to it (glink, glist, gdirty,
+ *               lstamp of their entries). Taken inside an inode lock, never around one; the
+ *               WRITE path takes no lock shared by every file.
+ *   entry and byte counts, and their peaks: atomics.
  *   counters in struct bc_counters are atomics, bumped wherever the event happens.
  */
 #ifndef NFSD_UC_BC_INTERNAL_H
@@ -42,8 +46,9 @@ struct bc_entry {
 	bool filled;             /* the bytes nobody wrote are in data too (from disk or zeros) */
 	bool dirty;              /* data holds bytes the disk does not (or not yet synced) */
 	bool busy;               /* its I/O runs without the inode lock: nobody else touches it */
-	uint8_t glist;           /* enum bc_glist, cache lock */
+	uint8_t glist;           /* enum bc_glist, shard lock */
 	bool gdirty;             /* `dirty` as last counted in the cache's dirty count */
+	uint64_t lstamp;         /* when it was put on its clean or dirty list (shard lock) */
 };
 
 /* Block index -> entry, chained, power-of-two buckets grown at load 1. */
@@ -69,6 +74,7 @@ struct bc_inode {
 	unsigned bshift;         /* log2(bs) */
 	struct bc_inode *tnext;  /* cache table chain (cache lock) */
 	unsigned refs;           /* handles + short pins by eviction (cache lock) */
+	unsigned shard;          /* its entries' lists: bcache.shard[shard] */
 
 	/* Fiber-aware (io/cosync.h): a fiber waiting here, or holding it across the I/O of a
 	 * block past the end of file, leaves its ring free for other calls. */
@@ -109,17 +115,34 @@ struct bc_counters {
 	_Atomic uint64_t fill_reads, fill_zeros, forced, io_errors;
 };
 
+/* Eviction's age lists, split by inode so that no lock is shared by every WRITE: the oldest
+ * entry of the cache is the oldest of the shards' heads (lstamp). */
+#define BC_SHARDS 16
+struct bc_shard {
+	pthread_mutex_t lock;
+	struct bc_list clean, dirty;
+};
+
 struct bcache {
 	struct bcache_ops ops;
 	size_t limit, file_limit;
 	struct bc_counters n;
 
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;    /* the inode table and inode refs */
 	struct bc_inode *table[BC_TABLE_SIZE];
-	struct bc_list clean, dirty;
-	uint64_t next_id;
-	uint64_t entries, entries_peak, ndirty, bytes, bytes_peak;
+	struct bc_shard shard[BC_SHARDS];
+	_Atomic uint64_t next_id, stamp;
+	_Atomic uint64_t entries, entries_peak, ndirty, bytes, bytes_peak;
 };
+
+/* Raise *peak to at least v. */
+static inline void bc_peak(_Atomic uint64_t *peak, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(peak, memory_order_relaxed);
+	while (cur < v && !atomic_compare_exchange_weak_explicit(peak, &cur, v, memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
 
 static inline void bc_count(_Atomic uint64_t *counter)
 {

@@ -23,8 +23,11 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 	c->ops = *ops;
 	c->limit = limit;
 	c->file_limit = file_limit ? file_limit : limit;
-	bc_list_init(&c->clean);
-	bc_list_init(&c->dirty);
+	for (unsigned i = 0; i < BC_SHARDS; i++) {
+		pthread_mutex_init(&c->shard[i].lock, NULL);
+		bc_list_init(&c->shard[i].clean);
+		bc_list_init(&c->shard[i].dirty);
+	}
 	*out = c;
 	return 0;
 }
@@ -49,6 +52,8 @@ void bcache_destroy(struct bcache *c)
 			inode_free(ino);
 		}
 	}
+	for (unsigned i = 0; i < BC_SHARDS; i++)
+		pthread_mutex_destroy(&c->shard[i].lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -76,6 +81,7 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 	n->ino = ino;
 	n->bs = bs;
 	n->bshift = (unsigned)__builtin_ctz(bs);
+	n->shard = (unsigned)(table_slot(dev, ino) % BC_SHARDS);
 	bc_list_init(&n->age);
 	return n;
 
@@ -256,11 +262,9 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.forced = load(&c->n.forced),
 		.io_errors = load(&c->n.io_errors),
 	};
-	pthread_mutex_lock(&c->lock);
-	out->entries = c->entries;
-	out->entries_peak = c->entries_peak;
-	out->dirty = c->ndirty;
-	out->bytes = c->bytes;
-	out->bytes_peak = c->bytes_peak;
-	pthread_mutex_unlock(&c->lock);
+	out->entries = atomic_load(&c->entries);
+	out->entries_peak = atomic_load(&c->entries_peak);
+	out->dirty = atomic_load(&c->ndirty);
+	out->bytes = atomic_load(&c->bytes);
+	out->bytes_peak = atomic_load(&c->bytes_peak);
 }
