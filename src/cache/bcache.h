@@ -20,9 +20,10 @@
  * (superseded) before that WRITE returns, and no entry write and middle write of one block are
  * ever on the way to disk at the same time.
  *
- * Locking. One mutex per inode (fiber-aware: io/cosync.h) (shared by every handle of that (dev, ino)) guards its entries; one
- * mutex per cache guards the inode table, the memory accounting and the eviction lists. Order:
- * inode lock, then cache lock; never two inode locks at once. Device I/O runs without the inode
+ * Locking. One mutex per inode (fiber-aware: io/cosync.h; shared by every handle of that (dev,
+ * ino)) guards its entries; the eviction lists are split over shards with a mutex each, the
+ * memory accounting is atomic, and one mutex per cache guards the inode table. Order: inode
+ * lock, then shard lock, then cache lock; never two inode locks at once. Device I/O runs without the inode
  * lock (the entry is marked busy meanwhile, and calls that need it wait), except the write of a
  * block that crosses the end of file, which holds the lock from the size probe to the truncate
  * (rare: the last block of a file). Every function is thread-safe; calls on one handle may run
