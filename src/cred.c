@@ -138,8 +138,8 @@ long cred_offload_root(struct worker *w, long (*fn)(void *), void *arg)
 /* ---- io_uring personalities: a ring's SQEs carry their caller's credentials ---- */
 
 /* Credential sets of one ring's recent callers, each registered as a personality. Bounded: a
- * client can send any uid and groups in AUTH_SYS, so the least recently used goes (an SQE in
- * flight keeps its own reference to the credentials it was submitted with). */
+ * client can send any uid and groups in AUTH_SYS, so the least recently used goes (a submitted
+ * request keeps its own reference to the credentials; queued SQEs are submitted first). */
 #define CRED_PERSONALITIES 64
 
 struct personality {
@@ -179,8 +179,12 @@ int cred_personality(void *arg)
 	if (id <= 0)
 		return 0;    /* not supported: the SQE is submitted at once instead */
 	struct personality *slot = ps->n < CRED_PERSONALITIES ? &ps->p[ps->n++] : lru;
-	if (slot == lru)
+	if (slot == lru) {
+		/* SQEs prepared with it may still wait for the loop's submit: send them first (once
+		 * submitted, a request holds its own reference to the credentials). */
+		io_ring_submit(w->ring);
 		io_ring_unregister_personality(w->ring, lru->id);
+	}
 	*slot = (struct personality){.cs = w->creds, .id = id, .used = ++ps->clock};
 	return id;
 }

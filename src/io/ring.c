@@ -23,6 +23,7 @@ struct io_ring {
 	void *between_ctx;
 	int (*personality)(void *);  /* the calling fiber's personality id, or 0 */
 	void *personality_ctx;
+	int next_personality;        /* for the SQE get_file_sqe() just handed out */
 };
 
 static _Thread_local struct io_ring *thread_ring;
@@ -65,6 +66,11 @@ void io_ring_unregister_personality(struct io_ring *r, int id)
 	io_uring_unregister_personality(&r->ring, id);
 }
 
+void io_ring_submit(struct io_ring *r)
+{
+	io_uring_submit(&r->ring);
+}
+
 void io_ring_set_personality_hook(struct io_ring *r, int (*fn)(void *ctx), void *ctx)
 {
 	r->personality = fn;
@@ -87,6 +93,14 @@ static struct io_uring_sqe *get_sqe(struct io_ring *r)
 	while (!(sqe = io_uring_get_sqe(&r->ring)))
 		io_uring_submit(&r->ring);
 	return sqe;
+}
+
+/* An SQE for a waiting file call. Its personality is looked up first, while no SQE of ours is
+ * in the ring: the lookup may submit what is queued (to retire an old personality). */
+static struct io_uring_sqe *get_file_sqe(struct io_ring *r)
+{
+	r->next_personality = r->personality && fiber_self() ? r->personality(r->personality_ctx) : 0;
+	return get_sqe(r);
 }
 
 static void queue_async(struct io_ring *r, struct io_uring_sqe *sqe, struct io_op *op)
@@ -190,7 +204,8 @@ static void fiber_op_done(struct io_op *op, int res)
 static int wait_fiber(struct io_ring *r, struct io_uring_sqe *sqe, struct fiber *f)
 {
 	struct fiber_op fo = {.op = {fiber_op_done}, .f = f};
-	int id = r->personality ? r->personality(r->personality_ctx) : 0;
+	int id = r->next_personality;
+	r->next_personality = 0;
 	queue_async(r, sqe, &fo.op);
 	if (id > 0)
 		sqe->personality = (__u16)id;
@@ -290,21 +305,21 @@ int io_ring_run(struct io_ring *r, const bool *stop)
 
 int io_openat(struct io_ring *r, int dirfd, const char *path, int flags, mode_t mode)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_openat(sqe, dirfd, path, flags | O_CLOEXEC, mode);
 	return wait_sync(r, sqe);
 }
 
 int io_close(struct io_ring *r, int fd)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_close(sqe, fd);
 	return wait_sync(r, sqe);
 }
 
 int io_statx(struct io_ring *r, int dirfd, const char *path, int flags, unsigned mask, struct statx *st)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_statx(sqe, dirfd, path, flags, mask, st);
 	return wait_sync(r, sqe);
 }
@@ -316,7 +331,7 @@ ssize_t io_pread(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off)
 
 ssize_t io_pread_flags(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off, int rwf)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
 	sqe->rw_flags = rwf;
 	return wait_sync(r, sqe);
@@ -324,7 +339,7 @@ ssize_t io_pread_flags(struct io_ring *r, int fd, void *buf, size_t len, uint64_
 
 ssize_t io_pwrite(struct io_ring *r, int fd, const void *buf, size_t len, uint64_t off, int rwf)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_write(sqe, fd, buf, (unsigned)len, off);
 	sqe->rw_flags = rwf;
 	return wait_sync(r, sqe);
@@ -332,42 +347,42 @@ ssize_t io_pwrite(struct io_ring *r, int fd, const void *buf, size_t len, uint64
 
 int io_fsync(struct io_ring *r, int fd, bool datasync)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_fsync(sqe, fd, datasync ? IORING_FSYNC_DATASYNC : 0);
 	return wait_sync(r, sqe);
 }
 
 int io_unlinkat(struct io_ring *r, int dirfd, const char *path, int flags)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_unlinkat(sqe, dirfd, path, flags);
 	return wait_sync(r, sqe);
 }
 
 int io_renameat(struct io_ring *r, int olddir, const char *oldp, int newdir, const char *newp, unsigned flags)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_renameat(sqe, olddir, oldp, newdir, newp, flags);
 	return wait_sync(r, sqe);
 }
 
 int io_mkdirat(struct io_ring *r, int dirfd, const char *path, mode_t mode)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_mkdirat(sqe, dirfd, path, mode);
 	return wait_sync(r, sqe);
 }
 
 int io_symlinkat(struct io_ring *r, const char *target, int dirfd, const char *path)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_symlinkat(sqe, target, dirfd, path);
 	return wait_sync(r, sqe);
 }
 
 int io_linkat(struct io_ring *r, int olddir, const char *oldp, int newdir, const char *newp, int flags)
 {
-	struct io_uring_sqe *sqe = get_sqe(r);
+	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_linkat(sqe, olddir, oldp, newdir, newp, flags);
 	return wait_sync(r, sqe);
 }

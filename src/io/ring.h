@@ -64,6 +64,8 @@ struct io_ring *io_ring_thread(void);
  * The id (> 0), or -errno. */
 int io_ring_register_personality(struct io_ring *r);
 void io_ring_unregister_personality(struct io_ring *r, int id);
+/* Submit what is queued now, without waiting. */
+void io_ring_submit(struct io_ring *r);
 /* Which personality the calling fiber's file calls carry: called when each is prepared; 0 (the
  * default, or no hook) means none: the SQE is then submitted at once, under the submitter's
  * credentials as they are. With a personality the SQE waits for the loop's next submit, with

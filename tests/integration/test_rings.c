@@ -420,6 +420,47 @@ static void test_mount_acts_as_the_server(void **state)
 	close(fd);
 }
 
+/* ---- more callers than a ring keeps personalities for ---- */
+
+#define MANY_USERS 100
+
+/* READs of a world-readable file from 100 uids at once on one connection: the ring registers
+ * a personality per credential set and keeps 64, so some are replaced while SQEs of the same
+ * loop turn still carry them. Every READ must succeed. */
+static void test_more_users_than_personalities(void **state)
+{
+	const struct itest *t = *state;
+	it_write_file(t, EXP_RW, "for.everyone", "anyone may read this", 20, 0644);
+	int fd = connect_nfs(t);
+	struct rn_fh root, f;
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	struct xb *b = malloc(sizeof *b);
+	uint8_t *buf = malloc(65536);
+	assert_non_null(b);
+	assert_non_null(buf);
+	rn_enc_lookup_as(b, 0x7800000, &root, "for.everyone", 0, 0);
+	assert_int_equal(exchange_status(fd, b, rn_dec_lookup, &f), 0);
+	for (unsigned i = 0; i < MANY_USERS; i++) {
+		rn_enc_read_as(b, 0x7810000 + i, &f, 0, 20, 2000 + i, 2000 + i);
+		assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
+	}
+	for (unsigned n = 0; n < MANY_USERS; n++) {
+		struct raw_reply r;
+		const uint8_t *p;
+		uint32_t count;
+		bool eof;
+		ssize_t len = raw_recv_record(fd, buf, 65536, 10000);
+		assert_true(len > 0);
+		assert_int_equal(raw_parse_reply(buf, (size_t)len, &r), 0);
+		assert_int_equal(rn_dec_read(&r, &p, &count, &eof), 0);
+		assert_int_equal(count, 20);
+		assert_memory_equal(p, "anyone may read this", 20);
+	}
+	free(buf);
+	free(b);
+	close(fd);
+}
+
 /* ---- REMOVE on one ring while WRITEs of the file run on another ---- */
 
 #define REMOVE_WRITES 64
@@ -577,6 +618,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mount_acts_as_the_server),
 		cmocka_unit_test(test_interleaved_users_keep_their_credentials),
 		cmocka_unit_test(test_remove_during_writes_leaves_nothing),
+		cmocka_unit_test(test_more_users_than_personalities),
 	};
 	return IT_MAIN("rings", tests);
 }
