@@ -250,7 +250,8 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 /* A parked WRITE waits for its neighbour while other requests run (one of them may be it), and at
  * least PARK_MIN_NS; with nothing else going on, PARK_MIN_NS is all it gets, and never more than
  * PARK_MAX_NS. The wait is on the inode's own wake-ups (an entry written or freed), with the
- * fiber suspended: its ring serves other calls meanwhile. */
+ * fiber suspended: its ring serves other calls meanwhile. Once nothing runs anywhere, the rings
+ * kick their parked WRITEs (worker_idle_check): no periodic look. */
 #define PARK_MIN_NS (10 * 1000 * 1000ull)
 #define PARK_MAX_NS (1000 * 1000 * 1000ull)
 
@@ -261,20 +262,25 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 	struct bcache_file *bf = cache_of(rq, o, &err);
 	if (!bf)
 		return -err;
-	uint64_t start = fiber_now_ns(), end = start + PARK_MAX_NS;
+	struct parked_call pc;
+	worker_park_begin(rq->w, &pc);
+	uint64_t start = fiber_now_ns(), min = start + PARK_MIN_NS, end = start + PARK_MAX_NS;
+	int rc;
 	for (;;) {
 		uint64_t now = fiber_now_ns();
 		/* Counted as running again here (worker_parked), so "others" is anyone but us. */
-		bool force = now >= end ||
-			     (now >= start + PARK_MIN_NS && !workers_busy(rq->w->srv, rq->w));
-		int rc = write_finish(rq, o, off, count, stable, force);
+		bool force = now >= end || (now >= min && !workers_busy(rq->w->srv, rq->w));
+		rc = write_finish(rq, o, off, count, stable, force);
 		if (rc != FILEIO_WAIT)
-			return rc;
-		uint64_t until = now + PARK_MIN_NS < end ? now + PARK_MIN_NS : end;
+			break;
+		pc.kick.kicked = false;
 		worker_parked(rq->w, true);
-		bcache_wait_partial(bf, off, count, stable == FILEIO_UNSTABLE, until);
+		bcache_wait_partial(bf, off, count, stable == FILEIO_UNSTABLE, now < min ? min : end,
+				    &pc.kick);
 		worker_parked(rq->w, false);
 	}
+	worker_park_end(rq->w, &pc);
+	return rc;
 }
 
 static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,

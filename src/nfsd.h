@@ -15,6 +15,8 @@
 #include "log.h"
 #include "rpc/oncrpc.h"
 
+#include "io/cosync.h"
+#include "io/fiber.h"
 #include "io/ring.h"
 
 struct fh_cache;
@@ -92,6 +94,10 @@ struct worker {
 	unsigned inflight;            /* request fibers running or waiting */
 	unsigned nstalled;            /* connections held back because inflight hit the bound */
 	_Atomic unsigned active;      /* requests not parked (read by other rings: workers_busy) */
+	struct parked_call *parked;   /* its parked WRITEs (fileio.c), kicked when all goes idle */
+	atomic_uint nparked;          /* how many (read by other rings) */
+	atomic_bool idle_posted;      /* idle_msg is in its inbox */
+	struct fiber_msg idle_msg;
 	/* the loop: woken by ev_fd, which other threads write (worker_kick) */
 	int ev_fd;
 	uint64_t ev_buf;

@@ -593,6 +593,7 @@ static void request_main(void *arg)
 	dispatch_record(w, &c->peer, rq->rec, rq->len, &reply);
 	atomic_store_explicit(&w->active, atomic_load_explicit(&w->active, memory_order_relaxed) - 1,
 			      memory_order_relaxed);
+	worker_idle_check(w);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	free(rq->mem);
 	free(rq);

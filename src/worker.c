@@ -63,6 +63,48 @@ void worker_parked(struct worker *w, bool parked)
 {
 	unsigned n = atomic_load_explicit(&w->active, memory_order_relaxed);
 	atomic_store_explicit(&w->active, parked ? n - 1 : n + 1, memory_order_relaxed);
+	if (parked)
+		worker_idle_check(w);
+}
+
+void worker_park_begin(struct worker *w, struct parked_call *p)
+{
+	*p = (struct parked_call){.next = w->parked};
+	if (w->parked)
+		w->parked->prev = p;
+	w->parked = p;
+	atomic_fetch_add(&w->nparked, 1);
+}
+
+void worker_park_end(struct worker *w, struct parked_call *p)
+{
+	if (p->prev) p->prev->next = p->next; else w->parked = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	atomic_fetch_sub(&w->nparked, 1);
+}
+
+/* On the ring's own thread (its parked calls are its own): end their waits. */
+static void on_idle(struct fiber_msg *m)
+{
+	struct worker *w = (struct worker *)((char *)m - offsetof(struct worker, idle_msg));
+	atomic_store(&w->idle_posted, false);
+	for (struct parked_call *p = w->parked; p; p = p->next)
+		co_kick(&p->kick);
+}
+
+void worker_idle_check(struct worker *w)
+{
+	struct server *srv = w->srv;
+	if (atomic_load_explicit(&w->active, memory_order_relaxed) || workers_busy(srv, NULL))
+		return;
+	for (unsigned i = 0; i < srv->nworkers; i++) {
+		struct worker *r = &srv->workers[i];
+		bool no = false;
+		if (atomic_load(&r->nparked) &&
+		    atomic_compare_exchange_strong(&r->idle_posted, &no, true))
+			fiber_sched_post(r->sched, &r->idle_msg);
+	}
 }
 
 /* ---- handle-cache housekeeping, between requests ---- */
@@ -208,7 +250,7 @@ static void *worker_main(void *arg)
 static int worker_init(struct worker *w, struct server *srv, unsigned id)
 {
 	*w = (struct worker){.srv = srv, .id = id, .creds = {.is_root = true}, .ev_fd = -1,
-			     .ev_op = {on_event}};
+			     .ev_op = {on_event}, .idle_msg = {.fn = on_idle}};
 	w->ring = io_ring_new(RING_ENTRIES);
 	if (!w->ring)
 		return -errno;

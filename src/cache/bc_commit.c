@@ -213,7 +213,7 @@ static bool crowded_locked(const struct bc_inode *ino)
 }
 
 bool bcache_wait_partial(struct bcache_file *h, uint64_t off, uint64_t count, bool while_crowded,
-			 uint64_t deadline_ns)
+			 uint64_t deadline_ns, struct co_kick *kick)
 {
 	struct bc_inode *ino = h->ino;
 	uint64_t first = off >> ino->bshift, last = UINT64_MAX;
@@ -224,8 +224,8 @@ bool bcache_wait_partial(struct bcache_file *h, uint64_t off, uint64_t count, bo
 	co_mutex_lock(&ino->lock);
 	/* Checked and waited for under one lock: an entry that completes in between still wakes us. */
 	while (!bc_map_range(ino, first, last, entry_partial, NULL) &&
-	       (!while_crowded || crowded_locked(ino))) {
-		if (!co_cond_wait(&ino->cond, &ino->lock, deadline_ns)) {
+	       (!while_crowded || crowded_locked(ino)) && !(kick && kick->kicked)) {
+		if (!co_cond_wait_kickable(&ino->cond, &ino->lock, deadline_ns, kick)) {
 			waited_out = true;
 			break;
 		}

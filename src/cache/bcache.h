@@ -133,12 +133,13 @@ int bcache_commit(struct bcache_file *f, uint64_t off, uint64_t count, enum bcac
 bool bcache_range_partial(struct bcache_file *f, uint64_t off, uint64_t count);
 
 /* Wait while bcache_range_partial(f, off, count) holds (and, with while_crowded, while
- * bcache_file_crowded(f) holds too), at most until deadline_ns (CLOCK_MONOTONIC; 0: no limit).
- * Woken by what changes the answer: an entry of the inode written, freed or no longer busy.
- * false when the deadline came first. Works in a fiber (io/fiber.h: the fiber waits, not its
- * thread) and in a plain thread. */
+ * bcache_file_crowded(f) holds too), at most until deadline_ns (CLOCK_MONOTONIC; 0: no limit),
+ * or until co_kick(kick) (kick may be NULL). Woken by what changes the answer: an entry of the
+ * inode written, freed or no longer busy. false when the deadline came first. Works in a fiber
+ * (io/fiber.h: the fiber waits, not its thread) and in a plain thread. */
+struct co_kick;
 bool bcache_wait_partial(struct bcache_file *f, uint64_t off, uint64_t count, bool while_crowded,
-			 uint64_t deadline_ns);
+			 uint64_t deadline_ns, struct co_kick *kick);
 
 /* A READ is three steps: bcache_read_begin(), the caller's disk read into buf, and
  * bcache_read_overlay(), which copies the cached bytes of [off, off + len) over buf. If an entry in

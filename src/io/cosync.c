@@ -155,18 +155,36 @@ void co_mutex_unlock(struct co_mutex *m)
 		waiter_wake(w);
 }
 
-bool co_cond_wait(struct co_cond *c, struct co_mutex *m, uint64_t deadline_ns)
+bool co_cond_wait_kickable(struct co_cond *c, struct co_mutex *m, uint64_t deadline_ns,
+			   struct co_kick *k)
 {
 	struct co_waiter w;
 	waiter_init(&w);
 	enqueue(&c->head, &c->tail, &w);
+	if (k)
+		k->w = &w;
 	co_mutex_unlock(m);
 	bool woken = waiter_sleep(&w, deadline_ns);
+	if (k)
+		k->w = NULL;     /* before anything can suspend us again */
 	co_mutex_lock(m);
 	if (w.queued)
-		unlink_waiter(&c->head, &c->tail, &w);   /* timed out: still listed */
+		unlink_waiter(&c->head, &c->tail, &w);   /* timed out or kicked: still listed */
 	waiter_fini(&w);
 	return woken;
+}
+
+bool co_cond_wait(struct co_cond *c, struct co_mutex *m, uint64_t deadline_ns)
+{
+	return co_cond_wait_kickable(c, m, deadline_ns, NULL);
+}
+
+void co_kick(struct co_kick *k)
+{
+	k->kicked = true;
+	/* The same wake as a broadcast's: whichever of them comes first wakes the waiter. */
+	if (k->w)
+		waiter_wake(k->w);
 }
 
 void co_cond_broadcast(struct co_cond *c)

@@ -37,6 +37,17 @@ static inline void co_cond_init(struct co_cond *c) { c->head = c->tail = 0; }
 /* m held. Wait for a broadcast, or until deadline_ns (CLOCK_MONOTONIC; 0: no deadline). Returns
  * with m held again: true if woken, false if the deadline passed. */
 bool co_cond_wait(struct co_cond *c, struct co_mutex *m, uint64_t deadline_ns);
+/* A way to end one waiter's co_cond_wait_kickable() from outside, without its mutex: from the
+ * waiter's own thread only (a ring's message handler kicking that ring's parked fibers). */
+struct co_kick {
+	struct co_waiter *w;          /* the waiter while it waits, else NULL */
+	bool kicked;                  /* set by co_kick(); the waiter's to clear */
+};
+/* co_cond_wait() that co_kick(k) also ends (returning true, k->kicked set). */
+bool co_cond_wait_kickable(struct co_cond *c, struct co_mutex *m, uint64_t deadline_ns,
+			   struct co_kick *k);
+void co_kick(struct co_kick *k);
+
 /* m held. Wake every waiter. */
 void co_cond_broadcast(struct co_cond *c);
 static inline bool co_cond_has_waiters(const struct co_cond *c) { return c->head != 0; }

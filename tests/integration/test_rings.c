@@ -302,9 +302,49 @@ static void test_shared_block_file_sync_b_first(void **state)
 	shared_block(*state, "ring.s.ba", RN_FILE_SYNC, true);
 }
 
-/* ---- a blocking call held on the pool while the ring serves its connection ---- */
+/* ---- a parked WRITE gives up as soon as nothing else runs ---- */
 
-#define READDIR_DELAY_MS 1500
+static long long ms_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A FILE_SYNC WRITE whose end block nobody completes parks while another request runs (a
+ * READDIR held on the pool by the fault seam, touching no disk: READDIR_DELAY_MS per getdents,
+ * two of them); when that ends, nothing runs any more and the WRITE must be answered at once
+ * (completing its block with a read), not at the end of its longest wait (1 s after it came). */
+#define READDIR_DELAY_MS 300
+
+static void test_parked_write_gives_up_when_idle(void **state)
+{
+	const struct itest *t = *state;
+	struct pair p = open_pair(t, "parked.gives.up");
+	struct rn_fh root;
+	assert_int_equal(rn_mnt(p.keep, t->exports[EXP_RW], &root), 0);
+	struct xb *b = malloc(sizeof *b);
+	uint8_t *buf = malloc(65536);
+	assert_non_null(b);
+	assert_non_null(buf);
+	rn_enc_readdir(b, 0x7900000, &root, 4096);
+	assert_int_equal(raw_send_record(p.keep, b->buf, b->len), 0);
+	long long t0 = ms_clock();
+	usleep(50 * 1000);            /* the READDIR is held on the pool */
+	send_write(p.a, &p.fa, 0, SPLIT, RN_FILE_SYNC, 0x7900001);
+	assert_true(raw_recv_record(p.keep, buf, 65536, 10000) > 0);
+	long long t_keeper = ms_clock();
+	expect_write(p.a, 0x7900001, SPLIT, RN_FILE_SYNC);
+	long long t_write = ms_clock();
+	assert_true(t_keeper - t0 >= 2 * READDIR_DELAY_MS - 50);
+	assert_true(t_keeper - t0 < 900);     /* it ended before the WRITE's longest wait */
+	assert_true(t_write - t_keeper < 200);
+	free(buf);
+	free(b);
+	close_pair(&p);
+}
+
+/* ---- a blocking call held on the pool while the ring serves its connection ---- */
 
 static long long ms_now(void)
 {
@@ -331,7 +371,7 @@ static void test_stuck_readdir_blocks_no_ring(void **state)
 	long long t0 = ms_now();
 	rn_enc_readdir(b, 0x7400001, &root, 4096);
 	assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
-	usleep(100 * 1000);           /* the READDIR is on the pool by now */
+	usleep(50 * 1000);            /* the READDIR is on the pool by now */
 	rn_enc_write(b, 0x7400002, &f, WLEN, data, WLEN, RN_UNSTABLE);
 	assert_int_equal(raw_send_record(fd, b->buf, b->len), 0);
 	rn_enc_read(b, 0x7400003, &f, 0, WLEN);
@@ -347,7 +387,7 @@ static void test_stuck_readdir_blocks_no_ring(void **state)
 		if (want < 0x7400004) {
 			/* The WRITE and the READ, answered while the READDIR is still held. */
 			assert_true(r.xid == 0x7400002 || r.xid == 0x7400003);
-			assert_true(dt < READDIR_DELAY_MS - 300);
+			assert_true(dt < READDIR_DELAY_MS);
 			if (r.xid == 0x7400003) {
 				const uint8_t *p;
 				uint32_t count;
@@ -619,6 +659,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_interleaved_users_keep_their_credentials),
 		cmocka_unit_test(test_remove_during_writes_leaves_nothing),
 		cmocka_unit_test(test_more_users_than_personalities),
+		cmocka_unit_test(test_parked_write_gives_up_when_idle),
 	};
 	return IT_MAIN("rings", tests);
 }
