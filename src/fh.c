@@ -247,20 +247,10 @@ static void evict_one(struct fh_cache *c)
 		cache_remove(c, v, false);
 }
 
-void fh_pin(struct fh_obj *o)
-{
-	o->ent->pins++;
-}
-
 static void entry_unpin(struct fh_cache *c, struct fh_entry *e)
 {
 	if (--e->pins == 0 && e->gone)
 		cache_remove(c, e, false);   /* its cached data was dropped already */
-}
-
-void fh_unpin(struct worker *w, struct fh_obj *o)
-{
-	entry_unpin(w->fhc, o->ent);
 }
 
 void fh_unpin_all(struct nfs_req *rq)

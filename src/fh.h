@@ -79,9 +79,6 @@ struct file_io *fh_file_io(struct fh_obj *o);
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
 bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
 
-/* Keep o's cache entry (and its descriptors) a while longer (fh_resolve pins for the request). */
-void fh_pin(struct fh_obj *o);
-void fh_unpin(struct worker *w, struct fh_obj *o);
 
 /* Close cached handles of files that lost their last link behind our back (a local rm, or a
  * REMOVE through another worker), so their space is freed; returns how many. Run between requests. */

@@ -297,9 +297,7 @@ int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void 
 	if (rc == -ENOSPC || rc == -EDQUOT) {
 		/* Deleted files we still hold open may be what fills the disk: let them go (here now,
 		 * in the other rings at their next turn) and try once more. */
-		fh_pin(o);      /* the sweep must not close the file this WRITE is using */
-		fh_sweep(rq->w);
-		fh_unpin(rq->w, o);
+		fh_sweep(rq->w);      /* skips the entry this WRITE holds (fh_resolve pinned it) */
 		workers_sweep_all(rq->w, true);
 		rc = write_once(rq, o, off, data, count, stable, may_wait);
 	}

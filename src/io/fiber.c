@@ -256,7 +256,6 @@ void fiber_sched_free(struct fiber_sched *s)
 	free(s);
 }
 
-struct fiber_sched *fiber_sched_self(void) { return tls_sched; }
 struct fiber *fiber_self(void) { return tls_sched ? tls_sched->current : NULL; }
 unsigned fiber_sched_live(const struct fiber_sched *s) { return s->live; }
 

@@ -48,8 +48,6 @@ struct fiber_sched *fiber_sched_new(size_t stack, void (*notify)(void *ctx), voi
 void fiber_sched_bind(struct fiber_sched *s);
 /* Every fiber must have ended. Unbinds the thread if bound to s. */
 void fiber_sched_free(struct fiber_sched *s);
-/* The calling thread's scheduler, NULL if it has none. */
-struct fiber_sched *fiber_sched_self(void);
 
 /* Start fn(arg) in a fiber; it first runs at the next fiber_sched_run(). -ENOMEM on failure. */
 int fiber_spawn(struct fiber_sched *s, fiber_fn fn, void *arg);

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -23,7 +22,6 @@ struct pool {
 	pthread_cond_t cond;
 	struct job *head, *tail;
 	bool stop;
-	atomic_uint busy;
 	unsigned n;
 	void (*thread_init)(void *);
 	void *ctx;
@@ -47,7 +45,6 @@ static void *pool_main(void *arg)
 			p->tail = NULL;
 		pthread_mutex_unlock(&p->lock);
 		j->result = j->fn(j->arg);
-		atomic_fetch_sub(&p->busy, 1);
 		fiber_wake(j->f);     /* j lives on the fiber's stack: not touched after this */
 		pthread_mutex_lock(&p->lock);
 	}
@@ -98,7 +95,6 @@ long pool_run(struct pool *p, long (*fn)(void *arg), void *arg)
 	if (!p || !f)
 		return fn(arg);
 	struct job j = {.fn = fn, .arg = arg, .f = f};
-	atomic_fetch_add(&p->busy, 1);
 	pthread_mutex_lock(&p->lock);
 	if (p->tail)
 		p->tail->next = &j;
@@ -109,9 +105,4 @@ long pool_run(struct pool *p, long (*fn)(void *arg), void *arg)
 	pthread_mutex_unlock(&p->lock);
 	fiber_suspend();
 	return j.result;
-}
-
-unsigned pool_busy(struct pool *p)
-{
-	return p ? atomic_load(&p->busy) : 0;
 }

@@ -16,7 +16,5 @@ void pool_free(struct pool *p);
 /* fn(arg) on a pool thread, the calling fiber suspended meanwhile; in place when not called from
  * a fiber (start-up, exit) or when p is NULL. Returns fn's result. */
 long pool_run(struct pool *p, long (*fn)(void *arg), void *arg);
-/* Calls waiting for a thread or running now. */
-unsigned pool_busy(struct pool *p);
 
 #endif
