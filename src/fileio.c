@@ -183,7 +183,7 @@ static bool hold_back(struct bcache_file *bf, uint64_t off, uint32_t count)
 }
 
 static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
-			uint32_t count, enum fileio_stable stable, bool may_wait)
+			uint32_t count, enum fileio_stable stable)
 {
 	int err = 0;
 	struct bcache_file *bf = cache_of(rq, o, &err);
@@ -196,7 +196,7 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 		return rc;
 	/* Asked now, with this WRITE's middle on disk, not when it arrived: the neighbour may have
 	 * come in meanwhile. */
-	may_wait = may_wait && workers_busy(rq->w->srv, rq->w);
+	bool may_wait = workers_busy(rq->w->srv, rq->w);
 	if (stable == FILEIO_UNSTABLE)
 		return may_wait && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
@@ -284,22 +284,22 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 }
 
 static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
-		      uint32_t count, enum fileio_stable stable, bool may_wait)
+		      uint32_t count, enum fileio_stable stable)
 {
-	return direct_write(o) ? write_cached(rq, o, off, data, count, stable, may_wait)
+	return direct_write(o) ? write_cached(rq, o, off, data, count, stable)
 			       : write_paged(rq, o, off, data, count, stable);
 }
 
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
-		 enum fileio_stable stable, bool may_wait)
+		 enum fileio_stable stable)
 {
-	int rc = write_once(rq, o, off, data, count, stable, may_wait);
+	int rc = write_once(rq, o, off, data, count, stable);
 	if (rc == -ENOSPC || rc == -EDQUOT) {
 		/* Deleted files we still hold open may be what fills the disk: let them go (here now,
 		 * in the other rings at their next turn) and try once more. */
 		fh_sweep(rq->w);      /* skips the entry this WRITE holds (fh_resolve pinned it) */
 		workers_sweep_all(rq->w, true);
-		rc = write_once(rq, o, off, data, count, stable, may_wait);
+		rc = write_once(rq, o, off, data, count, stable);
 	}
 	if (rc < 0)
 		write_failed(rq, off, count, rc);

@@ -26,14 +26,13 @@ int fileio_cache_create(struct server *srv);
 enum fileio_stable { FILEIO_UNSTABLE = 0, FILEIO_DATA_SYNC = 1, FILEIO_FILE_SYNC = 2 };
 
 /* WRITE count bytes of data at off. Returns 0 or -errno (the verifier is then rotated), or
- * FILEIO_WAIT, when may_wait and other requests are running (asked once the bytes are in the
- * cache), in direct mode: a stable WRITE
- * whose end blocks are still partial (one of those requests may be the neighbour that completes
- * them), or an UNSTABLE one left partial in a crowded cache (its writer is ahead of the others:
+ * FILEIO_WAIT, when other requests are running (asked once the bytes are in the cache: one of
+ * them may be the neighbour), in direct mode: a stable WRITE whose end blocks are still partial,
+ * or an UNSTABLE one left partial in a crowded cache (its writer is ahead of the others:
  * bcache_file_crowded). The data is in the cache then; call fileio_write_wait(). */
 #define FILEIO_WAIT 1
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
-		 enum fileio_stable stable, bool may_wait);
+		 enum fileio_stable stable);
 /* The second half of a WRITE that got FILEIO_WAIT: suspend the calling fiber until the reason
  * to wait is gone, or for at most a second (less when nothing else runs), then 0 (UNSTABLE), or 0
  * or -errno once committed (filling what no neighbour brought). */

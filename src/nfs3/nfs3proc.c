@@ -268,10 +268,7 @@ NFS3_HANDLER(write)
 		nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
-	/* Another request in flight may be the neighbour a stable WRITE's end blocks wait for
-	 * (fileio_write asks once the bytes are in the cache). */
-	rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable,
-			  true);
+	rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable);
 	if (rc == FILEIO_WAIT)
 		rc = fileio_write_wait(rq, &o, a->offset, a->count, (enum fileio_stable)a->stable);
 	write_reply(rq, a, r, &o, &before, rc);
