@@ -119,20 +119,22 @@ static long run_offloaded(void *arg)
 	return o->fn(o->arg);
 }
 
-long cred_offload(struct worker *w, long (*fn)(void *), void *arg)
+static long offload_as(struct worker *w, struct cred_state as, long (*fn)(void *), void *arg)
 {
 	if (!w)
 		return fn(arg);
-	struct offload o = {.fn = fn, .arg = arg, .as = w->creds};
+	struct offload o = {.fn = fn, .arg = arg, .as = as};
 	return pool_run(w->srv->pool, run_offloaded, &o);
+}
+
+long cred_offload(struct worker *w, long (*fn)(void *), void *arg)
+{
+	return offload_as(w, w ? w->creds : (struct cred_state){.is_root = true}, fn, arg);
 }
 
 long cred_offload_root(struct worker *w, long (*fn)(void *), void *arg)
 {
-	if (!w)
-		return fn(arg);
-	struct offload o = {.fn = fn, .arg = arg, .as = {.is_root = true}};
-	return pool_run(w->srv->pool, run_offloaded, &o);
+	return offload_as(w, (struct cred_state){.is_root = true}, fn, arg);
 }
 
 /* ---- io_uring personalities: a ring's SQEs carry their caller's credentials ---- */

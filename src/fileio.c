@@ -268,16 +268,16 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 	int rc;
 	for (;;) {
 		uint64_t now = fiber_now_ns();
-		/* Counted as running again here (worker_parked), so "others" is anyone but us. */
+		/* Counted as running again here (worker_running), so "others" is anyone but us. */
 		bool force = now >= end || (now >= min && !workers_busy(rq->w->srv, rq->w));
 		rc = write_finish(rq, o, off, count, stable, force);
 		if (rc != FILEIO_WAIT)
 			break;
 		pc.kick.kicked = false;
-		worker_parked(rq->w, true);
+		worker_running(rq->w, false);
 		bcache_wait_partial(bf, off, count, stable == FILEIO_UNSTABLE, now < min ? min : end,
 				    &pc.kick);
-		worker_parked(rq->w, false);
+		worker_running(rq->w, true);
 	}
 	worker_park_end(rq->w, &pc);
 	return rc;

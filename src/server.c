@@ -588,12 +588,9 @@ static void request_main(void *arg)
 	struct worker *w = c->w;
 	struct reply *reply = NULL;
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &rq->creds);
-	atomic_store_explicit(&w->active, atomic_load_explicit(&w->active, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	worker_running(w, true);
 	dispatch_record(w, &c->peer, rq->rec, rq->len, &reply);
-	atomic_store_explicit(&w->active, atomic_load_explicit(&w->active, memory_order_relaxed) - 1,
-			      memory_order_relaxed);
-	worker_idle_check(w);
+	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	free(rq->mem);
 	free(rq);

@@ -59,11 +59,14 @@ bool workers_busy(struct server *srv, const struct worker *self)
 	return n > (self ? 1u : 0u);
 }
 
-void worker_parked(struct worker *w, bool parked)
+static void worker_idle_check(struct worker *w);
+
+void worker_running(struct worker *w, bool running)
 {
+	/* Written by this ring only, read by the others: no read-modify-write needed. */
 	unsigned n = atomic_load_explicit(&w->active, memory_order_relaxed);
-	atomic_store_explicit(&w->active, parked ? n - 1 : n + 1, memory_order_relaxed);
-	if (parked)
+	atomic_store_explicit(&w->active, running ? n + 1 : n - 1, memory_order_relaxed);
+	if (!running)
 		worker_idle_check(w);
 }
 
@@ -93,7 +96,9 @@ static void on_idle(struct fiber_msg *m)
 		co_kick(&p->kick);
 }
 
-void worker_idle_check(struct worker *w)
+/* w's count of running requests just fell: if nothing runs anywhere now, kick every parked
+ * WRITE (a message to each ring that has some). On w's thread. */
+static void worker_idle_check(struct worker *w)
 {
 	struct server *srv = w->srv;
 	if (atomic_load_explicit(&w->active, memory_order_relaxed) || workers_busy(srv, NULL))

@@ -27,8 +27,9 @@ void worker_kick(struct worker *w);
 /* Whether any ring has a request running other than the caller's (parked ones excluded): one
  * of them may be the WRITE a parked one waits for. Sums per-ring counters: no shared hot line. */
 bool workers_busy(struct server *srv, const struct worker *self);
-/* The calling request stops (parked) or starts again being counted by workers_busy(). */
-void worker_parked(struct worker *w, bool parked);
+/* The calling request starts (a new one, or a parked one going on) or stops (ending, or
+ * parking) being counted by workers_busy(); stopping runs worker_idle_check(). */
+void worker_running(struct worker *w, bool running);
 /* A WRITE parked for its neighbour (fileio.c) is listed on its ring between begin and end: when
  * no request is left running anywhere, its wait is kicked (it then gives up waiting), so it needs
  * no periodic look at whether the server went idle. */
@@ -38,9 +39,7 @@ struct parked_call {
 };
 void worker_park_begin(struct worker *w, struct parked_call *p);
 void worker_park_end(struct worker *w, struct parked_call *p);
-/* w's count of running requests just fell: if nothing runs anywhere now, kick every parked
- * WRITE (a message to each ring that has some). On w's thread. */
-void worker_idle_check(struct worker *w);
+
 /* The inode (dev, ino) lost its last link through this ring (which forgot it already): every
  * other ring closes its handles of it at its next turn. */
 void workers_forget(struct worker *self, dev_t dev, uint64_t ino);
