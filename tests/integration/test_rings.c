@@ -45,6 +45,32 @@ static struct rn_fh make_file(const struct itest *t, int fd, const char *name)
 	return fh;
 }
 
+static long long ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The next reply on fd, parsed into *r (its body points into buf). */
+static void recv_reply(int fd, uint8_t *buf, size_t cap, struct raw_reply *r)
+{
+	ssize_t n = raw_recv_record(fd, buf, cap, 10000);
+	assert_true(n > 0);
+	assert_int_equal(raw_parse_reply(buf, (size_t)n, r), 0);
+}
+
+/* r answers a READ with exactly the len bytes of want. */
+static void expect_read(const struct raw_reply *r, const void *want, uint32_t len)
+{
+	const uint8_t *p;
+	uint32_t count;
+	bool eof;
+	assert_int_equal(rn_dec_read(r, &p, &count, &eof), 0);
+	assert_int_equal(count, len);
+	assert_memory_equal(p, want, len);
+}
+
 /* ---- 256 calls in flight on one connection ---- */
 
 #define NCALLS 256
@@ -70,14 +96,9 @@ static void check_reply(const uint8_t *rec, size_t len, uint32_t xid0, bool *see
 		assert_int_equal(rn_dec_write(&r, &count, &committed), 0);
 		assert_int_equal(count, WLEN);
 	} else if (kind_of(i) == K_READ) {
-		const uint8_t *data;
-		uint32_t count;
-		bool eof;
 		uint8_t want[RLEN];
-		assert_int_equal(rn_dec_read(&r, &data, &count, &eof), 0);
-		assert_int_equal(count, RLEN);
 		fill(want, read_off(i), RLEN, 3);
-		assert_memory_equal(data, want, RLEN);
+		expect_read(&r, want, RLEN);
 	} else {
 		uint64_t size = 0;
 		assert_int_equal(rn_dec_getattr(&r, &size), 0);
@@ -191,9 +212,7 @@ static void expect_write(int fd, uint32_t xid, uint32_t len, int stable)
 	struct raw_reply r;
 	uint32_t count, committed;
 	assert_non_null(buf);
-	ssize_t n = raw_recv_record(fd, buf, 65536, 10000);
-	assert_true(n > 0);
-	assert_int_equal(raw_parse_reply(buf, (size_t)n, &r), 0);
+	recv_reply(fd, buf, 65536, &r);
 	assert_int_equal(r.xid, xid);
 	assert_int_equal(rn_dec_write(&r, &count, &committed), 0);
 	assert_int_equal(count, len);
@@ -304,13 +323,6 @@ static void test_shared_block_file_sync_b_first(void **state)
 
 /* ---- a parked WRITE gives up as soon as nothing else runs ---- */
 
-static long long ms_clock(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* A FILE_SYNC WRITE whose end block nobody completes parks while another request runs (a
  * READDIR held on the pool by the fault seam, touching no disk: READDIR_DELAY_MS per getdents,
  * two of them); when that ends, nothing runs any more and the WRITE must be answered at once
@@ -329,13 +341,13 @@ static void test_parked_write_gives_up_when_idle(void **state)
 	assert_non_null(buf);
 	rn_enc_readdir(b, 0x7900000, &root, 4096);
 	assert_int_equal(raw_send_record(p.keep, b->buf, b->len), 0);
-	long long t0 = ms_clock();
+	long long t0 = ms_now();
 	usleep(50 * 1000);            /* the READDIR is held on the pool */
 	send_write(p.a, &p.fa, 0, SPLIT, RN_FILE_SYNC, 0x7900001);
 	assert_true(raw_recv_record(p.keep, buf, 65536, 10000) > 0);
-	long long t_keeper = ms_clock();
+	long long t_keeper = ms_now();
 	expect_write(p.a, 0x7900001, SPLIT, RN_FILE_SYNC);
-	long long t_write = ms_clock();
+	long long t_write = ms_now();
 	assert_true(t_keeper - t0 >= 2 * READDIR_DELAY_MS - 50);
 	assert_true(t_keeper - t0 < 900);     /* it ended before the WRITE's longest wait */
 	assert_true(t_write - t_keeper < 200);
@@ -346,13 +358,6 @@ static void test_parked_write_gives_up_when_idle(void **state)
 
 /* ---- a blocking call held on the pool while the ring serves its connection ---- */
 
-static long long ms_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void test_stuck_readdir_blocks_no_ring(void **state)
 {
 	const struct itest *t = *state;
@@ -360,7 +365,7 @@ static void test_stuck_readdir_blocks_no_ring(void **state)
 	struct rn_fh root, f;
 	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
 	f = make_file(t, fd, "beside.readdir");
-	uint8_t data[WLEN], got[WLEN];
+	uint8_t data[WLEN];
 	fill(data, 0, WLEN, 11);
 	assert_int_equal(rn_write(fd, &f, 0, data, WLEN, RN_FILE_SYNC), 0);
 
@@ -380,22 +385,14 @@ static void test_stuck_readdir_blocks_no_ring(void **state)
 	assert_non_null(buf);
 	for (uint32_t want = 0x7400002; want <= 0x7400004; want++) {
 		struct raw_reply r;
-		ssize_t n = raw_recv_record(fd, buf, 65536, 10000);
-		assert_true(n > 0);
-		assert_int_equal(raw_parse_reply(buf, (size_t)n, &r), 0);
+		recv_reply(fd, buf, 65536, &r);
 		long long dt = ms_now() - t0;
 		if (want < 0x7400004) {
 			/* The WRITE and the READ, answered while the READDIR is still held. */
 			assert_true(r.xid == 0x7400002 || r.xid == 0x7400003);
 			assert_true(dt < READDIR_DELAY_MS);
 			if (r.xid == 0x7400003) {
-				const uint8_t *p;
-				uint32_t count;
-				bool eof;
-				assert_int_equal(rn_dec_read(&r, &p, &count, &eof), 0);
-				assert_int_equal(count, WLEN);
-				memcpy(got, p, WLEN);
-				assert_memory_equal(got, data, WLEN);
+				expect_read(&r, data, WLEN);
 			} else {
 				uint32_t count, committed;
 				assert_int_equal(rn_dec_write(&r, &count, &committed), 0);
@@ -486,15 +483,8 @@ static void test_more_users_than_personalities(void **state)
 	}
 	for (unsigned n = 0; n < MANY_USERS; n++) {
 		struct raw_reply r;
-		const uint8_t *p;
-		uint32_t count;
-		bool eof;
-		ssize_t len = raw_recv_record(fd, buf, 65536, 10000);
-		assert_true(len > 0);
-		assert_int_equal(raw_parse_reply(buf, (size_t)len, &r), 0);
-		assert_int_equal(rn_dec_read(&r, &p, &count, &eof), 0);
-		assert_int_equal(count, 20);
-		assert_memory_equal(p, "anyone may read this", 20);
+		recv_reply(fd, buf, 65536, &r);
+		expect_read(&r, "anyone may read this", 20);
 	}
 	free(buf);
 	free(b);
@@ -614,20 +604,13 @@ static void test_interleaved_users_keep_their_credentials(void **state)
 	}
 	for (unsigned n = 0; n < CRED_CALLS; n++) {
 		struct raw_reply r;
-		ssize_t len = raw_recv_record(fd, buf, 65536, 10000);
-		assert_true(len > 0);
-		assert_int_equal(raw_parse_reply(buf, (size_t)len, &r), 0);
+		recv_reply(fd, buf, 65536, &r);
 		unsigned i = r.xid - 0x7610000;
 		assert_true(i < CRED_CALLS);
 		if (i % 2) {
 			assert_int_equal(rn_dec_status(&r), 13);     /* NFS3ERR_ACCES */
 		} else {
-			const uint8_t *p;
-			uint32_t count;
-			bool eof;
-			assert_int_equal(rn_dec_read(&r, &p, &count, &eof), 0);
-			assert_int_equal(count, 13);
-			assert_memory_equal(p, "for 1000 only", 13);
+			expect_read(&r, "for 1000 only", 13);
 		}
 	}
 	for (unsigned i = 1; i < CRED_CALLS; i += 2) {
