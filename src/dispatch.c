@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cred.h"
 #include "fh.h"
 #include "log.h"
 #include <rpc/rpc.h>

@@ -194,14 +194,13 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 		touch_mtime(rq->w, o);
 	if (rc < 0)
 		return rc;
-	/* Asked now, with this WRITE's middle on disk, not when it arrived: the neighbour may have
-	 * come in meanwhile. */
-	bool may_wait = workers_busy(rq->w->srv, rq->w);
+	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
+	 * disk, not when it arrived; and last, as it reads every ring's counter. */
 	if (stable == FILEIO_UNSTABLE)
-		return may_wait && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
+		return hold_back(bf, off, count) && workers_busy(rq->w->srv, rq->w) ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
 	 * that brings it may be a moment away. */
-	if (may_wait && bcache_range_partial(bf, off, count))
+	if (bcache_range_partial(bf, off, count) && workers_busy(rq->w->srv, rq->w))
 		return FILEIO_WAIT;
 	return bcache_commit(bf, off, count, sync_of(stable));
 }

@@ -24,7 +24,6 @@ struct fh_entry;
 struct bcache;
 struct conn;
 struct listener;
-struct fiber_sched;
 struct forget_ring;
 struct pool;
 struct cred_personalities;
