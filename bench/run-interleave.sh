@@ -53,8 +53,10 @@ bench_say() { echo "$*" >&2; }
 bench_free_port() {
 	local p
 	for _ in $(seq 100); do
-		p=$((30000 + RANDOM % 30000))
-		if ! ss -Htln "sport = :$p" 2>/dev/null | grep -q .; then
+		# Below the kernel's ephemeral range (32768-60999 by default), where any client's
+		# connection may hold a port as its local end; and no socket of any state on it.
+		p=$((20000 + RANDOM % 12000))
+		if ! ss -Htan "sport = :$p" 2>/dev/null | grep -q .; then
 			echo "$p"
 			return 0
 		fi
@@ -139,7 +141,9 @@ bench_start_once() {
 	local from=$(($(wc -l <"$BENCH_LOG") + 1))
 	"$exe" -c "$BENCH_CONF" >>"$BENCH_LOG" 2>&1 &
 	BENCH_DPID=$!
-	for _ in $(seq 100); do
+	# Longer than the daemon's own 10 s retry of a port in use, so that its "Address already in
+	# use" is seen and bench_start tries other ports.
+	for _ in $(seq 150); do
 		if tail -n +"$from" "$BENCH_LOG" | grep -q ready; then
 			return 0
 		fi
@@ -152,7 +156,7 @@ bench_start_once() {
 		fi
 		sleep 0.1
 	done
-	bench_say "nfsd-uc did not say ready in 10 s:"
+	bench_say "nfsd-uc did not say ready in 15 s:"
 	tail -20 "$BENCH_LOG" >&2
 	return 1
 }
