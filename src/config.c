@@ -243,15 +243,20 @@ static int parse_io_mode(struct parser *p, const struct key_def *k, const char *
 {
 	static const char *const names[] = {
 		[IO_MODE_DIRECT] = "direct", [IO_MODE_DONTCACHE] = "dontcache",
-		[IO_MODE_BUFFERED] = "buffered",
+		[IO_MODE_BUFFERED] = "buffered", [IO_MODE_CACHED] = "cached",
 	};
+	bool writes = strcmp(k->name, "write_mode") == 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (strcasecmp(val, names[i]) == 0) {
+			/* READs go through nfsd-uc's cache in direct mode already: cached is a
+			 * synonym there. */
+			if (!writes && i == IO_MODE_CACHED)
+				i = IO_MODE_DIRECT;
 			*FIELD(enum io_mode) = (enum io_mode)i;
 			return 0;
 		}
 	}
-	return fail(p, "%s = %s is not direct, dontcache or buffered", k->name, val);
+	return fail(p, "%s = %s is not cached, direct, dontcache or buffered", k->name, val);
 }
 
 static int parse_listen(struct parser *p, const struct key_def *k, const char *val, void *obj)
@@ -470,6 +475,7 @@ static const struct key_def server_keys[] = {
 
 static const struct key_def cache_keys[] = {
 	{"size", parse_size, CFG(cache_size), 64 * KIB, 1024 * GIB},
+	{"file_size", parse_size, CFG(cache_file_size), 0, 1024 * GIB},
 	{NULL, NULL, 0, 0, 0},
 };
 
@@ -589,7 +595,7 @@ static int begin_export(struct parser *p, const char *given)
 	}
 	c->exports = grown;
 	c->exports[c->nexports++] = (struct export_cfg){
-		.path = path, .write_mode = IO_MODE_DIRECT, .read_mode = IO_MODE_DIRECT,
+		.path = path, .write_mode = IO_MODE_CACHED, .read_mode = IO_MODE_DIRECT,
 		.block = 0, .line = p->line,
 	};
 	p->fsid_line = 0;
@@ -737,7 +743,7 @@ static int set_defaults(struct config *c)
 		.max_record = 1 * MIB + 64 * KIB,
 		.state_dir = strdup("/var/lib/nfsd-uc"),
 		.rpcbind = true,
-		.cache_size = 64 * MIB,
+		.cache_size = 1 * GIB,
 	};
 	return c->listen && c->state_dir ? 0 : -1;
 }

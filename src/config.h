@@ -8,7 +8,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum io_mode { IO_MODE_DIRECT = 0, IO_MODE_DONTCACHE, IO_MODE_BUFFERED };
+/* CACHED (write_mode only, the default): nfsd-uc's own cache with write-behind; DIRECT: the same
+ * cache for partial blocks only, each WRITE's middle written before its reply (and, as read_mode,
+ * READs through nfsd-uc's cache with O_DIRECT misses); DONTCACHE and BUFFERED: the kernel's page
+ * cache. */
+enum io_mode { IO_MODE_DIRECT = 0, IO_MODE_DONTCACHE, IO_MODE_BUFFERED, IO_MODE_CACHED };
 enum squash_mode { SQUASH_ROOT = 0, SQUASH_NONE, SQUASH_ALL };
 
 /* One entry of an export's "clients =" list, as in exports(5): ADDR[/PREFIX](opts) or *(opts). */
@@ -28,7 +32,7 @@ struct export_cfg {
 	uint32_t fsid;            /* "fsid = N" or derived from the path; unique among exports */
 	struct client_rule *clients;
 	size_t nclients;
-	enum io_mode write_mode;  /* default direct */
+	enum io_mode write_mode;  /* default cached */
 	enum io_mode read_mode;   /* default direct */
 	size_t block;             /* boundary-cache block; 0 = auto */
 	unsigned line;            /* line of the [export ...] header, for messages */
@@ -45,7 +49,8 @@ struct config {
 	size_t max_record;        /* largest RPC record accepted, default 1 MiB + 64 KiB */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
 	bool rpcbind;             /* register with rpcbind when it runs, default true */
-	size_t cache_size;        /* [cache] size, default 64M */
+	size_t cache_size;        /* [cache] size, default 1G */
+	size_t cache_file_size;   /* [cache] file_size, default 0: half of size */
 	struct export_cfg *exports;
 	size_t nexports;
 };

@@ -149,7 +149,7 @@ static struct reply *call_finish(struct call *cl)
 	return r;
 }
 
-static void call_proc(struct worker *w, const struct sockaddr_storage *peer,
+static void call_proc(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
 		      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
 {
 	struct hdr_ctx h = {.xid = hdr->xid, .stat = ACCEPT_GARBAGE_ARGS};
@@ -175,7 +175,7 @@ static void call_proc(struct worker *w, const struct sockaddr_storage *peer,
 		call_free(cl);
 		return;
 	}
-	cl->rq = (struct nfs_req){.w = w, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred};
+	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred};
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
 	*out = call_finish(cl);
@@ -215,14 +215,14 @@ static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_cal
 	return NULL;
 }
 
-void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
-		     size_t len, struct reply **out)
+void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
+		     const uint8_t *rec, size_t len, struct reply **out)
 {
 	struct rpc_call call;
 	const struct proc_desc *pd;
 	*out = header_reply(rec, len, &call, &pd);
 	if (pd)
-		call_proc(w, peer, &call, pd, out);
+		call_proc(w, peer, rm, &call, pd, out);
 }
 
 bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)

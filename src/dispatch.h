@@ -48,8 +48,8 @@ struct reply {
 
 /* Handle one record, in the calling fiber (the handler may suspend it while it waits): *out is the
  * reply to send, NULL when none is owed or memory ran out. */
-void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, const uint8_t *rec,
-		     size_t len, struct reply **out);
+void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
+		     const uint8_t *rec, size_t len, struct reply **out);
 void reply_free(struct reply *r);
 
 /* Where the payload of an NFS WRITE in this (partial) record starts and which file offset it writes,

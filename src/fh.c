@@ -416,10 +416,13 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 		return e->bf;   /* NULL, unless another fiber's open went through meanwhile */
 	}
 	/* The open may have waited for the inode's lock, and another fiber opened one too. */
-	if (e->bf)
+	if (e->bf) {
 		bcache_file_close(bf);   /* not the inode's last handle: nothing to write */
-	else
+	} else {
+		bcache_file_set_mode(bf, o->exp->write_mode == IO_MODE_CACHED ? BCACHE_BEHIND
+									 : BCACHE_THROUGH);
 		e->bf = bf;
+	}
 	return e->bf;
 }
 

@@ -40,6 +40,34 @@ static int op_write(void *io, uint64_t off, const void *buf, size_t len)
 	return 0;
 }
 
+/* One vectored write (write-behind and COMMIT runs); a short one goes on with the rest. */
+static int op_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
+{
+	int fd = ((struct file_io *)io)->fd;
+	struct io_ring *r = io_ring_thread();
+	struct iovec v[BCACHE_IOV_MAX];
+	if (iovcnt > BCACHE_IOV_MAX)
+		return -EINVAL;
+	memcpy(v, iov, (size_t)iovcnt * sizeof *v);
+	int i = 0;
+	while (i < iovcnt) {
+		ssize_t n = r ? io_pwritev(r, fd, v + i, iovcnt - i, off)
+			      : pwritev(fd, v + i, iovcnt - i, (off_t)off);
+		if (n < 0)
+			return r ? (int)n : -errno;
+		if (n == 0)
+			return -ENOSPC;
+		off += (uint64_t)n;
+		while (i < iovcnt && (size_t)n >= v[i].iov_len)
+			n -= (ssize_t)v[i++].iov_len;
+		if (i < iovcnt) {
+			v[i].iov_base = (char *)v[i].iov_base + n;
+			v[i].iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
 static ssize_t op_read(void *io, uint64_t off, void *buf, size_t len)
 {
 	int fd = ((struct file_io *)io)->fd;
@@ -100,15 +128,23 @@ static int op_truncate(void *io, uint64_t size)
 
 int fileio_cache_create(struct server *srv)
 {
-	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate};
-	/* One inode may take at most half of the cache: a single runaway writer cannot starve the
-	 * others' partial blocks into forced fills. */
-	return bcache_create(&ops, srv->cfg->cache_size, srv->cfg->cache_size / 2, &srv->cache);
+	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
+					      op_writev};
+	/* One inode may take at most half of the cache unless told otherwise: a single runaway
+	 * writer cannot starve the others' partial blocks into forced fills. */
+	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;
+	return bcache_create(&ops, srv->cfg->cache_size, file, &srv->cache);
 }
 
-static bool direct_write(const struct fh_obj *o)
+/* The export's writes go through nfsd-uc's cache: cached (write-behind) or direct (through). */
+static bool uses_cache(const struct fh_obj *o)
 {
-	return o->exp->write_mode == IO_MODE_DIRECT;
+	return o->exp->write_mode == IO_MODE_DIRECT || o->exp->write_mode == IO_MODE_CACHED;
+}
+
+static bool behind(const struct fh_obj *o)
+{
+	return o->exp->write_mode == IO_MODE_CACHED;
 }
 
 static struct bcache_file *cache_of(struct nfs_req *rq, struct fh_obj *o, int *err)
@@ -189,15 +225,21 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	struct bcache_file *bf = cache_of(rq, o, &err);
 	if (!bf)
 		return -err;
-	int rc = bcache_write(bf, off, data, count);
-	if (rc == 0 && !covers_whole_block(off, count, o->exp->block))
+	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(rq->rec))
+			   : bcache_write(bf, off, data, count);
+	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */
+	if (rc == 0 && (behind(o) || !covers_whole_block(off, count, o->exp->block)))
 		touch_mtime(rq->w, o);
 	if (rc < 0)
 		return rc;
+	if (behind(o) && bcache_writeback_wanted(rq->w->srv->cache))
+		worker_writeback(rq->w);
 	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
-	 * disk, not when it arrived; and last, as it reads every ring's counter. */
+	 * disk, not when it arrived; and last, as it reads every ring's counter. In cached mode
+	 * the bound's backpressure does what holding back does for the boundary cache. */
 	if (stable == FILEIO_UNSTABLE)
-		return hold_back(bf, off, count) && workers_busy(rq->w->srv, rq->w) ? FILEIO_WAIT : 0;
+		return !behind(o) && hold_back(bf, off, count) && workers_busy(rq->w->srv, rq->w)
+			       ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
 	 * that brings it may be a moment away. */
 	if (bcache_range_partial(bf, off, count) && workers_busy(rq->w->srv, rq->w))
@@ -237,7 +279,7 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 	if (!bf)
 		return -err;
 	if (stable == FILEIO_UNSTABLE)
-		return !force && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
+		return !force && !behind(o) && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
 	if (!force && bcache_range_partial(bf, off, count))
 		return FILEIO_WAIT;
 	int rc = bcache_commit(bf, off, count, sync_of(stable));
@@ -285,7 +327,7 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
 		      uint32_t count, enum fileio_stable stable)
 {
-	return direct_write(o) ? write_cached(rq, o, off, data, count, stable)
+	return uses_cache(o) ? write_cached(rq, o, off, data, count, stable)
 			       : write_paged(rq, o, off, data, count, stable);
 }
 
@@ -308,7 +350,7 @@ int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void 
 int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
 {
 	int rc, err = 0;
-	if (direct_write(o)) {
+	if (uses_cache(o)) {
 		struct bcache_file *bf = cache_of(rq, o, &err);
 		rc = bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
 	} else {
@@ -325,7 +367,7 @@ int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t c
 int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
 {
 	int err = 0;
-	if (direct_write(o)) {
+	if (uses_cache(o)) {
 		struct bcache_file *bf = cache_of(rq, o, &err);
 		return bf ? bcache_truncate(bf, size) : -err;
 	}
@@ -337,7 +379,7 @@ int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
 
 void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
 {
-	if (!o->exp || o->exp->write_mode != IO_MODE_DIRECT || !S_ISREG(st->stx_mode))
+	if (!o->exp || !uses_cache(o) || !S_ISREG(st->stx_mode))
 		return;
 	int err;
 	struct bcache_file *bf = fh_bcache(w, o, (uint32_t)o->exp->block, &err);
@@ -352,16 +394,33 @@ void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
 
 static void free_buf(void *p) { free(p); }
 
+/* What a disk read brought: the buffer (mem, to free), where the READ's bytes start in it
+ * (data), and the aligned range of whole blocks the disk gave (kept [keep_off, + keep_len), for
+ * the cache to keep clean). */
+struct disk_read {
+	char *mem, *data;
+	uint64_t keep_off, keep_len;
+};
+
 /* Read [off, off + len) from the file as the export's read mode says: O_DIRECT reads the aligned
- * cover and points *data into it (no second copy); the other modes read the range itself. Bytes
- * past the end of the file read as zeros. 0 or -errno; *mem is what to free. */
-static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t len, char **mem,
-		     char **data)
+ * cover (stretched to `extra` bytes past the READ: readahead) and points data into it (no second
+ * copy); the other modes read the range itself. Bytes past the end of the file read as zeros.
+ * 0 or -errno. */
+/* The range a READ of [off, off + len) (+ extra) reads from disk: the aligned cover for O_DIRECT. */
+static void read_cover(const struct fh_obj *o, uint64_t off, uint64_t len, uint64_t *a0, uint64_t *a1)
 {
 	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
-	uint64_t bs = direct ? o->exp->block : 4096;
-	uint64_t a0 = direct ? off & ~(bs - 1) : off;
-	uint64_t a1 = direct ? (off + len + bs - 1) & ~(bs - 1) : off + len;
+	uint64_t bs = direct ? o->exp->block : 1;
+	*a0 = off & ~(bs - 1);
+	*a1 = (off + len + bs - 1) & ~(bs - 1);
+}
+
+static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t len,
+		     uint64_t extra, struct disk_read *dr)
+{
+	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
+	uint64_t bs = direct ? o->exp->block : 4096, a0, a1;
+	read_cover(o, off, direct ? len + extra : len, &a0, &a1);
 	int fd = fh_io_fd(rq->w, o, direct);
 	if (fd < 0)
 		return fd;
@@ -378,29 +437,71 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_
 	}
 	if ((uint64_t)n < a1 - a0)
 		memset(buf + n, 0, a1 - a0 - (uint64_t)n);
-	*mem = buf;
-	*data = buf + (off - a0);
+	*dr = (struct disk_read){.mem = buf, .data = buf + (off - a0), .keep_off = a0,
+				 .keep_len = direct ? (uint64_t)n & ~(bs - 1) : 0};
 	return 0;
 }
 
 /* The disk's bytes with the cache's newer ones laid over them. A cached block that left the cache
- * between the disk read and the overlay may have reached the disk after the read: read again. */
+ * between the disk read and the overlay may have reached the disk after the read: read again.
+ * In cached mode the blocks read stay in the cache, clean. */
 static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
-			 uint32_t len, char **mem, char **data)
+			 uint32_t len, uint64_t extra, struct disk_read *dr)
 {
 	for (int tries = 0; tries < 16; tries++) {
 		struct bcache_read rd;
-		bcache_read_begin(bf, &rd, off, len);
-		int rc = read_disk(rq, o, off, len, mem, data);
+		uint64_t a0, a1;
+		/* The whole buffer is overlaid: what the cache keeps of it must be current too. */
+		read_cover(o, off, o->exp->read_mode == IO_MODE_DIRECT ? len + extra : len, &a0, &a1);
+		bcache_read_begin(bf, &rd, a0, a1 - a0);
+		int rc = read_disk(rq, o, off, len, extra, dr);
 		if (rc < 0) {
 			bcache_read_cancel(bf, &rd);
 			return rc;
 		}
-		if (bcache_read_overlay(bf, &rd, *data) == 0)
+		if (bcache_read_overlay(bf, &rd, dr->mem) == 0) {
+			if (behind(o) && dr->keep_len)
+				bcache_read_keep(bf, &rd, a0, dr->keep_len, dr->mem);
 			return 0;
-		free(*mem);
+		}
+		free(dr->mem);
 	}
 	return -EIO;
+}
+
+/* Readahead for a sequential reader in cached mode: the READ that misses reads this much more,
+ * which the following READs then find in the cache. */
+#define READAHEAD (2u << 20)
+
+/* A READ served from the cache, in a buffer of its own. 1 on a hit, 0 on a miss, or -errno. */
+static int read_hit(struct bcache_file *bf, uint64_t off, uint32_t len, struct disk_read *dr)
+{
+	char *buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	if (!bcache_read_cached(bf, off, len, buf)) {
+		free(buf);
+		return 0;
+	}
+	*dr = (struct disk_read){.mem = buf, .data = buf};
+	return 1;
+}
+
+static int read_cached(struct nfs_req *rq, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
+		       uint32_t len, uint64_t size, struct disk_read *dr)
+{
+	uint64_t ra_off, ra_len, extra = 0;
+	bool ra = behind(o) && bcache_readahead(bf, off, len, READAHEAD, &ra_off, &ra_len);
+	if (behind(o)) {
+		int rc = read_hit(bf, off, len, dr);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
+	if (ra && ra_off + ra_len > off + len)
+		extra = ra_off + ra_len - (off + len);
+	if (off + len + extra > size)    /* not past the end of file */
+		extra = size > off + len ? size - (off + len) : 0;
+	return read_overlaid(rq, o, bf, off, len, extra, dr);
 }
 
 int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,
@@ -408,7 +509,7 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 {
 	struct bcache_file *bf = NULL;
 	int err = 0;
-	if (direct_write(o)) {
+	if (uses_cache(o)) {
 		bf = cache_of(rq, o, &err);
 		if (!bf)
 			return -err;
@@ -422,13 +523,13 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 	if (*eof || count == 0)
 		return 0;
 	uint32_t len = size - off < count ? (uint32_t)(size - off) : count;
-	char *mem, *data;
-	int rc = bf ? read_overlaid(rq, o, bf, off, len, &mem, &data) : read_disk(rq, o, off, len, &mem, &data);
+	struct disk_read dr;
+	int rc = bf ? read_cached(rq, o, bf, off, len, size, &dr) : read_disk(rq, o, off, len, 0, &dr);
 	if (rc < 0)
 		return rc;
-	rq->payload = data;
+	rq->payload = dr.data;
 	rq->payload_len = len;
-	rq->payload_mem = mem;
+	rq->payload_mem = dr.mem;
 	rq->payload_free = free_buf;
 	*n = len;
 	*eof = off + len >= size;

@@ -64,15 +64,16 @@ static void probe_export(struct export_rt *e)
 	e->block = c->block ? c->block : block;
 	e->write_mode = c->write_mode;
 	e->read_mode = c->read_mode;
-	if (!direct_ok && (e->write_mode == IO_MODE_DIRECT || e->read_mode == IO_MODE_DIRECT)) {
+	bool cache_writes = e->write_mode == IO_MODE_DIRECT || e->write_mode == IO_MODE_CACHED;
+	if (!direct_ok && (cache_writes || e->read_mode == IO_MODE_DIRECT)) {
 		log_warn("export %s: file system refuses O_DIRECT (%s); serving it as dontcache", c->path,
 			 strerror(errno));
-		if (e->write_mode == IO_MODE_DIRECT)
+		if (cache_writes)
 			e->write_mode = IO_MODE_DONTCACHE;
 		if (e->read_mode == IO_MODE_DIRECT)
 			e->read_mode = IO_MODE_DONTCACHE;
 	}
-	static const char *const modes[] = {"direct", "dontcache", "buffered"};
+	static const char *const modes[] = {"direct", "dontcache", "buffered", "cached"};
 	log_info("export %s fsid %u block %zu write %s read %s", c->path, c->fsid, e->block,
 		 modes[e->write_mode], modes[e->read_mode]);
 }

@@ -96,6 +96,7 @@ struct worker {
 	struct parked_call *parked;   /* its parked WRITEs (fileio.c), kicked when all goes idle */
 	atomic_uint nparked;          /* how many (read by other rings) */
 	atomic_bool idle_posted;      /* idle_msg is in its inbox */
+	unsigned wb_fibers;           /* write-behind fibers running (worker_writeback) */
 	struct fiber_msg idle_msg;
 	/* the loop: woken by ev_fd, which other threads write (worker_kick) */
 	int ev_fd;
@@ -127,8 +128,20 @@ void arena_free(struct arena *a);
 #define NFS_REQ_PINS 4
 
 /* One RPC call being handled. */
+/* The memory of a request's record. A WRITE that the cache keeps (write_mode = cached) lends it
+ * the record instead of copying the payload: record_buf() turns the memory into a reference-
+ * counted holder, which the request's end releases like any other reference. */
+struct bcache_buf;
+struct record_mem {
+	void *mem;
+	struct bcache_buf *hold;
+};
+struct bcache_buf *record_buf(struct record_mem *rm);
+void record_mem_release(struct record_mem *rm);
+
 struct nfs_req {
 	struct worker *w;
+	struct record_mem *rec;       /* NULL when the caller keeps no record (tests) */
 	const struct rpc_call *call;
 	struct sockaddr_storage peer;
 	struct rpc_cred cred;         /* as sent; squashed per export when a handle is resolved */

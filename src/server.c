@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "bcache.h"
 #include "cred.h"
 #include "dispatch.h"
 #include "io/fiber.h"
@@ -60,7 +61,7 @@ struct conn {
 /* One RPC call from its record to its reply, run by a fiber of the connection's ring. */
 struct request {
 	struct conn *c;
-	uint8_t *mem;                 /* owns the record bytes */
+	struct record_mem rm;         /* owns the record bytes */
 	const uint8_t *rec;
 	size_t len;
 	struct cred_saved creds;      /* the thread's credentials while this fiber is switched out */
@@ -230,6 +231,44 @@ static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, uint8_t
 
 static void request_main(void *arg);
 
+struct rec_hold {
+	struct bcache_buf b;
+	void *mem;
+};
+
+static void rec_hold_release(struct bcache_buf *b)
+{
+	struct rec_hold *h = (struct rec_hold *)b;
+	free(h->mem);
+	free(h);
+}
+
+struct bcache_buf *record_buf(struct record_mem *rm)
+{
+	if (!rm)
+		return NULL;
+	if (!rm->hold) {
+		struct rec_hold *h = malloc(sizeof *h);
+		if (!h)
+			return NULL;    /* the cache copies instead */
+		atomic_init(&h->b.refs, 1);
+		h->b.release = rec_hold_release;
+		h->mem = rm->mem;
+		rm->hold = &h->b;
+	}
+	return rm->hold;
+}
+
+void record_mem_release(struct record_mem *rm)
+{
+	if (rm->hold)
+		bcache_buf_put(rm->hold);
+	else
+		free(rm->mem);
+	rm->mem = NULL;
+	rm->hold = NULL;
+}
+
 /* Run a record as a fiber of this ring. mem, when given, owns rec and goes with the request; else
  * rec lies in the stream buffer and is copied out (placed, so this is the payload's only copy). */
 static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len)
@@ -244,7 +283,8 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 		}
 	}
 	if (rq && mem)
-		*rq = (struct request){.c = c, .mem = mem, .rec = rec, .len = len, .creds = {.w = c->w}};
+		*rq = (struct request){.c = c, .rm = {.mem = mem}, .rec = rec, .len = len,
+				       .creds = {.w = c->w}};
 	/* The fiber first runs at the loop's next turn, not inside this call. */
 	if (!rq || !mem || fiber_spawn(c->w->sched, request_main, rq) < 0) {
 		log_err("out of memory for a request: closing the connection");
@@ -589,10 +629,10 @@ static void request_main(void *arg)
 	struct reply *reply = NULL;
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &rq->creds);
 	worker_running(w, true);
-	dispatch_record(w, &c->peer, rq->rec, rq->len, &reply);
+	dispatch_record(w, &c->peer, &rq->rm, rq->rec, rq->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
-	free(rq->mem);
+	record_mem_release(&rq->rm);
 	free(rq);
 	bool was_full = w->inflight >= w->srv->cfg->requests_per_ring;
 	c->inflight--;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A private RPC program that reports the server's counters, for tests, benchmarks and monitoring:
  * program 0x20004e55 version 1, procedure 1 (STATS) takes no arguments and returns
  * uint32 n, then n x { string name<64>; unsigned hyper value }. Only loopback clients are
@@ -9,7 +10,7 @@
 #include "dispatch.h"
 #include "stats.h"
 
-#define STATS_MAX 32
+#define STATS_MAX 64
 
 struct stat_pair {
 	const char *name;
@@ -85,6 +86,26 @@ static void stats_get(struct nfs_req *rq, void *argp, void *resp)
 		add(r, "cache_dirty", b.dirty);
 		add(r, "cache_bytes", b.bytes);
 		add(r, "cache_bytes_peak", b.bytes_peak);
+		add(r, "cache_dirty_bytes", b.dirty_bytes);
+		add(r, "cache_clean_bytes", b.clean_bytes);
+		add(r, "cache_inflight_bytes", b.inflight_bytes);
+		add(r, "cache_adopted_blocks", b.adopted);
+		add(r, "cache_copied_blocks", b.copied);
+		add(r, "cache_read_hits", b.read_hits);
+		add(r, "cache_read_misses", b.read_misses);
+		add(r, "cache_read_kept_blocks", b.read_cached);
+		add(r, "cache_backpressure_waits", b.bp_waits);
+		add(r, "cache_writeback_failures", b.wb_failures);
+		add(r, "cache_wb_writes", b.wb_writes);
+		add(r, "cache_wb_bytes", b.wb_bytes);
+		/* write-behind I/O sizes: cache_wb_lt_8k .. cache_wb_lt_1m, cache_wb_ge_1m */
+		static const char *const hist[BCACHE_WB_HIST] = {
+			"cache_wb_lt_8k", "cache_wb_lt_16k", "cache_wb_lt_32k", "cache_wb_lt_64k",
+			"cache_wb_lt_128k", "cache_wb_lt_256k", "cache_wb_lt_512k", "cache_wb_lt_1m",
+			"cache_wb_ge_1m",
+		};
+		for (unsigned i = 0; i < BCACHE_WB_HIST; i++)
+			add(r, hist[i], b.wb_hist[i]);
 	}
 
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bcache.h"
 #include "cred.h"
 #include "fh.h"
 #include "io/fiber.h"
@@ -68,6 +69,53 @@ void worker_running(struct worker *w, bool running)
 	atomic_store_explicit(&w->active, running ? n + 1 : n - 1, memory_order_relaxed);
 	if (!running)
 		worker_idle_check(w);
+}
+
+/* Writes in flight per ring for write-behind: enough to keep a device's queue busy while the
+ * ring's requests go on, few enough that COMMITs and READs do not queue behind a wall of them. */
+#define WB_FIBERS 4
+
+struct wb_fiber {
+	struct worker *w;
+	struct cred_saved as_server;
+};
+
+static void no_save(void *ctx) { (void)ctx; }
+
+static void writeback_main(void *arg)
+{
+	struct wb_fiber *wf = arg;
+	struct worker *w = wf->w;
+	/* Whatever fiber ran before, this one's I/O goes as the server (the files are open). */
+	fiber_set_hooks(fiber_self(), no_save, cred_restore, &wf->as_server);
+	cred_restore(&wf->as_server);
+	while (!w->stopping || bcache_writeback_wanted(w->srv->cache)) {
+		ssize_t n = bcache_writeback(w->srv->cache);
+		if (n == 0)
+			break;
+		if (n < 0)
+			log_ratelimited(&w->srv->write_errors, LOG_WARNING,
+					"write-behind failed: %s; the next COMMIT of the file reports it",
+					strerror((int)-n));
+	}
+	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
+	w->wb_fibers--;
+	free(wf);
+}
+
+void worker_writeback(struct worker *w)
+{
+	if (w->wb_fibers >= WB_FIBERS)
+		return;
+	struct wb_fiber *wf = malloc(sizeof *wf);
+	if (!wf)
+		return;     /* COMMIT and the bound write the data instead */
+	*wf = (struct wb_fiber){.w = w, .as_server = {.w = w, .root = true, .set = true}};
+	if (fiber_spawn(w->sched, writeback_main, wf) < 0) {
+		free(wf);
+		return;
+	}
+	w->wb_fibers++;
 }
 
 void worker_park_begin(struct worker *w, struct parked_call *p)

@@ -37,6 +37,10 @@ struct parked_call {
 	struct co_kick kick;
 	struct parked_call *next, *prev;
 };
+/* Dirty data is waiting (bcache_writeback_wanted): make sure some of this ring's fibers are
+ * writing it back. They run as the server, end when there is nothing left, and are waited for
+ * when the ring stops. */
+void worker_writeback(struct worker *w);
 void worker_park_begin(struct worker *w, struct parked_call *p);
 void worker_park_end(struct worker *w, struct parked_call *p);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The bytes-written bitmap of an entry: one bit per byte of the block. Block sizes are powers of
  * two >= 512, so the map is a whole number of 64-bit words. */
 #ifndef NFSD_UC_BC_BITS_H

@@ -9,9 +9,10 @@
 static bool drop_eof_image(struct bc_inode *ino, struct bc_entry *e, void *arg)
 {
 	uint64_t end = *(const uint64_t *)arg;
-	uint32_t first_missing = bc_bits_find(e->bits, 0, ino->bs, false);
+	uint32_t first_missing = e->bits ? bc_bits_find(e->bits, 0, ino->bs, false) : ino->bs;
 
-	if (!e->dirty && !e->busy && bc_block_off(ino, e->index) + first_missing >= end)
+	if (first_missing < ino->bs && !e->dirty && !e->busy &&
+	    bc_block_off(ino, e->index) + first_missing >= end)
 		bc_entry_free(ino, e);
 	return true;
 }
@@ -90,20 +91,32 @@ int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcac
 	if (count && off + (count - 1) >= off)
 		last = (off + (count - 1)) >> ino->bshift;
 	co_mutex_lock(&ino->lock);
+	/* A write-behind that failed since the last COMMIT is this one's to report (its blocks are
+	 * still dirty, and written again below): the client resends, as the verifier changes. */
+	int werr = ino->wb_err;
+	ino->wb_err = 0;
 	rc = bc_flush_range(h, first, last, &done, &ndone);
 	co_mutex_unlock(&ino->lock);
 	/* Synced even after a failed write: what did get written is still made durable. */
 	if (how != BCACHE_SYNC_NONE)
 		src = sync_shared(h, how == BCACHE_SYNC_DATA);
+	if (src && ndone) {
+		/* Written but maybe not durable: written again by the next COMMIT. */
+		co_mutex_lock(&ino->lock);
+		bc_flush_undo(ino, done, ndone);
+		co_mutex_unlock(&ino->lock);
+	}
 	if ((ndone || (off == 0 && count == 0)) && src == 0) {
 		co_mutex_lock(&ino->lock);
-		bc_flush_settle(ino, done, ndone);
-		if (off == 0 && count == 0 && rc == 0)
+		if (h->mode == BCACHE_THROUGH)
+			bc_flush_settle(ino, done, ndone);
+		/* (BEHIND keeps clean blocks for READs anyway: the last one stays too.) */
+		if (off == 0 && count == 0 && rc == 0 && h->mode == BCACHE_THROUGH)
 			drop_eof_images(ino);
 		co_mutex_unlock(&ino->lock);
 	}
 	free(done);
-	return rc ? rc : src;
+	return werr ? werr : rc ? rc : src;
 }
 
 static bool spans_past(const struct bc_inode *ino, uint64_t size)
@@ -124,6 +137,11 @@ static bool drop_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 /* Forget bytes [a, bs) of e. A filled image takes the zeros the truncated disk now has there. */
 static void trim(struct bc_inode *ino, struct bc_entry *e, uint32_t a)
 {
+	if (!e->bits) {   /* a whole block: what it holds past the new end is the zeros */
+		memset(e->data + a, 0, ino->bs - a);
+		bc_readers_stale(ino, e->index);
+		return;
+	}
 	e->nwritten -= bc_bits_change(e->bits, a, ino->bs, false);
 	if (e->filled)
 		memset(e->data + a, 0, ino->bs - a);
@@ -150,6 +168,7 @@ int bcache_truncate(struct bcache_file *h, uint64_t new_size)
 		trim(ino, e, (uint32_t)(new_size & mask));
 	if (ino->hint > new_size)
 		ino->hint = new_size;
+	ino->wseq++;
 	rc = bc_io_result(ino->cache, ino->cache->ops.truncate(h->io, new_size));
 	co_mutex_unlock(&ino->lock);
 	return rc;
@@ -164,6 +183,7 @@ void bcache_file_drop(struct bcache_file *h)
 		bc_wait(ino);
 	bc_entry_free_all(ino);
 	ino->hint = 0;
+	ino->wseq++;
 	co_mutex_unlock(&ino->lock);
 }
 

@@ -1,15 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Entry life cycle and the cache-wide bookkeeping that follows it: counts, peaks, and the
- * clean/dirty lists eviction picks from. Callers hold the inode lock. */
+/* Entry life cycle and the cache-wide bookkeeping that follows it: counts, peaks, dirty bytes,
+ * write-behind readiness, and the lists eviction picks from. Callers hold the inode lock. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "bc_internal.h"
+
+void bcache_buf_put(struct bcache_buf *b)
+{
+	if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+		b->release(b);
+}
 
 static void account_new(struct bcache *c, struct bc_entry *e, uint32_t bs)
 {
 	e->id = atomic_fetch_add_explicit(&c->next_id, 1, memory_order_relaxed);
 	bc_peak(&c->entries_peak, atomic_fetch_add_explicit(&c->entries, 1, memory_order_relaxed) + 1);
 	bc_peak(&c->bytes_peak, atomic_fetch_add_explicit(&c->bytes, bs, memory_order_relaxed) + bs);
+}
+
+static void entry_link(struct bc_inode *ino, struct bc_entry *e, uint64_t index, bool dirty)
+{
+	e->ino = ino;
+	e->index = index;
+	e->dirty = dirty;
+	bc_list_init(&e->glink);
+	account_new(ino->cache, e, ino->bs);
+	bc_map_insert(&ino->map, e);
+	bc_list_add_tail(&ino->age, &e->ilink);
+	ino->bytes += ino->bs;
+	bc_entry_relist(ino, e);
 }
 
 /* A new entry is dirty from the start: its creator copies a WRITE into it before unlocking. */
@@ -27,50 +47,107 @@ struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index)
 		free(e);
 		return NULL;
 	}
-	e->ino = ino;
-	e->index = index;
-	e->dirty = true;
-	bc_list_init(&e->glink);
-	account_new(ino->cache, e, ino->bs);
-	bc_map_insert(&ino->map, e);
-	bc_list_add_tail(&ino->age, &e->ilink);
-	ino->bytes += ino->bs;
-	bc_entry_relist(ino, e);
+	entry_link(ino, e, index, true);
 	return e;
 }
 
-void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e)
+struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
+				    struct bcache_buf *buf, bool dirty)
+{
+	struct bc_entry *old = bc_map_find(&ino->map, index);
+	struct bc_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	if (buf) {
+		atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+		e->buf = buf;
+		e->data = (unsigned char *)data;
+		bc_count(&ino->cache->n.adopted);
+	} else {
+		e->data = aligned_alloc(ino->bs, ino->bs);
+		if (!e->data) {
+			free(e);
+			return NULL;
+		}
+		memcpy(e->data, data, ino->bs);
+		if (dirty)
+			bc_count(&ino->cache->n.copied);
+	}
+	if (old)
+		bc_entry_free(ino, old);
+	e->nwritten = dirty ? ino->bs : 0;
+	e->filled = !dirty;
+	entry_link(ino, e, index, dirty);
+	return e;
+}
+
+static void count_dirty(struct bc_inode *ino, struct bc_entry *e)
+{
+	struct bcache *c = ino->cache;
+
+	if (e->dirty == e->gdirty)
+		return;
+	if (e->dirty) {
+		atomic_fetch_add_explicit(&c->ndirty, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->dirty_bytes, ino->bs, memory_order_relaxed);
+	} else {
+		atomic_fetch_sub_explicit(&c->ndirty, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&c->dirty_bytes, ino->bs, memory_order_relaxed);
+	}
+	e->gdirty = e->dirty;
+}
+
+static void list_move(struct bc_inode *ino, struct bc_entry *e, uint8_t want)
 {
 	struct bcache *c = ino->cache;
 	struct bc_shard *sh = &c->shard[ino->shard];
-	uint8_t want = e->busy ? BC_GL_NONE : e->dirty ? BC_GL_DIRTY : BC_GL_CLEAN;
 
-	if (e->dirty != e->gdirty) {
-		if (e->dirty)
-			atomic_fetch_add_explicit(&c->ndirty, 1, memory_order_relaxed);
-		else
-			atomic_fetch_sub_explicit(&c->ndirty, 1, memory_order_relaxed);
-		e->gdirty = e->dirty;
-	}
-	if (want == e->glist)
-		return;
 	pthread_mutex_lock(&sh->lock);
 	bc_list_del(&e->glink);
+	if (e->glist == BC_GL_HOT)
+		atomic_fetch_sub_explicit(&c->hot_bytes, ino->bs, memory_order_relaxed);
 	if (want != BC_GL_NONE) {
-		bc_list_add_tail(want == BC_GL_DIRTY ? &sh->dirty : &sh->clean, &e->glink);
+		bc_list_add_tail(bc_shard_list(sh, want), &e->glink);
 		e->lstamp = atomic_fetch_add_explicit(&c->stamp, 1, memory_order_relaxed);
 	}
+	if (want == BC_GL_HOT)
+		atomic_fetch_add_explicit(&c->hot_bytes, ino->bs, memory_order_relaxed);
 	e->glist = want;
 	pthread_mutex_unlock(&sh->lock);
 }
 
+void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e)
+{
+	uint8_t want = e->busy ? BC_GL_NONE : e->dirty ? BC_GL_DIRTY
+					 : e->hot ? BC_GL_HOT : BC_GL_CLEAN;
+
+	count_dirty(ino, e);
+	bc_chunk_update(ino, e);
+	if (want != e->glist)
+		list_move(ino, e, want);
+}
+
+/* A READ hit a clean entry: it moves to HOT, or to HOT's young end. */
+void bc_entry_touch(struct bc_inode *ino, struct bc_entry *e)
+{
+	if (e->busy || e->dirty)
+		return;
+	e->hot = true;
+	list_move(ino, e, BC_GL_HOT);
+}
+
 void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy)
 {
+	struct bcache *c = ino->cache;
+
 	e->busy = busy;
 	if (busy) {
 		ino->nbusy++;
+		atomic_fetch_add_explicit(&c->inflight_bytes, ino->bs, memory_order_relaxed);
 	} else {
 		ino->nbusy--;
+		atomic_fetch_sub_explicit(&c->inflight_bytes, ino->bs, memory_order_relaxed);
 		co_cond_broadcast(&ino->cond);
 	}
 	bc_entry_relist(ino, e);
@@ -95,20 +172,22 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 	bc_map_remove(&ino->map, e);
 	bc_list_del(&e->ilink);
 	ino->bytes -= ino->bs;
-	if (e->glist != BC_GL_NONE) {
-		pthread_mutex_lock(&c->shard[ino->shard].lock);
-		bc_list_del(&e->glink);
-		pthread_mutex_unlock(&c->shard[ino->shard].lock);
-	}
-	if (e->gdirty)
-		atomic_fetch_sub_explicit(&c->ndirty, 1, memory_order_relaxed);
+	e->dirty = false;
+	count_dirty(ino, e);
+	bc_chunk_update(ino, e);   /* e is not ready any more */
+	if (e->glist != BC_GL_NONE)
+		list_move(ino, e, BC_GL_NONE);
 	atomic_fetch_sub_explicit(&c->entries, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&c->bytes, ino->bs, memory_order_relaxed);
-	free(e->data);
+	if (e->buf)
+		bcache_buf_put(e->buf);
+	else
+		free(e->data);
 	free(e->bits);
 	free(e);
 	/* Room was made, or a block went to disk: parked WRITEs may go on. */
 	co_cond_broadcast(&ino->cond);
+	bc_room_made(c);
 }
 
 /* Callers first wait for nbusy == 0. */

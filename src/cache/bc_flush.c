@@ -47,7 +47,7 @@ static void fill_hole(unsigned char *data, const unsigned char *disk, size_t ndi
  * in flight move it): a hole wholly at or past it is zeros, no read. Touches only bytes whose bit
  * is clear, which nobody else reads or writes meanwhile, so it may run without the lock while e
  * is busy. Does not set e->filled (the caller does, under the lock). */
-static int fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size)
+int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size)
 {
 	struct bcache *c = ino->cache;
 	uint32_t bs = ino->bs, a = bc_bits_find(e->bits, 0, bs, false);
@@ -90,7 +90,7 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	int rc = 0;
 
 	if (!bc_entry_complete(ino, e)) {
-		rc = fill(ino, e, h->io, disk_size);
+		rc = bc_fill(ino, e, h->io, disk_size);
 		if (rc)
 			return rc;
 		e->filled = true;
@@ -113,7 +113,7 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	h->inflight++;
 	co_mutex_unlock(&ino->lock);
 	if (need_fill)
-		frc = fill(ino, e, h->io, disk_size);
+		frc = bc_fill(ino, e, h->io, disk_size);
 	if (frc == 0)
 		rc = bc_io_result(c, c->ops.write(h->io, bc_block_off(ino, e->index), e->data,
 						  ino->bs));
@@ -142,11 +142,18 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 		rc = flush_past_eof(ino, e, h, disk_size, logical_end);
 	else
 		rc = flush_unlocked(ino, e, h, need_fill, disk_size);
-	if (rc == 0 && by_writes) {
+	ino->wseq++;
+	if (rc)
+		return rc;
+	if (by_writes) {
 		bc_count(&c->n.completed);
 		ino->win_completed++;
 	}
-	return rc;
+	/* On disk now; the sync that makes it durable is the COMMIT's (which always syncs). */
+	e->dirty = false;
+	bc_entry_relist(ino, e);
+	bc_room_made(c);
+	return 0;
 }
 
 struct collect {
@@ -164,129 +171,203 @@ static bool collect_dirty(struct bc_inode *ino, struct bc_entry *e, void *arg)
 	return true;
 }
 
-/* 1 if it wrote the entry (recorded in *w), 0 if there was nothing to write any more. */
-static int flush_one(struct bcache_file *h, uint64_t index, struct bc_written *w)
+static int by_index(const void *a, const void *b)
 {
-	struct bc_inode *ino = h->ino;
-	struct bc_entry *e;
-	int rc;
+	uint64_t x = ((const struct bc_written *)a)->index, y = ((const struct bc_written *)b)->index;
 
+	return x < y ? -1 : x > y;
+}
+
+/* The dirty entry of index, once neither busy nor under a middle in flight (a middle will
+ * supersede it, or fail and leave it to us: its fate is known only once the middle is done);
+ * NULL when there is nothing to write any more. */
+static struct bc_entry *settled_dirty(struct bc_inode *ino, uint64_t index)
+{
 	for (;;) {
-		e = bc_map_find(&ino->map, index);
+		struct bc_entry *e = bc_map_find(&ino->map, index);
+
 		if (!e || !e->dirty)
-			return 0;
-		/* A middle in flight over the block will supersede it, or fail and leave it to
-		 * us: either way its fate is known only once the middle is done. */
+			return NULL;
 		if (!e->busy && !bc_span_covers(ino, index))
-			break;
+			return e;
 		bc_wait(ino);
 	}
-	rc = bc_entry_flush(ino, e, h);
-	if (rc)
-		return rc;
-	*w = (struct bc_written){ .index = index, .id = e->id, .gen = e->gen };
-	return 1;
+}
+
+/* Write the dirty blocks from index on as one run (up to last), or the one block alone when it
+ * lies past the data's end. Records what it wrote in col (up to cap). */
+static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, struct collect *col,
+		      size_t cap)
+{
+	struct bc_inode *ino = h->ino;
+	struct bc_entry *e = settled_dirty(ino, index);
+	struct bc_run r;
+	int rc;
+
+	if (!e)
+		return 0;
+	/* Ready blocks on either side go along: the stable WRITEs of neighbours that arrive
+	 * together share one vectored write (and then one sync). */
+	uint64_t floor = index >= BC_RUN_MAX / 2 ? index - BC_RUN_MAX / 2 : 0;
+	bc_run_collect(ino, bc_run_start(ino, index, floor), last, BC_RUN_MAX, true, &r);
+	bc_run_extend(ino, &r);
+	if (r.n == 0) {
+		r.v[r.n++] = e;
+		rc = bc_entry_flush(ino, e, h);
+	} else {
+		rc = bc_run_write(ino, &r, h);
+	}
+	for (size_t i = 0; rc == 0 && i < r.n && col->n < cap; i++)
+		col->v[col->n++] = (struct bc_written){ r.v[i]->index, r.v[i]->id, r.v[i]->gen };
+	return rc;
 }
 
 /* The list of indexes is taken once, up front: entries WRITEs create meanwhile belong to WRITEs
- * this COMMIT need not cover, and would otherwise keep it going forever. */
+ * this COMMIT need not cover, and would otherwise keep it going forever. Adjacent ones go out as
+ * runs. */
 int bc_flush_range(struct bcache_file *h, uint64_t first, uint64_t last,
 		   struct bc_written **done, size_t *ndone)
 {
 	struct bc_inode *ino = h->ino;
-	struct collect col = { .v = NULL, .n = 0 };
-	size_t nw = 0;
+	struct collect col = { .v = NULL, .n = 0 }, out;
+	size_t cap;
 	int rc = 0;
 
 	*done = NULL;
 	*ndone = 0;
 	if (ino->map.count == 0)
 		return 0;
-	col.v = calloc(ino->map.count, sizeof(*col.v));
-	if (!col.v)
+	cap = ino->map.count;
+	col.v = calloc(cap, sizeof(*col.v));
+	out.v = calloc(cap, sizeof(*out.v));
+	out.n = 0;
+	if (!col.v || !out.v) {
+		free(col.v);
+		free(out.v);
 		return -ENOMEM;
+	}
 	bc_map_range(ino, first, last, collect_dirty, &col);
+	qsort(col.v, col.n, sizeof(*col.v), by_index);
 	for (size_t i = 0; i < col.n; i++) {
-		/* flush_one overwrites only slots already read: nw <= i */
-		int r = flush_one(h, col.v[i].index, &col.v[nw]);
+		int r = flush_from(h, col.v[i].index, last, &out, cap);
 
-		if (r > 0)
-			nw++;
-		else if (r < 0 && rc == 0)
+		if (r < 0 && rc == 0)
 			rc = r;
 	}
-	*done = col.v;
-	*ndone = nw;
+	free(col.v);
+	*done = out.v;
+	*ndone = out.n;
 	return rc;
 }
 
+void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t ndone)
+{
+	for (size_t i = 0; i < ndone; i++) {
+		struct bc_entry *e = bc_map_find(&ino->map, done[i].index);
+
+		if (!e || e->id != done[i].id || e->gen != done[i].gen || e->busy || e->dirty)
+			continue;
+		e->dirty = true;
+		bc_entry_relist(ino, e);
+	}
+}
+
+/* After the writes of bc_flush_range are durable: in THROUGH mode, free the blocks WRITEs
+ * completed (nothing will read them from here), unless they changed since. */
 void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t ndone)
 {
 	for (size_t i = 0; i < ndone; i++) {
 		struct bc_entry *e = bc_map_find(&ino->map, done[i].index);
 
-		if (!e || e->id != done[i].id || e->gen != done[i].gen || e->busy || !e->dirty)
+		if (!e || e->id != done[i].id || e->gen != done[i].gen || e->busy || e->dirty)
 			continue;
-		if (e->nwritten == ino->bs) {
+		if (e->nwritten == ino->bs)
 			bc_entry_free(ino, e);
-		} else {
-			e->dirty = false;
-			bc_entry_relist(ino, e);
-		}
 	}
 }
 
 enum evicted { EV_DONE, EV_SKIPPED, EV_FAILED };
 
+/* Write dirty e for the memory bound: with the ready blocks around it as one run when it is
+ * complete, else alone (filled: a forced completion). e is still there, clean, on success. */
+static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h)
+{
+	struct bc_run r;
+	uint64_t floor = e->index >= BC_RUN_MAX / 2 ? e->index - BC_RUN_MAX / 2 : 0;
+
+	if (bc_entry_complete(ino, e)) {
+		bc_run_collect(ino, bc_run_start(ino, e->index, floor), UINT64_MAX, BC_RUN_MAX, false,
+			       &r);
+		for (size_t i = 0; i < r.n; i++)
+			if (r.v[i] == e)
+				return bc_run_write(ino, &r, h);
+	}
+	bc_count(&ino->cache->n.forced);
+	return bc_entry_flush(ino, e, h);
+}
+
 /* Free, or write and free, e to save memory. EV_SKIPPED (lock never dropped) when it cannot go
  * now: busy, under a middle in flight, or no handle to write it through. */
 static enum evicted evict(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h)
 {
+	uint64_t id = e->id, index = e->index;
+
 	if (e->busy)
 		return EV_SKIPPED;
 	if (e->dirty) {
 		if (!h || bc_span_covers(ino, e->index))
 			return EV_SKIPPED;
-		if (bc_entry_flush(ino, e, h))
+		if (evict_write(ino, e, h))
 			return EV_FAILED;
-		bc_count(&ino->cache->n.forced);
+		/* the lock was dropped: e may have been freed or rewritten meanwhile */
+		e = bc_map_find(&ino->map, index);
+		if (!e || e->id != id || e->busy || e->dirty)
+			return EV_DONE;
 	}
 	bc_entry_free(ino, e);
 	return EV_DONE;
 }
 
-/* Oldest clean entry first, else oldest dirty one. Inode lock held. */
+/* The oldest of the inode's first few entries that can go: freed if clean, written (as a run)
+ * and freed if dirty. A bounded look, so that a file holding its whole bound in dirty blocks
+ * costs each WRITE little. Inode lock held. */
+#define INODE_EVICT_LOOK 64
 static bool evict_oldest_of_inode(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
+	int looked = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (struct bc_list *l = ino->age.next; l != &ino->age; l = l->next) {
-			struct bc_entry *e = bc_container_of(l, struct bc_entry, ilink);
-			enum evicted ev;
+	for (struct bc_list *l = ino->age.next, *next; l != &ino->age && looked < INODE_EVICT_LOOK;
+	     l = next, looked++) {
+		struct bc_entry *e = bc_container_of(l, struct bc_entry, ilink);
 
-			if (e->dirty == (pass == 0))
-				continue;
-			ev = evict(ino, e, h);
-			/* past a flush the lock was dropped: l may be gone */
-			if (ev != EV_SKIPPED)
-				return ev == EV_DONE;
+		next = l->next;
+		/* 2Q here too: a block READs came back to gets another round */
+		if (e->hot && !e->dirty && !e->busy) {
+			bc_list_del(&e->ilink);
+			bc_list_add_tail(&ino->age, &e->ilink);
+			continue;
 		}
+		enum evicted ev = evict(ino, e, h);
+
+		/* past a flush the lock was dropped: l may be gone */
+		if (ev != EV_SKIPPED)
+			return ev == EV_DONE;
 	}
 	return false;
 }
 
-/* The shard whose list (clean, or dirty) has the oldest head, or NULL when all are empty. Each
- * shard is looked at under its own lock; the answer may be stale by the time it is used, which
- * costs only an older entry's turn. */
-static struct bc_shard *oldest_shard(struct bcache *c, bool dirty)
+/* The shard whose list `which` has the oldest head, or NULL when all are empty. Each shard is
+ * looked at under its own lock; the answer may be stale by the time it is used, which costs
+ * only an older entry's turn. */
+static struct bc_shard *oldest_shard(struct bcache *c, uint8_t which)
 {
 	struct bc_shard *best = NULL;
 	uint64_t best_stamp = UINT64_MAX;
 
 	for (unsigned i = 0; i < BC_SHARDS; i++) {
 		struct bc_shard *sh = &c->shard[i];
-		struct bc_list *list = dirty ? &sh->dirty : &sh->clean;
+		struct bc_list *list = bc_shard_list(sh, which);
 
 		pthread_mutex_lock(&sh->lock);
 		if (!bc_list_empty(list)) {
@@ -302,15 +383,33 @@ static struct bc_shard *oldest_shard(struct bcache *c, bool dirty)
 	return best;
 }
 
-/* Pick the cache's oldest clean (else dirty) entry and pin its inode; it goes to the tail of its
- * list, so that one that cannot be evicted now does not stop the next pick. No lock held. */
+/* The order eviction looks at the lists in: 2Q's probation before HOT, unless HOT holds more
+ * than three quarters of the clean bytes; dirty last. */
+static void victim_order(struct bcache *c, uint8_t order[3])
+{
+	uint64_t bytes = atomic_load_explicit(&c->bytes, memory_order_relaxed);
+	uint64_t dirty = atomic_load_explicit(&c->dirty_bytes, memory_order_relaxed);
+	uint64_t hot = atomic_load_explicit(&c->hot_bytes, memory_order_relaxed);
+	uint64_t clean = bytes > dirty ? bytes - dirty : 0;
+	bool hot_first = hot * 4 > clean * 3;
+
+	order[0] = hot_first ? BC_GL_HOT : BC_GL_CLEAN;
+	order[1] = hot_first ? BC_GL_CLEAN : BC_GL_HOT;
+	order[2] = BC_GL_DIRTY;
+}
+
+/* Pick the cache's next victim and pin its inode; it goes to the tail of its list, so that one
+ * that cannot be evicted now does not stop the next pick. No lock held. */
 static struct bc_inode *pick_victim(struct bcache *c, uint64_t *index, uint64_t *id)
 {
-	for (int dirty = 0; dirty < 2; dirty++) {
-		struct bc_shard *sh = oldest_shard(c, dirty);
+	uint8_t order[3];
+
+	victim_order(c, order);
+	for (int k = 0; k < 3; k++) {
+		struct bc_shard *sh = oldest_shard(c, order[k]);
 		if (!sh)
 			continue;
-		struct bc_list *list = dirty ? &sh->dirty : &sh->clean;
+		struct bc_list *list = bc_shard_list(sh, order[k]);
 		struct bc_inode *ino = NULL;
 
 		pthread_mutex_lock(&sh->lock);
@@ -343,9 +442,9 @@ static bool over_limit(struct bcache *c, uint64_t *entries)
 	return atomic_load_explicit(&c->bytes, memory_order_relaxed) > c->limit;
 }
 
-/* One attempt on the oldest entry of the whole cache (any inode: its own handle does the I/O).
- * false when there is nothing left to try. */
-static bool evict_oldest_of_cache(struct bcache *c)
+/* One attempt on the next victim of the whole cache (any inode: its own handle does the I/O).
+ * false when there is nothing left to try; *rc gets a failed write's -errno. */
+static bool evict_oldest_of_cache(struct bcache *c, int *rc)
 {
 	uint64_t index, id;
 	struct bc_inode *ino;
@@ -356,18 +455,19 @@ static bool evict_oldest_of_cache(struct bcache *c)
 		return false;
 	co_mutex_lock(&ino->lock);
 	e = bc_map_find(&ino->map, index);
-	if (e && e->id == id)
-		evict(ino, e, ino->handles);
+	if (e && e->id == id && evict(ino, e, ino->handles) == EV_FAILED)
+		*rc = -EIO;
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
 	return true;
 }
 
-void bc_reclaim(struct bcache_file *h)
+int bc_reclaim(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
 	struct bcache *c = ino->cache;
 	uint64_t tries;
+	int rc = 0;
 
 	co_mutex_lock(&ino->lock);
 	while (ino->bytes > c->file_limit && evict_oldest_of_inode(h))
@@ -376,7 +476,8 @@ void bc_reclaim(struct bcache_file *h)
 	/* Each entry gets one try at most, so entries that cannot go now (busy, under a middle)
 	 * do not keep us spinning. */
 	if (!over_limit(c, &tries))
-		return;
-	while (tries-- > 0 && evict_oldest_of_cache(c) && over_limit(c, NULL))
+		return 0;
+	while (tries-- > 0 && evict_oldest_of_cache(c, &rc) && over_limit(c, NULL))
 		;
+	return rc;
 }

@@ -26,7 +26,11 @@
 
 #define BC_TABLE_SIZE 256u
 
-enum bc_glist { BC_GL_NONE = 0, BC_GL_CLEAN, BC_GL_DIRTY };
+/* Which eviction list an entry is on. Clean ones are split as in 2Q (Johnson and Shasha, 1994):
+ * CLEAN is probation, where every clean block starts and which eviction takes from first; a READ
+ * that hits a clean block moves it to HOT, which eviction touches only while HOT holds more than
+ * three quarters of the clean bytes. One large scan churns only probation. */
+enum bc_glist { BC_GL_NONE = 0, BC_GL_CLEAN, BC_GL_DIRTY, BC_GL_HOT };
 
 struct bc_inode;
 
@@ -41,13 +45,18 @@ struct bc_entry {
 	uint64_t gen;            /* bumped by every WRITE copied in: COMMIT marks clean only the
 				  * image it wrote */
 	unsigned char *data;     /* the block image, block-aligned for ops->write */
-	uint64_t *bits;          /* bytes written by WRITEs */
+	uint64_t *bits;          /* bytes written by WRITEs; NULL when every byte was (an adopted
+				  * block of a WRITE's middle) */
+	struct bcache_buf *buf;  /* holds data when it lies in a WRITE's record (adopted), or NULL:
+				  * data is the entry's own allocation */
 	uint32_t nwritten;       /* bits set */
 	bool filled;             /* the bytes nobody wrote are in data too (from disk or zeros) */
 	bool dirty;              /* data holds bytes the disk does not (or not yet synced) */
 	bool busy;               /* its I/O runs without the inode lock: nobody else touches it */
 	uint8_t glist;           /* enum bc_glist, shard lock */
 	bool gdirty;             /* `dirty` as last counted in the cache's dirty count */
+	bool gready;             /* counted in its chunk's ready blocks (bc_chunk.c) */
+	bool hot;                /* read again while clean: eviction's second list (2Q) */
 	uint64_t lstamp;         /* when it was put on its clean or dirty list (shard lock) */
 };
 
@@ -64,6 +73,19 @@ struct bc_span {
 	uint64_t first, last;    /* block indexes, inclusive */
 	uint64_t end;            /* byte end of the middle */
 	struct bc_span *next;
+};
+
+/* How many blocks of one write-behind chunk (BC_CHUNK bytes, aligned) are ready: dirty, complete,
+ * not busy. A chunk whose every block is ready goes to the write-behind queue. */
+struct bc_chunk {
+	uint64_t key;            /* chunk number */
+	uint32_t ready;
+	struct bc_chunk *next;
+};
+struct bc_chunks {
+	struct bc_chunk **buckets;
+	unsigned nbuckets;       /* power of two */
+	size_t count;
 };
 
 /* Everything the cache knows of one (dev, ino), shared by its handles. */
@@ -89,6 +111,13 @@ struct bc_inode {
 	size_t bytes;            /* block images held */
 	unsigned nbusy;
 	uint64_t hint;           /* end of the last acknowledged byte (bcache_file_size_hint) */
+	struct bc_chunks chunks; /* write-behind readiness per chunk */
+	unsigned chunk_shift;    /* log2(blocks per chunk) */
+	int wb_err;              /* first failure of a write-behind since the last COMMIT told it */
+	uint64_t wseq;           /* bumped by every write to disk and truncate: a READ's disk bytes
+				  * may be cached as clean only if it did not move meanwhile */
+	bool seq_read_known;     /* readahead: where the last READ ended */
+	uint64_t seq_read_end;
 	uint64_t win_writes;     /* WRITEs and blocks they completed, lately (halved at 4096 WRITEs): */
 	uint64_t win_completed;  /* how much the file's writers complete each other's blocks */
 	struct bc_sync_group {   /* syncs of the inode, one at a time, shared (bc_commit.c) */
@@ -106,6 +135,7 @@ struct bc_inode {
 struct bcache_file {
 	struct bc_inode *ino;
 	void *io;
+	enum bcache_mode mode;
 	unsigned inflight;       /* cache I/O through io running now (eviction by other threads) */
 	struct bcache_file *next;
 };
@@ -113,6 +143,24 @@ struct bcache_file {
 struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
 	_Atomic uint64_t fill_reads, fill_zeros, forced, io_errors;
+	_Atomic uint64_t adopted, copied;
+	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
+	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
+	_Atomic uint64_t bp_waits, wb_failures;
+};
+
+/* Write-behind: chunk size, and the queue of chunks found ready (each holds a pin on its
+ * inode). A full queue drops the chunk: the dirty threshold finds it later. */
+#define BC_CHUNK (1u << 20)
+#define BC_WBQ 1024u
+struct bc_wbq {
+	pthread_mutex_t lock;
+	struct bc_wbq_item {
+		struct bc_inode *ino;
+		uint64_t chunk;
+	} v[BC_WBQ];
+	unsigned head;
+	_Atomic unsigned n;     /* read without the lock by bcache_writeback_wanted() */
 };
 
 /* Eviction's age lists, split by inode so that no lock is shared by every WRITE: the oldest
@@ -120,7 +168,7 @@ struct bc_counters {
 #define BC_SHARDS 16
 struct bc_shard {
 	pthread_mutex_t lock;
-	struct bc_list clean, dirty;
+	struct bc_list clean, dirty, hot;
 };
 
 struct bcache {
@@ -133,7 +181,17 @@ struct bcache {
 	struct bc_shard shard[BC_SHARDS];
 	_Atomic uint64_t next_id, stamp;
 	_Atomic uint64_t entries, entries_peak, ndirty, bytes, bytes_peak;
+	_Atomic uint64_t dirty_bytes, inflight_bytes, hot_bytes;
+	struct bc_wbq wbq;
+	_Atomic unsigned room_waiters;
+	struct co_mutex room_lock;
+	struct co_cond room;     /* broadcast when an entry is freed or written: backpressure */
 };
+
+static inline struct bc_list *bc_shard_list(struct bc_shard *sh, uint8_t glist)
+{
+	return glist == BC_GL_DIRTY ? &sh->dirty : glist == BC_GL_HOT ? &sh->hot : &sh->clean;
+}
 
 /* Raise *peak to at least v. */
 static inline void bc_peak(_Atomic uint64_t *peak, uint64_t v)
@@ -191,12 +249,60 @@ bool bc_map_range(struct bc_inode *ino, uint64_t first, uint64_t last, bc_visit_
 
 /* bc_entry.c (inode lock held) */
 struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index);
+/* A whole block whose image is data, inside buf's memory (a reference is taken), or a copy of it
+ * when buf is NULL. Replaces any entry of the block (not busy). dirty: a WRITE's block (every
+ * byte written); else the disk's, read (clean, filled). */
+struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
+				    struct bcache_buf *buf, bool dirty);
 void bc_entry_free(struct bc_inode *ino, struct bc_entry *e);
 void bc_entry_free_all(struct bc_inode *ino);
 /* Call after changing e->dirty or e->busy: moves e to the list that matches. */
 void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e);
 void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy);
+/* A READ used clean e: 2Q's promotion. */
+void bc_entry_touch(struct bc_inode *ino, struct bc_entry *e);
 void bc_readers_stale(struct bc_inode *ino, uint64_t index);
+
+/* bc_chunk.c (inode lock held) */
+int bc_chunks_init(struct bc_chunks *m);
+void bc_chunks_fini(struct bc_chunks *m);
+/* Recount e's readiness after a change; queues its chunk when that made it whole. */
+void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e);
+/* Every block of the chunk is ready. */
+bool bc_chunk_whole(const struct bc_inode *ino, uint64_t key);
+static inline bool bc_entry_ready(const struct bc_inode *ino, const struct bc_entry *e)
+{
+	return e->dirty && !e->busy && bc_entry_complete(ino, e);
+}
+
+/* bc_run.c */
+/* Adjacent dirty blocks written with one vectored write. */
+#define BC_RUN_MAX 1024u         /* blocks (and iovecs) of one run */
+struct bc_run {
+	struct bc_entry *v[BC_RUN_MAX];
+	size_t n;
+	uint64_t first;
+};
+/* Gather from `first` on (at most to `last`, and to max blocks) the entries a run may hold: there,
+ * dirty, not busy, not under a middle in flight, complete unless fill is allowed, and ending
+ * within the file's logical end. Inode lock held. */
+void bc_run_collect(struct bc_inode *ino, uint64_t first, uint64_t last, size_t max, bool fill,
+		    struct bc_run *r);
+/* Append the ready blocks that follow the run (no fill). */
+void bc_run_extend(struct bc_inode *ino, struct bc_run *r);
+/* Fill what needs it and write the run through h; the entries are clean after. Lock held,
+ * dropped during the I/O (they are busy then). 0 or -errno (they stay dirty). */
+int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h);
+/* Walk back from index over ready entries to where a run around it would start (not before
+ * floor). */
+uint64_t bc_run_start(struct bc_inode *ino, uint64_t index, uint64_t floor);
+
+/* bc_behind.c */
+void bc_wbq_push(struct bc_inode *ino, uint64_t chunk);
+void bc_wbq_drain(struct bcache *c);
+/* Wake writers waiting for room (cheap when none waits). */
+void bc_room_made(struct bcache *c);
+void bc_room_wait(struct bcache *c);
 
 /* bc_flush.c */
 uint64_t bc_logical_end(const struct bc_inode *ino);
@@ -214,8 +320,13 @@ int bc_flush_range(struct bcache_file *h, uint64_t first, uint64_t last,
 /* After the writes of bc_flush_range are durable: free entries WRITEs completed, mark the
  * others clean, unless they changed since. */
 void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
+/* Their sync failed: dirty again, those still as written. */
+void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
 /* Bring the inode, then the cache, back under their memory bounds. No lock held. */
-void bc_reclaim(struct bcache_file *h);
+int bc_reclaim(struct bcache_file *h);
+/* Fill (if needed) bytes a WRITE did not give e from disk or zeros. Lock not needed while e is
+ * busy. */
+int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size);
 void bc_wait(struct bc_inode *ino);
 
 /* bcache.c */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A circular doubly linked list with the links inside the element (like the kernel's list_head):
  * entries sit on several lists at once with no allocation. */
 #ifndef NFSD_UC_BC_LIST_H

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* READ: cached bytes over what the caller read from disk. */
+/* READ: served from the cache when every block is there; else cached bytes over what the caller
+ * read from disk, and (BEHIND) the blocks read kept as clean entries; readahead's window. */
 #include <errno.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ void bcache_read_begin(struct bcache_file *h, struct bcache_read *rd, uint64_t o
 	rd->len = len;
 	rd->stale = false;
 	co_mutex_lock(&ino->lock);
+	rd->wseq = ino->wseq;
 	rd->next = ino->readers;
 	ino->readers = rd;
 	co_mutex_unlock(&ino->lock);
@@ -81,4 +83,121 @@ int bcache_read_overlay(struct bcache_file *h, struct bcache_read *rd, void *buf
 			     overlay_entry, &o);
 	co_mutex_unlock(&ino->lock);
 	return 0;
+}
+
+struct copy_out {
+	uint64_t off, len;
+	unsigned char *buf;
+	uint64_t seen;
+};
+
+/* The READ's part of e's block, [*a, *b) relative to the block. */
+static void part_of(const struct bc_inode *ino, const struct bc_entry *e, const struct copy_out *co,
+		    uint32_t *a, uint32_t *b)
+{
+	uint64_t base = bc_block_off(ino, e->index), end = co->off + co->len;
+
+	*a = co->off > base ? (uint32_t)(co->off - base) : 0;
+	*b = end < base + ino->bs ? (uint32_t)(end - base) : ino->bs;
+}
+
+/* e holds every byte the READ wants of its block: complete, or written there by WRITEs. */
+static bool covers(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	struct copy_out *co = arg;
+	uint32_t a, b;
+
+	if (!bc_entry_complete(ino, e)) {
+		part_of(ino, e, co, &a, &b);
+		if (bc_bits_find(e->bits, a, b, false) < b)
+			return false;
+	}
+	co->seen++;
+	return true;
+}
+
+static bool copy_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	const struct copy_out *co = arg;
+	uint64_t base = bc_block_off(ino, e->index), end = co->off + co->len;
+	uint64_t a = bc_max(base, co->off), b = bc_min(base + ino->bs, end);
+
+	memcpy(co->buf + (a - co->off), e->data + (a - base), b - a);
+	bc_entry_touch(ino, e);
+	return true;
+}
+
+bool bcache_read_cached(struct bcache_file *h, uint64_t off, uint64_t len, void *buf)
+{
+	struct bc_inode *ino = h->ino;
+	struct bcache *c = ino->cache;
+	struct copy_out co = { off, len, buf, 0 };
+	uint64_t first = off >> ino->bshift, last;
+	bool hit;
+
+	if (len == 0)
+		return true;
+	last = (off + len - 1) >> ino->bshift;
+	co_mutex_lock(&ino->lock);
+	/* Every block there and complete (dirty or clean, busy or not: a busy image does not
+	 * change until its write ends). */
+	hit = bc_map_range(ino, first, last, covers, &co) && co.seen == last - first + 1;
+	if (hit)
+		bc_map_range(ino, first, last, copy_entry, &co);
+	co_mutex_unlock(&ino->lock);
+	bc_count(hit ? &c->n.read_hits : &c->n.read_misses);
+	return hit;
+}
+
+/* Whether caching the disk's blocks could still show old bytes: a write reached the disk, or
+ * the file was cut, after the READ looked. */
+static bool disk_moved(const struct bc_inode *ino, const struct bcache_read *rd)
+{
+	return ino->wseq != rd->wseq;
+}
+
+void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint64_t off,
+		      uint64_t len, const void *buf)
+{
+	struct bc_inode *ino = h->ino;
+	const unsigned char *p = buf;
+
+	co_mutex_lock(&ino->lock);
+	if (!disk_moved(ino, rd)) {
+		for (uint64_t at = off; at + ino->bs <= off + len; at += ino->bs) {
+			uint64_t index = at >> ino->bshift;
+
+			if (bc_map_find(&ino->map, index))
+				continue;   /* the cache's own bytes are newer, or the same */
+			if (!bc_entry_new_whole(ino, index, p + (at - off), NULL, false))
+				break;
+			bc_count(&ino->cache->n.read_cached);
+		}
+	}
+	co_mutex_unlock(&ino->lock);
+	bc_reclaim(h);
+}
+
+bool bcache_readahead(struct bcache_file *h, uint64_t off, uint64_t len, uint64_t window,
+		      uint64_t *ra_off, uint64_t *ra_len)
+{
+	struct bc_inode *ino = h->ino;
+	uint64_t end = off + len, mask = ino->bs - 1;
+	bool want = false;
+
+	co_mutex_lock(&ino->lock);
+	if (ino->seq_read_known && off == ino->seq_read_end) {
+		uint64_t a = (end + mask) & ~mask, b = (end + window + mask) & ~mask;
+		/* Only when the window's first block is missing: a window already read (or written)
+		 * is not read again, and the next READs find it. */
+		if (!bc_map_find(&ino->map, a >> ino->bshift)) {
+			*ra_off = a;
+			*ra_len = b - a;
+			want = true;
+		}
+	}
+	ino->seq_read_known = true;
+	ino->seq_read_end = end;
+	co_mutex_unlock(&ino->lock);
+	return want;
 }

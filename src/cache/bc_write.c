@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The WRITE path: split at block boundaries, ends into entries, middle straight to disk. */
+/* The WRITE path: split at block boundaries, ends into entries; the middle straight to disk
+ * (THROUGH) or into the cache as whole blocks (BEHIND). */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -77,19 +78,27 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	if (!e && !(e = bc_entry_new(ino, index)))
 		return -ENOMEM;
 	memcpy(e->data + a, src, len);
-	e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
+	if (e->bits)   /* else a whole block already: every byte counts as written */
+		e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
 	e->gen++;
 	ino->hint = bc_max(ino->hint, off + len);
-	if (!e->dirty) {
-		e->dirty = true;
-		bc_entry_relist(ino, e);
-	}
-	if (e->nwritten < ino->bs || bc_span_covers(ino, index))
+	e->dirty = true;
+	bc_entry_relist(ino, e);   /* dirty now, and maybe complete: ready for write-behind */
+	if (e->nwritten < ino->bs || bc_span_covers(ino, index) || h->mode == BCACHE_BEHIND)
 		return 0;
 	rc = bc_entry_flush(ino, e, h);
 	if (rc == 0)
 		bc_entry_free(ino, e);
 	return rc;
+}
+
+/* The file's recent WRITEs, for bcache_file_crowded(). */
+static void count_window(struct bc_inode *ino)
+{
+	if (++ino->win_writes >= 4096) {
+		ino->win_writes /= 2;
+		ino->win_completed /= 2;
+	}
 }
 
 static bool spans_overlap(const struct bc_inode *ino, const struct bc_span *s)
@@ -162,7 +171,7 @@ static int write_parts(struct bcache_file *h, const struct plan *p, uint64_t off
 	return rc;
 }
 
-int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t len)
+static int write_through(struct bcache_file *h, uint64_t off, const void *data, size_t len)
 {
 	struct bc_inode *ino = h->ino;
 	struct bcache *c = ino->cache;
@@ -173,11 +182,6 @@ int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t l
 	struct plan p;
 	int rc, mrc = 0;
 
-	bc_count(&c->n.writes);
-	if (len == 0)
-		return 0;
-	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-		return -EFBIG;
 	plan_write(ino, off, off + len, &p);
 	if (p.mid < p.mid_end) {
 		mid_src = middle_source(c, ino->bs, src + (p.mid - off), p.mid_end - p.mid, &bounce);
@@ -185,10 +189,7 @@ int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t l
 			return -ENOMEM;
 	}
 	co_mutex_lock(&ino->lock);
-	if (++ino->win_writes >= 4096) {
-		ino->win_writes /= 2;
-		ino->win_completed /= 2;
-	}
+	count_window(ino);
 	if (mid_src)
 		span_enter(ino, &span, p.mid, p.mid_end);
 	rc = write_parts(h, &p, off, src);
@@ -200,6 +201,97 @@ int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t l
 		co_mutex_unlock(&ino->lock);
 	}
 	free(bounce);
-	bc_reclaim(h);
+	bc_reclaim(h);   /* a failed eviction leaves its block dirty for the next COMMIT */
 	return rc ? rc : mrc;
+}
+
+/* Wait while a THROUGH middle in flight overlaps blocks [first, last]: it is older than this
+ * WRITE, and when it lands it supersedes whatever the cache holds there. */
+static void wait_spans(struct bc_inode *ino, uint64_t first, uint64_t last)
+{
+	struct bc_span probe = { .first = first, .last = last };
+
+	while (spans_overlap(ino, &probe))
+		bc_wait(ino);
+}
+
+/* The middle's whole blocks into the cache: adopted from buf where aligned, else copied. */
+static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
+			const unsigned char *src, struct bcache_buf *buf)
+{
+	for (uint64_t at = mid; at < mid_end; at += ino->bs) {
+		const unsigned char *p = src + (at - mid);
+		bool adopt = buf && ((uintptr_t)p & (ino->bs - 1)) == 0;
+		struct bc_entry *e;
+
+		/* a block on its way to disk keeps its image until the write ends */
+		while ((e = bc_map_find(&ino->map, at >> ino->bshift)) && e->busy)
+			bc_wait(ino);
+		if (!bc_entry_new_whole(ino, at >> ino->bshift, p, adopt ? buf : NULL, true))
+			return -ENOMEM;
+		ino->hint = bc_max(ino->hint, at + ino->bs);
+	}
+	return 0;
+}
+
+/* Over the bound: write back or free what this WRITE can, and wait for the writes already on
+ * their way when that is not enough. The WRITE's reply waits meanwhile: that is the
+ * backpressure, on the fiber, with no thread held. */
+#define ROOM_TRIES 40
+static int make_room(struct bcache_file *h)
+{
+	struct bcache *c = h->ino->cache;
+
+	if (atomic_load_explicit(&c->bytes, memory_order_relaxed) > c->limit)
+		bc_count(&c->n.bp_waits);
+	int rc = bc_reclaim(h);
+
+	if (atomic_load_explicit(&c->bytes, memory_order_relaxed) <= c->limit)
+		return rc;
+	for (int i = 0; i < ROOM_TRIES && rc == 0; i++) {
+		if (atomic_load_explicit(&c->bytes, memory_order_relaxed) <= c->limit)
+			break;
+		bc_room_wait(c);
+		rc = bc_reclaim(h);
+	}
+	return rc;
+}
+
+static int write_behind(struct bcache_file *h, uint64_t off, const void *data, size_t len,
+			struct bcache_buf *buf)
+{
+	struct bc_inode *ino = h->ino;
+	const unsigned char *src = data;
+	struct plan p;
+	int rc = 0;
+
+	plan_write(ino, off, off + len, &p);
+	co_mutex_lock(&ino->lock);
+	count_window(ino);
+	wait_spans(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift);
+	if (p.mid < p.mid_end)
+		rc = cache_middle(ino, p.mid, p.mid_end, src + (p.mid - off), buf);
+	if (rc == 0)
+		rc = write_parts(h, &p, off, src);
+	co_mutex_unlock(&ino->lock);
+	int brc = make_room(h);
+	return rc ? rc : brc;
+}
+
+int bcache_write_buf(struct bcache_file *h, uint64_t off, const void *data, size_t len,
+		     struct bcache_buf *buf)
+{
+	bc_count(&h->ino->cache->n.writes);
+	if (len == 0)
+		return 0;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	if (h->mode == BCACHE_BEHIND)
+		return write_behind(h, off, data, len, buf);
+	return write_through(h, off, data, len);
+}
+
+int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t len)
+{
+	return bcache_write_buf(h, off, data, len, NULL);
 }

@@ -27,7 +27,11 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 		pthread_mutex_init(&c->shard[i].lock, NULL);
 		bc_list_init(&c->shard[i].clean);
 		bc_list_init(&c->shard[i].dirty);
+		bc_list_init(&c->shard[i].hot);
 	}
+	pthread_mutex_init(&c->wbq.lock, NULL);
+	co_mutex_init(&c->room_lock);
+	co_cond_init(&c->room);
 	*out = c;
 	return 0;
 }
@@ -36,6 +40,7 @@ static void inode_free(struct bc_inode *ino)
 {
 	bc_entry_free_all(ino);  /* empty unless a caller forgot a close */
 	bc_map_fini(&ino->map);
+	bc_chunks_fini(&ino->chunks);
 	co_mutex_destroy(&ino->lock);
 	free(ino);
 }
@@ -44,6 +49,7 @@ void bcache_destroy(struct bcache *c)
 {
 	if (!c)
 		return;
+	bc_wbq_drain(c);
 	for (size_t i = 0; i < BC_TABLE_SIZE; i++) {
 		while (c->table[i]) {
 			struct bc_inode *ino = c->table[i];
@@ -54,6 +60,8 @@ void bcache_destroy(struct bcache *c)
 	}
 	for (unsigned i = 0; i < BC_SHARDS; i++)
 		pthread_mutex_destroy(&c->shard[i].lock);
+	pthread_mutex_destroy(&c->wbq.lock);
+	co_mutex_destroy(&c->room_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -73,6 +81,8 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 		return NULL;
 	if (bc_map_init(&n->map))
 		goto no_map;
+	if (bc_chunks_init(&n->chunks))
+		goto no_chunks;
 	co_mutex_init(&n->lock);
 	co_cond_init(&n->cond);
 	co_cond_init(&n->sync.done);
@@ -81,10 +91,13 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 	n->ino = ino;
 	n->bs = bs;
 	n->bshift = (unsigned)__builtin_ctz(bs);
+	n->chunk_shift = bs >= BC_CHUNK ? 0 : (unsigned)__builtin_ctz(BC_CHUNK / bs);
 	n->shard = (unsigned)(table_slot(dev, ino) % BC_SHARDS);
 	bc_list_init(&n->age);
 	return n;
 
+no_chunks:
+	bc_map_fini(&n->map);
 no_map:
 	free(n);
 	return NULL;
@@ -208,6 +221,11 @@ uint32_t bcache_file_block(const struct bcache_file *h)
 	return h->ino->bs;
 }
 
+void bcache_file_set_mode(struct bcache_file *h, enum bcache_mode mode)
+{
+	h->mode = mode;
+}
+
 uint64_t bcache_file_size_hint(struct bcache_file *h)
 {
 	uint64_t hint;
@@ -261,10 +279,25 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.fill_zeros = load(&c->n.fill_zeros),
 		.forced = load(&c->n.forced),
 		.io_errors = load(&c->n.io_errors),
+		.adopted = load(&c->n.adopted),
+		.copied = load(&c->n.copied),
+		.wb_writes = load(&c->n.wb_writes),
+		.wb_bytes = load(&c->n.wb_bytes),
+		.read_hits = load(&c->n.read_hits),
+		.read_misses = load(&c->n.read_misses),
+		.read_cached = load(&c->n.read_cached),
+		.readahead_bytes = load(&c->n.readahead_bytes),
+		.bp_waits = load(&c->n.bp_waits),
+		.wb_failures = load(&c->n.wb_failures),
 	};
+	for (unsigned i = 0; i < BCACHE_WB_HIST; i++)
+		out->wb_hist[i] = load(&c->n.wb_hist[i]);
+	out->dirty_bytes = load(&c->dirty_bytes);
+	out->inflight_bytes = load(&c->inflight_bytes);
 	out->entries = atomic_load(&c->entries);
 	out->entries_peak = atomic_load(&c->entries_peak);
 	out->dirty = atomic_load(&c->ndirty);
 	out->bytes = atomic_load(&c->bytes);
 	out->bytes_peak = atomic_load(&c->bytes_peak);
+	out->clean_bytes = out->bytes > out->dirty_bytes ? out->bytes - out->dirty_bytes : 0;
 }

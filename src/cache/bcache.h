@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* The layer below, supplied by the server (and faked by the tests). Every function gets the
  * file_io of the handle the cache works through; all may be called from several threads at once
@@ -67,8 +68,34 @@ struct bcache_ops {
 	/* ftruncate. Used to put the size back after a zero-filled block past the end of file,
 	 * and by bcache_truncate(). 0 or -errno. */
 	int (*truncate)(void *file_io, uint64_t size);
+	/* The same from iov[0, iovcnt) (at most BCACHE_IOV_MAX), each aligned; NULL: the cache
+	 * calls write once per iovec. */
+	int (*writev)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt);
 };
 
+#define BCACHE_IOV_MAX 1024
+
+/* How a handle's WRITEs meet the disk (bcache_file_set_mode):
+ *  THROUGH  the middle of each WRITE is written before bcache_write() returns; the cache holds
+ *           only partial end blocks (and frees a block once written whole).
+ *  BEHIND   the whole WRITE enters the cache (the middle's blocks adopted from the caller's
+ *           buffer, no copy) and bcache_write() returns with no device I/O; chunks of 1 MiB whose
+ *           every block is dirty are written out by bcache_writeback() in one vectored write,
+ *           the rest when dirty memory passes a quarter of the bound, by COMMIT, or by the
+ *           writers themselves at the bound (backpressure: their WRITE waits). Data written or
+ *           read stays as clean blocks for READs until evicted. */
+enum bcache_mode { BCACHE_THROUGH = 0, BCACHE_BEHIND };
+
+/* A reference-counted owner of WRITE payload memory that the cache may adopt: each block taken
+ * holds a reference, and release() runs when the last goes. The caller sets refs to 1, calls
+ * bcache_write_buf() and then bcache_buf_put() for its own reference. */
+struct bcache_buf {
+	_Atomic unsigned refs;
+	void (*release)(struct bcache_buf *b);
+};
+void bcache_buf_put(struct bcache_buf *b);
+
+#define BCACHE_WB_HIST 9
 struct bcache;       /* one per server */
 struct bcache_file;  /* one per bcache_file_open(): a handle on a shared (dev, ino) */
 
@@ -102,6 +129,8 @@ int bcache_file_close(struct bcache_file *f);
  * the inode without writing it, and forget its size hint. */
 void bcache_file_drop(struct bcache_file *f);
 uint32_t bcache_file_block(const struct bcache_file *f);
+/* THROUGH (the default) or BEHIND; set before the handle's first WRITE. */
+void bcache_file_set_mode(struct bcache_file *f, enum bcache_mode mode);
 
 /* An NFS WRITE of data[0, len) at off (unstable; for a stable WRITE call bcache_commit() on
  * [off, off + len) after it). The partial blocks at each end are copied into entries (a write
@@ -111,6 +140,20 @@ uint32_t bcache_file_block(const struct bcache_file *f);
  * through one aligned bounce copy. 0, or the first -errno of the WRITE's I/O (-ENOMEM, -EFBIG):
  * see "Errors" above. */
 int bcache_write(struct bcache_file *f, uint64_t off, const void *data, size_t len);
+/* The same; in BEHIND mode a whole block of data that is aligned is adopted (buf, which owns the
+ * memory, gets a reference per block), any other byte copied once. buf may be NULL (copy). Then
+ * the WRITE's own share of backpressure: over the bound it writes back the oldest dirty runs
+ * itself (or waits for the ones on the way) before returning. */
+int bcache_write_buf(struct bcache_file *f, uint64_t off, const void *data, size_t len,
+		     struct bcache_buf *buf);
+
+/* Write-behind. Whether there is work for bcache_writeback(): a chunk is ready, or dirty memory is
+ * past a quarter of the bound. Cheap (atomics only). */
+bool bcache_writeback_wanted(struct bcache *c);
+/* Write one run of dirty blocks (a ready chunk, else the oldest dirty run when past the
+ * threshold) through a handle of its inode. Bytes written, 0 when there was nothing to do, or
+ * -errno (the blocks stay dirty, and the inode's next COMMIT fails with it). Any thread. */
+ssize_t bcache_writeback(struct bcache *c);
 
 enum bcache_sync {
 	BCACHE_SYNC_NONE = 0,  /* write the entries, no sync */
@@ -150,6 +193,7 @@ bool bcache_wait_partial(struct bcache_file *f, uint64_t off, uint64_t count, bo
  * bcache_file_size(). The struct is the caller's (stack is fine) and private. */
 struct bcache_read {
 	uint64_t off, len;
+	uint64_t wseq;
 	bool stale;
 	struct bcache_read *next;
 };
@@ -159,6 +203,20 @@ void bcache_read_begin(struct bcache_file *f, struct bcache_read *rd, uint64_t o
 int bcache_read_overlay(struct bcache_file *f, struct bcache_read *rd, void *buf);
 /* End a read without overlaying (the disk read failed). */
 void bcache_read_cancel(struct bcache_file *f, struct bcache_read *rd);
+/* BEHIND mode: copy [off, off + len) into buf if every block of it is in the cache with a complete
+ * image (dirty or clean): true then (a hit), false and nothing copied otherwise (a miss). len
+ * stops at the file's size (the caller's to clamp). */
+bool bcache_read_cached(struct bcache_file *f, uint64_t off, uint64_t len, void *buf);
+/* BEHIND mode: after bcache_read_overlay() succeeded on buf (aligned cover [off, off + len) of
+ * whole blocks, len a multiple of the block size), keep its blocks as clean entries where the
+ * cache has none, unless a write reached the disk since bcache_read_begin() (rd->wseq). */
+void bcache_read_keep(struct bcache_file *f, const struct bcache_read *rd, uint64_t off,
+		      uint64_t len, const void *buf);
+/* Where a sequential reader of the file would want the next readahead: true and [*ra_off,
+ * *ra_off + *ra_len) when the READ at off follows the last one and the window ahead is not
+ * cached. Records the READ's end. */
+bool bcache_readahead(struct bcache_file *f, uint64_t off, uint64_t len, uint64_t window,
+		      uint64_t *ra_off, uint64_t *ra_len);
 
 /* SETATTR size: wait for the cache's writes on the inode to land, free entries past new_size,
  * trim the one it cuts, lower the size hint, then ops->truncate(new_size) under the lock (a
@@ -201,6 +259,20 @@ struct bcache_stats {
 				   * BdiDontcacheDirty, 0 after a final COMMIT */
 	uint64_t bytes;           /* block images held now */
 	uint64_t bytes_peak;
+	uint64_t dirty_bytes;     /* of those, not yet written */
+	uint64_t inflight_bytes;  /* being written now */
+	uint64_t clean_bytes;     /* written or read, kept for READs */
+	uint64_t adopted;         /* whole blocks taken from WRITE records without a copy */
+	uint64_t copied;          /* whole blocks copied (unaligned payloads) */
+	uint64_t wb_writes;       /* vectored writes of dirty runs (write-behind, COMMIT, bound) */
+	uint64_t wb_bytes;
+	uint64_t wb_hist[BCACHE_WB_HIST]; /* of those, by size: < 8K, < 16K, ... < 512K, < 1M, >= 1M */
+	uint64_t read_hits;       /* READs served whole from the cache */
+	uint64_t read_misses;     /* READs that read the disk */
+	uint64_t read_cached;     /* blocks kept clean after a disk read */
+	uint64_t readahead_bytes;
+	uint64_t bp_waits;        /* WRITEs that waited or wrote back for room (backpressure) */
+	uint64_t wb_failures;     /* write-behind writes that failed (the data stays dirty) */
 };
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out);
 

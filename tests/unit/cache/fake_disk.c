@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "fake_disk.h"
 
 #include <errno.h>
@@ -115,6 +116,42 @@ static int fake_write(void *io, uint64_t off, const void *buf, size_t len)
 	return rc;
 }
 
+/* One device write for the whole vector, as pwritev is: logged once, with its total length. */
+static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
+{
+	struct fake_disk *d = io;
+	uint64_t len = 0;
+	int rc = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	if (d->write_hook && !d->hook_after)
+		d->write_hook(d, off, len, d->hook_arg);
+	pthread_mutex_lock(&d->lock);
+	d->vectored++;
+	if (d->write_fail_n) {
+		d->write_fail_n--;
+		rc = -d->write_err;
+	} else {
+		if (d->writes < FAKE_LOG_MAX)
+			d->log[d->writes] = (struct fake_write){ off, len };
+		d->writes++;
+		reserve(d, off + len);
+		uint64_t at = off;
+		for (int i = 0; i < iovcnt; at += iov[i].iov_len, i++) {
+			if (!aligned(d, at, iov[i].iov_base, iov[i].iov_len))
+				d->misaligned++;
+			memcpy(d->data + at, iov[i].iov_base, iov[i].iov_len);
+		}
+		if (off + len > d->size)
+			d->size = off + len;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (d->write_hook && d->hook_after)
+		d->write_hook(d, off, len, d->hook_arg);
+	return rc;
+}
+
 static ssize_t fake_read(void *io, uint64_t off, void *buf, size_t len)
 {
 	struct fake_disk *d = io;
@@ -186,4 +223,5 @@ const struct bcache_ops fake_ops = {
 	.disk_size = fake_disk_size,
 	.sync = fake_sync,
 	.truncate = fake_truncate,
+	.writev = fake_writev,
 };

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A disk for the cache's unit tests: a file as a byte array behind struct bcache_ops, with what
  * the tests check (device reads, writes, alignment of every O_DIRECT call, a "durable" copy taken
  * at each sync) and what they inject (write and sync errors, a hook inside a write). Thread-safe. */
@@ -26,6 +27,7 @@ struct fake_disk {
 	unsigned char *durable;    /* contents as of the last successful sync */
 	uint64_t durable_size;
 	unsigned reads, writes, syncs, truncates, misaligned;
+	unsigned vectored;         /* of the writes, those made through writev */
 	struct fake_write log[FAKE_LOG_MAX];  /* first FAKE_LOG_MAX writes */
 	int write_err;             /* the next write_fail_n writes fail with -write_err */
 	unsigned write_fail_n;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "conftest.h"
 
 #include <fcntl.h>
@@ -22,6 +23,9 @@ int scratch_new(struct scratch *s)
 	if (mkdir(sub, 0755) < 0)
 		return -1;
 	snprintf(sub, sizeof sub, "%s/data2", s->dir);
+	if (mkdir(sub, 0755) < 0)
+		return -1;
+	snprintf(sub, sizeof sub, "%s/data3", s->dir);
 	if (mkdir(sub, 0755) < 0)
 		return -1;
 	return scratch_write(s, "file", "not a directory\n");

@@ -107,7 +107,8 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.max_record, 1024 * 1024 + 64 * 1024);
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
-	assert_int_equal(cfg.cache_size, 64 * 1024 * 1024);
+	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
+	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
 	assert_int_equal(cfg.nexports, 0);
 	assert_null(cfg.exports);
 	config_free(&cfg);
@@ -124,7 +125,7 @@ static void test_export_and_client_defaults(void **state)
 	snprintf(want, sizeof want, "%s/data", s->dir);
 	assert_string_equal(e->path, want);
 	assert_int_equal(e->line, 2);
-	assert_int_equal(e->write_mode, IO_MODE_DIRECT);
+	assert_int_equal(e->write_mode, IO_MODE_CACHED);
 	assert_int_equal(e->read_mode, IO_MODE_DIRECT);
 	assert_int_equal(e->block, 0);
 	assert_int_not_equal(e->fsid, 0);
@@ -155,6 +156,7 @@ static void test_every_key_set(void **state)
 		"rpcbind = no\n"
 		"[cache]\n"
 		"size = 1G\n"
+		"file_size = 256M\n"
 		"[export data]\n"
 		"clients = 10.0.0.0/8(rw,all_squash,anonuid=1000,anongid=1001,insecure) ::1(ro)\n"
 		"fsid = 4294967295\n"
@@ -165,7 +167,11 @@ static void test_every_key_set(void **state)
 		"clients = *(no_root_squash)\n"
 		"write_mode = buffered\n"
 		"read_mode = dontcache\n"
-		"block = auto\n");
+		"block = auto\n"
+		"[export data3]\n"
+		"clients = *\n"
+		"write_mode = direct\n"
+		"read_mode = cached\n");
 	assert_string_equal(cfg.listen, "::");
 	assert_int_equal(cfg.port, 12049);
 	assert_int_equal(cfg.mount_port, 1);
@@ -174,7 +180,8 @@ static void test_every_key_set(void **state)
 	assert_string_equal(cfg.state_dir, "/srv/state");
 	assert_false(cfg.rpcbind);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
-	assert_int_equal(cfg.nexports, 2);
+	assert_int_equal(cfg.cache_file_size, 256 * 1024 * 1024);
+	assert_int_equal(cfg.nexports, 3);
 
 	const struct export_cfg *e = &cfg.exports[0];
 	assert_int_equal(e->fsid, 4294967295u);
@@ -199,12 +206,16 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 17);
+	assert_int_equal(e->line, 18);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
 	assert_int_equal(e->clients[0].family, AF_UNSPEC);
 	assert_int_equal(e->clients[0].squash, SQUASH_NONE);
+
+	e = &cfg.exports[2];
+	assert_int_equal(e->write_mode, IO_MODE_DIRECT);     /* write-through */
+	assert_int_equal(e->read_mode, IO_MODE_DIRECT);      /* "cached" reads are direct ones */
 	config_free(&cfg);
 }
 
@@ -463,7 +474,7 @@ static void test_structure_errors(void **state)
 		 "2: unknown key 'prot' in [server] (known: listen, port, mount_port, threads, "
 		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, state_dir, "
 		 "rpcbind)"},
-		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (known: size)"},
+		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (known: size, file_size)"},
 		{"[export data]\nclients = *\nsync = yes\n",
 		 "3: unknown key 'sync' in [export {D}/data] (known: clients, fsid, write_mode, "
 		 "read_mode, block)"},
@@ -525,9 +536,9 @@ static void test_value_errors(void **state)
 		{"[export data]\nclients = *\nfsid = 4294967296\n",
 		 "3: fsid = 4294967296 is out of range (1..4294967295)"},
 		{"[export data]\nclients = *\nwrite_mode = fast\n",
-		 "3: write_mode = fast is not direct, dontcache or buffered"},
+		 "3: write_mode = fast is not cached, direct, dontcache or buffered"},
 		{"[export data]\nclients = *\nread_mode = sync\n",
-		 "3: read_mode = sync is not direct, dontcache or buffered"},
+		 "3: read_mode = sync is not cached, direct, dontcache or buffered"},
 		{"[export data]\nclients = *\nblock = 1000\n", "3: block = 1000 is not a power of two"},
 		{"[export data]\nclients = *\nblock = 256\n", "3: block = 256 is out of range (512..1M)"},
 		{"[export data]\nclients = *\nblock = 2M\n", "3: block = 2M is out of range (512..1M)"},

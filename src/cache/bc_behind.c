@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Write-behind: which dirty data goes to disk before anyone asks, and who waits for room.
+ *
+ * Two sources of work. A chunk (BC_CHUNK bytes, aligned) whose every block became ready is queued
+ * the moment it does (bc_chunk.c) and written as one run: sequential and interleaved writers
+ * produce these steadily, and the device gets 1 MiB writes as soon as they can be formed. Past a
+ * quarter of the bound in dirty bytes, the oldest dirty data goes too, as the longest run around
+ * it: data that will never fill a chunk (the tail of a file, sparse writes) does not sit until
+ * COMMIT while memory fills. Whoever calls bcache_writeback() does the I/O (the server: a few
+ * fibers per ring, started when bcache_writeback_wanted()). */
+#include <errno.h>
+
+#include "bc_internal.h"
+
+void bc_wbq_push(struct bc_inode *ino, uint64_t chunk)
+{
+	struct bcache *c = ino->cache;
+	struct bc_wbq *q = &c->wbq;
+	bool taken = false;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->n < BC_WBQ) {
+		q->v[(q->head + q->n) % BC_WBQ] = (struct bc_wbq_item){ ino, chunk };
+		q->n++;
+		taken = true;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (taken) {
+		pthread_mutex_lock(&c->lock);
+		ino->refs++;
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
+static bool wbq_pop(struct bcache *c, struct bc_wbq_item *out)
+{
+	struct bc_wbq *q = &c->wbq;
+	bool got = false;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->n) {
+		*out = q->v[q->head];
+		q->head = (q->head + 1) % BC_WBQ;
+		q->n--;
+		got = true;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return got;
+}
+
+void bc_wbq_drain(struct bcache *c)
+{
+	struct bc_wbq_item it;
+
+	while (wbq_pop(c, &it))
+		bc_inode_unpin(it.ino);
+}
+
+static uint64_t relaxed(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Dirty bytes not yet on their way past which the oldest go without waiting for a chunk. */
+static bool past_threshold(struct bcache *c)
+{
+	return relaxed(&c->dirty_bytes) > c->limit / 4;
+}
+
+bool bcache_writeback_wanted(struct bcache *c)
+{
+	struct bc_wbq *q = &c->wbq;
+
+	return atomic_load_explicit(&q->n, memory_order_relaxed) ||
+	       past_threshold(c);
+}
+
+/* Write the run of ready blocks of chunk, and of the chunks after it that are whole too, up to a
+ * run's length; never part of a chunk still filling, which would then never be whole. Inode
+ * lock held. Bytes written or -errno. */
+static ssize_t write_chunk(struct bc_inode *ino, uint64_t chunk, struct bcache_file *h)
+{
+	uint64_t per = (uint64_t)1 << ino->chunk_shift, first = chunk << ino->chunk_shift;
+	uint64_t last = first + per - 1;
+	struct bc_run r;
+
+	while ((last - first + 1) + per <= BC_RUN_MAX && bc_chunk_whole(ino, (last + 1) >> ino->chunk_shift))
+		last += per;
+	bc_run_collect(ino, first, last, BC_RUN_MAX, false, &r);
+	if (r.n == 0)
+		return 0;
+	int rc = bc_run_write(ino, &r, h);
+	return rc ? rc : (ssize_t)(r.n * ino->bs);
+}
+
+/* The oldest dirty entry of the cache, with its inode pinned. */
+static struct bc_inode *oldest_dirty(struct bcache *c, uint64_t *index)
+{
+	for (unsigned pass = 0; pass < BC_SHARDS; pass++) {
+		struct bc_shard *best = NULL;
+		uint64_t stamp = UINT64_MAX;
+
+		for (unsigned i = 0; i < BC_SHARDS; i++) {
+			struct bc_shard *sh = &c->shard[i];
+
+			pthread_mutex_lock(&sh->lock);
+			if (!bc_list_empty(&sh->dirty)) {
+				struct bc_entry *e = bc_container_of(sh->dirty.next, struct bc_entry, glink);
+
+				if (e->lstamp < stamp) {
+					stamp = e->lstamp;
+					best = sh;
+				}
+			}
+			pthread_mutex_unlock(&sh->lock);
+		}
+		if (!best)
+			return NULL;
+		pthread_mutex_lock(&best->lock);
+		if (!bc_list_empty(&best->dirty)) {
+			struct bc_entry *e = bc_container_of(best->dirty.next, struct bc_entry, glink);
+			struct bc_inode *ino = e->ino;
+
+			/* to the tail: one that cannot be written now does not block the next look */
+			bc_list_del(&e->glink);
+			bc_list_add_tail(&best->dirty, &e->glink);
+			e->lstamp = atomic_fetch_add_explicit(&c->stamp, 1, memory_order_relaxed);
+			*index = e->index;
+			pthread_mutex_lock(&c->lock);
+			ino->refs++;
+			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_unlock(&best->lock);
+			return ino;
+		}
+		pthread_mutex_unlock(&best->lock);
+	}
+	return NULL;
+}
+
+/* The longest ready run around index (partial blocks wait for their neighbours: only COMMIT and
+ * the bound fill them). Inode lock held. */
+static ssize_t write_around(struct bc_inode *ino, uint64_t index, struct bcache_file *h)
+{
+	struct bc_entry *e = bc_map_find(&ino->map, index);
+	uint64_t floor = index >= BC_RUN_MAX / 2 ? index - BC_RUN_MAX / 2 : 0;
+	struct bc_run r;
+
+	if (!e || !bc_entry_ready(ino, e))
+		return 0;
+	bc_run_collect(ino, bc_run_start(ino, index, floor), UINT64_MAX, BC_RUN_MAX, false, &r);
+	if (r.n == 0)
+		return 0;
+	int rc = bc_run_write(ino, &r, h);
+	return rc ? rc : (ssize_t)(r.n * ino->bs);
+}
+
+/* A failed write-behind: the blocks stay dirty (bc_run_write), the inode stops queueing chunks,
+ * and its next COMMIT or stable WRITE reports the error. */
+static ssize_t note_failure(struct bc_inode *ino, ssize_t n)
+{
+	if (n < 0) {
+		bc_count(&ino->cache->n.wb_failures);
+		if (!ino->wb_err)
+			ino->wb_err = (int)n;
+	}
+	return n;
+}
+
+static ssize_t writeback_in(struct bc_inode *ino, bool chunk, uint64_t at)
+{
+	ssize_t n = 0;
+
+	co_mutex_lock(&ino->lock);
+	/* With no handle there is nothing to write through (the last close wrote everything);
+	 * after a failure the data waits for the COMMIT that reports it. */
+	if (ino->handles && !ino->wb_err)
+		n = note_failure(ino, chunk ? write_chunk(ino, at, ino->handles)
+					    : write_around(ino, at, ino->handles));
+	co_mutex_unlock(&ino->lock);
+	bc_inode_unpin(ino);
+	return n;
+}
+
+ssize_t bcache_writeback(struct bcache *c)
+{
+	struct bc_wbq_item it;
+	uint64_t index;
+
+	while (wbq_pop(c, &it)) {
+		ssize_t n = writeback_in(it.ino, true, it.chunk);
+		if (n != 0)
+			return n;
+	}
+	for (int tries = 0; tries < 8 && past_threshold(c); tries++) {
+		struct bc_inode *ino = oldest_dirty(c, &index);
+		if (!ino)
+			break;
+		ssize_t n = writeback_in(ino, false, index);
+		if (n != 0)
+			return n;
+	}
+	return 0;
+}
+
+void bc_room_made(struct bcache *c)
+{
+	if (!atomic_load_explicit(&c->room_waiters, memory_order_relaxed))
+		return;
+	co_mutex_lock(&c->room_lock);
+	co_cond_broadcast(&c->room);
+	co_mutex_unlock(&c->room_lock);
+}
+
+/* Over the bound with nothing this WRITE could write or free itself (every dirty block on its
+ * way already): wait for those writes, at most a while, then look again. */
+#define ROOM_WAIT_NS (50 * 1000 * 1000ull)
+void bc_room_wait(struct bcache *c)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t deadline = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + ROOM_WAIT_NS;
+	atomic_fetch_add_explicit(&c->room_waiters, 1, memory_order_relaxed);
+	co_mutex_lock(&c->room_lock);
+	if (atomic_load_explicit(&c->inflight_bytes, memory_order_relaxed))
+		co_cond_wait(&c->room, &c->room_lock, deadline);
+	co_mutex_unlock(&c->room_lock);
+	atomic_fetch_sub_explicit(&c->room_waiters, 1, memory_order_relaxed);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Write-behind readiness: per 1 MiB chunk of a file, how many of its blocks are ready to go to
+ * disk (dirty, complete, not busy). When the count reaches the chunk's size the chunk goes to the
+ * write-behind queue at once: a run that can be written whole is not kept waiting for COMMIT. A
+ * chunk map holds only chunks with a ready block, so it is as small as the dirty data. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "bc_internal.h"
+
+#define CHUNKS_MIN 16u
+
+int bc_chunks_init(struct bc_chunks *m)
+{
+	m->nbuckets = CHUNKS_MIN;
+	m->count = 0;
+	m->buckets = calloc(m->nbuckets, sizeof(*m->buckets));
+	return m->buckets ? 0 : -ENOMEM;
+}
+
+void bc_chunks_fini(struct bc_chunks *m)
+{
+	for (unsigned i = 0; i < m->nbuckets; i++) {
+		while (m->buckets[i]) {
+			struct bc_chunk *ch = m->buckets[i];
+
+			m->buckets[i] = ch->next;
+			free(ch);
+		}
+	}
+	free(m->buckets);
+	m->buckets = NULL;
+}
+
+static unsigned chunk_slot(unsigned nbuckets, uint64_t key)
+{
+	return (unsigned)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 40) & (nbuckets - 1);
+}
+
+static void chunks_grow(struct bc_chunks *m)
+{
+	unsigned n = m->nbuckets * 2;
+	struct bc_chunk **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;   /* longer chains, still correct */
+	for (unsigned i = 0; i < m->nbuckets; i++) {
+		for (struct bc_chunk *ch = m->buckets[i], *next; ch; ch = next) {
+			unsigned s = chunk_slot(n, ch->key);
+
+			next = ch->next;
+			ch->next = b[s];
+			b[s] = ch;
+		}
+	}
+	free(m->buckets);
+	m->buckets = b;
+	m->nbuckets = n;
+}
+
+/* Add delta (+1 or -1) to the chunk's count; the new count. A chunk that cannot be allocated is
+ * not counted (its data goes by the dirty threshold or COMMIT instead). */
+static uint32_t chunk_add(struct bc_chunks *m, uint64_t key, int delta)
+{
+	struct bc_chunk **p = &m->buckets[chunk_slot(m->nbuckets, key)], *ch;
+
+	while ((ch = *p) && ch->key != key)
+		p = &ch->next;
+	if (!ch) {
+		if (delta < 0)
+			return 0;
+		if (m->count >= m->nbuckets) {
+			chunks_grow(m);
+			return chunk_add(m, key, delta);
+		}
+		ch = calloc(1, sizeof(*ch));
+		if (!ch)
+			return 0;
+		ch->key = key;
+		ch->next = m->buckets[chunk_slot(m->nbuckets, key)];
+		m->buckets[chunk_slot(m->nbuckets, key)] = ch;
+		m->count++;
+		p = NULL;
+	}
+	ch->ready = (uint32_t)((int64_t)ch->ready + delta);
+	if (ch->ready == 0) {
+		if (!p) {   /* just inserted at its bucket's head */
+			p = &m->buckets[chunk_slot(m->nbuckets, key)];
+			while (*p != ch)
+				p = &(*p)->next;
+		}
+		*p = ch->next;
+		free(ch);
+		m->count--;
+		return 0;
+	}
+	return ch->ready;
+}
+
+void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e)
+{
+	bool ready = bc_entry_ready(ino, e);
+	uint64_t key = e->index >> ino->chunk_shift;
+
+	if (ready == e->gready)
+		return;
+	e->gready = ready;
+	uint32_t n = chunk_add(&ino->chunks, key, ready ? 1 : -1);
+	if (ready && n == 1u << ino->chunk_shift && !ino->wb_err)
+		bc_wbq_push(ino, key);
+}
+
+bool bc_chunk_whole(const struct bc_inode *ino, uint64_t key)
+{
+	const struct bc_chunks *m = &ino->chunks;
+	const struct bc_chunk *ch = m->buckets[chunk_slot(m->nbuckets, key)];
+
+	while (ch && ch->key != key)
+		ch = ch->next;
+	return ch && ch->ready == 1u << ino->chunk_shift;
+}

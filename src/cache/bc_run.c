@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Runs: adjacent dirty blocks of one inode written with one vectored O_DIRECT write. Write-behind,
+ * COMMIT and the memory bound all write through here, so the device sees large writes whatever
+ * the size of the WRITEs that brought the data, and whichever connections they came on. */
+#include <errno.h>
+#include <string.h>
+
+#include "bc_internal.h"
+
+static bool may_join(struct bc_inode *ino, struct bc_entry *e, bool fill, uint64_t logical_end)
+{
+	if (!e || !e->dirty || e->busy || bc_span_covers(ino, e->index))
+		return false;
+	if (!fill && !bc_entry_complete(ino, e))
+		return false;
+	/* A block past the data's end needs the size put back after it (bc_entry_flush). */
+	return bc_block_off(ino, e->index) + ino->bs <= logical_end;
+}
+
+void bc_run_collect(struct bc_inode *ino, uint64_t first, uint64_t last, size_t max, bool fill,
+		    struct bc_run *r)
+{
+	uint64_t logical_end = bc_logical_end(ino);
+
+	r->n = 0;
+	r->first = first;
+	if (max > BC_RUN_MAX)
+		max = BC_RUN_MAX;
+	for (uint64_t i = first; r->n < max && i <= last; i++) {
+		struct bc_entry *e = bc_map_find(&ino->map, i);
+
+		if (!may_join(ino, e, fill, logical_end))
+			break;
+		r->v[r->n++] = e;
+		if (i == UINT64_MAX)
+			break;
+	}
+}
+
+void bc_run_extend(struct bc_inode *ino, struct bc_run *r)
+{
+	uint64_t logical_end = bc_logical_end(ino);
+
+	while (r->n && r->n < BC_RUN_MAX && r->first + r->n != 0) {
+		struct bc_entry *e = bc_map_find(&ino->map, r->first + r->n);
+
+		if (!may_join(ino, e, false, logical_end))
+			break;
+		r->v[r->n++] = e;
+	}
+}
+
+uint64_t bc_run_start(struct bc_inode *ino, uint64_t index, uint64_t floor)
+{
+	while (index > floor) {
+		struct bc_entry *e = bc_map_find(&ino->map, index - 1);
+
+		if (!e || !bc_entry_ready(ino, e) || bc_span_covers(ino, index - 1))
+			break;
+		index--;
+	}
+	return index;
+}
+
+/* The run's images as iovecs, adjacent memory merged (an adopted WRITE's blocks lie end to end). */
+static int run_iov(struct bc_inode *ino, const struct bc_run *r, struct iovec *iov)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		unsigned char *d = r->v[i]->data;
+
+		if (n && (unsigned char *)iov[n - 1].iov_base + iov[n - 1].iov_len == d)
+			iov[n - 1].iov_len += ino->bs;
+		else
+			iov[n++] = (struct iovec){ d, ino->bs };
+	}
+	return n;
+}
+
+static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *iov, int n)
+{
+	if (c->ops.writev)
+		return c->ops.writev(io, off, iov, n);
+	for (int i = 0; i < n; off += iov[i].iov_len, i++) {
+		int rc = c->ops.write(io, off, iov[i].iov_base, iov[i].iov_len);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void count_run(struct bcache *c, uint64_t bytes)
+{
+	unsigned b = 0;
+
+	while (b + 1 < BCACHE_WB_HIST && bytes >= (UINT64_C(8192) << b))
+		b++;
+	bc_count(&c->n.wb_writes);
+	atomic_fetch_add_explicit(&c->n.wb_bytes, bytes, memory_order_relaxed);
+	bc_count(&c->n.wb_hist[b]);
+}
+
+/* Fill the partial blocks (device reads, or zeros past the end of file), then write. No lock. */
+static int fill_and_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h,
+			  int64_t disk_size, bool *filled)
+{
+	struct bcache *c = ino->cache;
+	struct iovec iov[BC_RUN_MAX];
+
+	memset(filled, 0, r->n * sizeof(*filled));
+	for (size_t i = 0; i < r->n; i++) {
+		if (bc_entry_complete(ino, r->v[i]))
+			continue;
+		int rc = bc_fill(ino, r->v[i], h->io, disk_size);
+		if (rc)
+			return rc;
+		filled[i] = true;
+	}
+	int n = run_iov(ino, r, iov);
+	int rc = bc_io_result(c, run_io(c, h->io, bc_block_off(ino, r->first), iov, n));
+	if (rc == 0)
+		count_run(c, (uint64_t)r->n * ino->bs);
+	return rc;
+}
+
+static void run_settle(struct bc_inode *ino, struct bc_run *r, const bool *filled, int rc)
+{
+	struct bcache *c = ino->cache;
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct bc_entry *e = r->v[i];
+
+		if (filled[i])
+			e->filled = true;
+		if (rc == 0) {
+			if (e->nwritten == ino->bs) {
+				bc_count(&c->n.completed);
+				ino->win_completed++;
+			}
+			e->dirty = false;
+		}
+		bc_entry_set_busy(ino, e, false);
+	}
+	ino->wseq++;
+}
+
+int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h)
+{
+	bool filled[BC_RUN_MAX];
+	int64_t disk_size = 0;
+	int rc;
+
+	if (r->n == 0)
+		return 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!bc_entry_complete(ino, r->v[i])) {
+			disk_size = ino->cache->ops.disk_size(h->io);
+			if (disk_size < 0)
+				return bc_io_result(ino->cache, (int)disk_size);
+			break;
+		}
+	}
+	for (size_t i = 0; i < r->n; i++)
+		bc_entry_set_busy(ino, r->v[i], true);
+	h->inflight++;
+	co_mutex_unlock(&ino->lock);
+	rc = fill_and_write(ino, r, h, disk_size, filled);
+	co_mutex_lock(&ino->lock);
+	h->inflight--;
+	run_settle(ino, r, filled, rc);
+	bc_room_made(ino->cache);
+	return rc;
+}

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The cache in BEHIND mode against a fake disk: WRITEs answered with no device I/O, their
+ * blocks adopted without a copy, 1 MiB chunks written back as one vectored write, interleaved
+ * writers merged, the dirty threshold, the bound and its backpressure, READs served from the
+ * cache, 2Q's resistance to a scan, and every fault path: a failed write-behind, a failed
+ * COMMIT write, a failed sync. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_env.h"
+
+#define MiB (1u << 20)
+
+static struct env *behind_env(size_t limit)
+{
+	struct env *e = env_new(limit, 0);
+
+	bcache_file_set_mode(e->f, BCACHE_BEHIND);
+	return e;
+}
+
+/* A WRITE's record as the server holds it: payload placed so that its middle is aligned, owned
+ * by a reference-counted holder the cache may adopt. */
+struct rec {
+	struct bcache_buf b;
+	unsigned char *mem;
+	atomic_int *released;
+};
+
+static void rec_release(struct bcache_buf *b)
+{
+	struct rec *r = (struct rec *)b;
+
+	if (r->released)
+		atomic_fetch_add(r->released, 1);
+	free(r->mem);
+	free(r);
+}
+
+/* WRITE len bytes of writer id at off through the adopting call; the caller's reference is
+ * dropped before returning, as the server's request does at its end. */
+static int put_rec(struct env *e, uint64_t off, size_t len, unsigned id, atomic_int *released)
+{
+	struct rec *r = calloc(1, sizeof(*r));
+
+	assert_non_null(r);
+	r->mem = aligned_alloc(BS, (len + 3 * BS) / BS * BS);
+	assert_non_null(r->mem);
+	atomic_init(&r->b.refs, 1);
+	r->b.release = rec_release;
+	r->released = released;
+	unsigned char *p = r->mem + off % BS;
+	for (size_t i = 0; i < len; i++)
+		p[i] = pat(id, off + i);
+	int rc = bcache_write_buf(e->f, off, p, len, &r->b);
+	bcache_buf_put(&r->b);
+	return rc;
+}
+
+static void put_ok(struct env *e, uint64_t off, size_t len, unsigned id)
+{
+	assert_int_equal(put_rec(e, off, len, id, NULL), 0);
+	apply(e, off, len, id);
+}
+
+static void drain_writeback(struct env *e)
+{
+	while (bcache_writeback(e->c) > 0)
+		;
+}
+
+/* Every byte of [0, expect_size) as a READ served by the cache alone. */
+static void check_cached(struct env *e, uint64_t off, uint64_t len)
+{
+	unsigned char *buf = malloc(len);
+
+	assert_non_null(buf);
+	assert_true(bcache_read_cached(e->f, off, len, buf));
+	assert_memory_equal(buf, e->expect + off, len);
+	free(buf);
+}
+
+/* An UNSTABLE WRITE does no device I/O; a READ finds its bytes; COMMIT writes and syncs them. */
+static void test_write_is_cached_not_written(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 100, 47008, 1);
+	put_ok(e, 47108, 47008, 2);
+	assert_int_equal(e->disk.writes, 0);
+	assert_int_equal(e->disk.reads, 0);
+	check_cached(e, 100, 2 * 47008);
+	assert_int_equal(stats(e).read_hits, 1);
+	assert_int_equal(bcache_file_size(e->f), 100 + 2 * 47008);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	/* one run for the lot, the partial first and last blocks filled (zeros: past the end) */
+	assert_int_equal(e->disk.writes, 2);    /* the run, then the last block with its size */
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(stats(e).dirty, 0);
+	check_cached(e, 100, 2 * 47008);        /* kept, clean */
+	env_free(e);
+}
+
+/* The middle's blocks are the record's own memory: nothing copied, and the record lives until
+ * the last block taken from it leaves the cache. */
+static void test_record_adopted_until_evicted(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	atomic_int released = 0;
+
+	(void)state;
+	assert_int_equal(put_rec(e, 0, 16 * BS, 1, &released), 0);
+	apply(e, 0, 16 * BS, 1);
+	assert_int_equal(stats(e).adopted, 16);
+	assert_int_equal(stats(e).copied, 0);
+	assert_int_equal(atomic_load(&released), 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(atomic_load(&released), 0);   /* clean blocks still point into it */
+	assert_int_equal(bcache_file_evict_clean(e->f), 16);
+	assert_int_equal(atomic_load(&released), 1);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A whole 1 MiB chunk goes to the write-behind queue the moment it is complete and leaves in one
+ * vectored write; the chunk still filling is not touched. */
+static void test_complete_chunk_written_behind(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	uint64_t off = 0;
+
+	(void)state;
+	while (off + 47008 <= MiB) {
+		put_ok(e, off, 47008, 1);
+		off += 47008;
+	}
+	assert_false(bcache_writeback_wanted(e->c));
+	put_ok(e, off, 47008, 1);          /* crosses 1 MiB: chunk 0 complete */
+	off += 47008;
+	assert_true(bcache_writeback_wanted(e->c));
+	assert_int_equal(bcache_writeback(e->c), MiB);
+	assert_int_equal(e->disk.writes, 1);
+	assert_int_equal(e->disk.vectored, 1);
+	assert_int_equal(e->disk.log[0].off, 0);
+	assert_int_equal(e->disk.log[0].len, MiB);
+	assert_int_equal(bcache_writeback(e->c), 0);   /* chunk 1 is not complete */
+	assert_int_equal(stats(e).wb_hist[BCACHE_WB_HIST - 1], 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	env_free(e);
+}
+
+/* The seeds' pattern: 8 writers, record i by writer i % 8, arriving out of order. Blocks two
+ * records share are completed in memory; the device sees runs of 1 MiB or more, and no read. */
+static void test_interleaved_writers_merge(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const size_t rec = 47008;
+	const unsigned n = 4 * MiB / rec;
+
+	(void)state;
+	for (unsigned w = 0; w < 8; w++)
+		for (unsigned i = w; i < n; i += 8)
+			put_ok(e, (uint64_t)i * rec, rec, w + 1);
+	drain_writeback(e);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(stats(e).fill_reads, 0);
+	/* 4 MiB: the three whole chunks as one run, the rest (short of a chunk) at COMMIT, and the
+	 * block past the end with its size put back */
+	assert_true(e->disk.writes <= 4);
+	assert_true(e->disk.log[0].len >= MiB);
+	env_free(e);
+}
+
+/* Data that will never fill a chunk (sparse blocks) goes once dirty memory passes a quarter of
+ * the bound, oldest first. */
+static void test_dirty_threshold(void **state)
+{
+	struct env *e = behind_env(1 * MiB);   /* threshold: 64 blocks */
+
+	(void)state;
+	for (unsigned i = 0; i < 60; i++)
+		put_ok(e, (uint64_t)i * 4 * BS, BS, 1);
+	assert_false(bcache_writeback_wanted(e->c));
+	for (unsigned i = 60; i < 80; i++)
+		put_ok(e, (uint64_t)i * 4 * BS, BS, 1);
+	assert_true(bcache_writeback_wanted(e->c));
+	assert_int_equal(bcache_writeback(e->c), BS);
+	assert_int_equal(e->disk.log[0].off, 0);   /* the oldest */
+	drain_writeback(e);
+	assert_true(stats(e).dirty_bytes <= MiB / 4);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* Writers faster than the disk: at the bound each WRITE writes back or frees room itself before
+ * it returns; the cache never holds more than its bound (plus one WRITE's blocks). */
+static void test_bound_holds_with_backpressure(void **state)
+{
+	struct env *e = behind_env(1 * MiB);
+
+	(void)state;
+	for (uint64_t off = 0; off + 47008 <= 6 * MiB; off += 47008)
+		put_ok(e, off, 47008, 3);
+	struct bcache_stats s = stats(e);
+	assert_true(s.bytes_peak <= MiB + 47008 + 2 * BS);
+	assert_true(s.bp_waits > 0);
+	assert_true(s.wb_writes > 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	env_free(e);
+}
+
+/* A failed write-behind loses nothing: the blocks stay dirty, the next COMMIT reports the error
+ * (the server then changes the write verifier) and writes them again; the next one succeeds. */
+static void test_writeback_error_reported_by_commit(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 0, MiB, 1);
+	fake_fail_writes(&e->disk, EIO, 1);
+	assert_int_equal(bcache_writeback(e->c), -EIO);
+	assert_int_equal(stats(e).wb_failures, 1);
+	assert_int_equal(stats(e).dirty_bytes, MiB);
+	check_cached(e, 0, MiB);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -EIO);
+	check_disk(e, true);                  /* the COMMIT's own retry did write them */
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* ENOSPC on the COMMIT's own write: it fails, the data stays; once room is back the retry
+ * succeeds and the file is byte-identical. */
+static void test_commit_enospc_then_retry(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 10, 3 * BS, 1);
+	fake_fail_writes(&e->disk, ENOSPC, 8);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -ENOSPC);
+	assert_true(stats(e).dirty > 0);
+	assert_int_equal(e->disk.durable_size, 0);
+	fake_fail_writes(&e->disk, 0, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A failed sync: what the COMMIT wrote is dirty again, and the retry writes it again. */
+static void test_sync_error_redirties(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 0, 8 * BS, 1);
+	fake_fail_syncs(&e->disk, EIO, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -EIO);
+	assert_int_equal(stats(e).dirty, 8);
+	unsigned writes = e->disk.writes;
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_true(e->disk.writes > writes);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* READ misses kept clean (bcache_read_keep) serve the next READ; blocks read twice are HOT, and
+ * one scan larger than the cache evicts the scan's own blocks, not them. */
+static void test_scan_does_not_flush_hot_blocks(void **state)
+{
+	struct env *e = behind_env(256 * BS);
+	unsigned char *blk = aligned_alloc(BS, 8 * BS);
+
+	(void)state;
+	assert_non_null(blk);
+	for (uint64_t i = 0; i < 2048; i++) {    /* the file exists on disk already */
+		memset(blk, (int)(i & 0xff), BS);
+		fake_disk_put(&e->disk, i * BS, blk, BS);
+	}
+	struct bcache_read rd;
+	for (int pass = 0; pass < 2; pass++) {   /* blocks 0..7 read twice: hot */
+		bcache_read_begin(e->f, &rd, 0, 8 * BS);
+		for (unsigned i = 0; i < 8; i++)
+			memset(blk + i * BS, (int)i, BS);
+		assert_int_equal(bcache_read_overlay(e->f, &rd, blk), 0);
+		if (!bcache_read_cached(e->f, 0, 8 * BS, blk))
+			bcache_read_keep(e->f, &rd, 0, 8 * BS, blk);
+	}
+	assert_true(bcache_read_cached(e->f, 0, 8 * BS, blk));
+	for (uint64_t i = 8; i < 2048; i++) {    /* the scan: 2040 blocks through a 256-block cache */
+		bcache_read_begin(e->f, &rd, i * BS, BS);
+		memset(blk, (int)(i & 0xff), BS);
+		assert_int_equal(bcache_read_overlay(e->f, &rd, blk), 0);
+		bcache_read_keep(e->f, &rd, i * BS, BS, blk);
+	}
+	assert_true(stats(e).bytes <= 256 * BS);
+	assert_true(bcache_read_cached(e->f, 0, 8 * BS, blk));
+	for (unsigned i = 0; i < 8; i++)
+		assert_int_equal(blk[i * BS + 17], i);
+	assert_int_equal(e->disk.writes, 0);     /* reading never writes */
+	free(blk);
+	env_free(e);
+}
+
+/* A disk read that raced a write to disk is not kept: it may hold the old bytes. */
+static void test_stale_read_not_kept(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	unsigned char *blk = aligned_alloc(BS, BS);
+	struct bcache_read rd;
+
+	(void)state;
+	assert_non_null(blk);
+	bcache_read_begin(e->f, &rd, 0, BS);
+	memset(blk, 0, BS);                       /* what the disk had: nothing */
+	put_ok(e, 0, BS, 4);                      /* a WRITE lands in the cache ... */
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);   /* ... and on disk */
+	assert_int_equal(bcache_file_evict_clean(e->f), 1);
+	assert_int_equal(bcache_read_overlay(e->f, &rd, blk), -EAGAIN);
+	bcache_read_keep(e->f, &rd, 0, BS, blk);
+	assert_false(bcache_read_cached(e->f, 0, BS, blk));
+	free(blk);
+	env_free(e);
+}
+
+/* SETATTR size over cached whole blocks: the file's bytes past the cut are gone from the cache
+ * and the disk alike. */
+static void test_truncate_cached_blocks(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 0, 8 * BS, 1);
+	assert_int_equal(bcache_truncate(e->f, 3 * BS + 100), 0);
+	set_expect_size(e, 3 * BS + 100);
+	assert_int_equal(bcache_file_size(e->f), 3 * BS + 100);
+	check_cached(e, 0, 3 * BS + 100);
+	put_ok(e, 5 * BS, 10, 2);                 /* a hole: zeros between */
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+struct overwrite {
+	struct env *e;
+	pthread_t t;
+	bool started;
+};
+
+static void *overwrite_main(void *arg)
+{
+	struct overwrite *o = arg;
+
+	assert_int_equal(put_rec(o->e, 0, 2 * BS, 9, NULL), 0);
+	return NULL;
+}
+
+/* Inside the write-behind's device write, another thread overwrites blocks on their way. */
+static void overwrite_hook(struct fake_disk *d, uint64_t off, uint64_t len, void *arg)
+{
+	struct overwrite *o = arg;
+
+	(void)d, (void)off, (void)len;
+	if (o->started)
+		return;
+	o->started = true;
+	assert_int_equal(pthread_create(&o->t, NULL, overwrite_main, o), 0);
+	usleep(50 * 1000);   /* it waits for this write: the blocks are busy */
+}
+
+/* A WRITE to blocks being written back waits for that write and then wins: newest bytes on disk. */
+static void test_overwrite_during_writeback(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct overwrite o = { .e = e };
+
+	(void)state;
+	put_ok(e, 0, MiB, 1);
+	e->disk.write_hook = overwrite_hook;
+	e->disk.hook_arg = &o;
+	assert_int_equal(bcache_writeback(e->c), MiB);
+	assert_int_equal(pthread_join(o.t, NULL), 0);
+	e->disk.write_hook = NULL;
+	apply(e, 0, 2 * BS, 9);
+	check_cached(e, 0, MiB);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A BEHIND handle and a THROUGH handle of one inode stay coherent: a THROUGH WRITE's middle
+ * supersedes cached blocks; the cached ones that come after it win. */
+static void test_through_and_behind_share(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct bcache_file *t;
+
+	(void)state;
+	assert_int_equal(bcache_file_open(e->c, 1, 1, BS, &e->disk, &t), 0);
+	put_ok(e, 0, 8 * BS, 1);
+	assert_int_equal(put_raw(e, t, BS, 4 * BS, 2, false), 0);   /* THROUGH: on disk now */
+	apply(e, BS, 4 * BS, 2);
+	put_ok(e, 2 * BS, BS, 3);
+	unsigned char *buf = malloc(8 * BS);
+	assert_non_null(buf);
+	assert_int_equal(read_through(e, 0, buf, 8 * BS), 0);
+	assert_memory_equal(buf, e->expect, 8 * BS);
+	free(buf);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(bcache_file_close(t), 0);
+	env_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_is_cached_not_written),
+		cmocka_unit_test(test_record_adopted_until_evicted),
+		cmocka_unit_test(test_complete_chunk_written_behind),
+		cmocka_unit_test(test_interleaved_writers_merge),
+		cmocka_unit_test(test_dirty_threshold),
+		cmocka_unit_test(test_bound_holds_with_backpressure),
+		cmocka_unit_test(test_writeback_error_reported_by_commit),
+		cmocka_unit_test(test_commit_enospc_then_retry),
+		cmocka_unit_test(test_sync_error_redirties),
+		cmocka_unit_test(test_scan_does_not_flush_hot_blocks),
+		cmocka_unit_test(test_stale_read_not_kept),
+		cmocka_unit_test(test_truncate_cached_blocks),
+		cmocka_unit_test(test_overwrite_during_writeback),
+		cmocka_unit_test(test_through_and_behind_share),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
