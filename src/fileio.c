@@ -347,15 +347,26 @@ int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void 
 	return rc;
 }
 
-int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
+static int commit_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
 {
-	int rc, err = 0;
+	int err = 0;
 	if (uses_cache(o)) {
 		struct bcache_file *bf = cache_of(rq, o, &err);
-		rc = bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
-	} else {
-		int fd = fh_io_fd(rq->w, o, false);
-		rc = fd < 0 ? fd : io_fsync(rq->w->ring, fd, false);
+		return bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
+	}
+	int fd = fh_io_fd(rq->w, o, false);
+	return fd < 0 ? fd : io_fsync(rq->w->ring, fd, false);
+}
+
+int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
+{
+	int rc = commit_once(rq, o, off, count);
+	if ((rc == -ENOSPC || rc == -EDQUOT) && behind(o)) {
+		/* In cached mode a full disk shows here, not in the WRITEs: as fileio_write does,
+		 * let deleted files we hold go, and write what is still dirty once more. */
+		fh_sweep(rq->w);
+		workers_sweep_all(rq->w, true);
+		rc = commit_once(rq, o, off, count);
 	}
 	if (rc < 0) {
 		log_warn("COMMIT failed: %s; write verifier changed", strerror(-rc));

@@ -79,7 +79,8 @@ static int write_conf(const struct itest *t)
 	fprintf(f, "# written by the integration harness\n"
 	        "[server]\nlisten = 127.0.0.1\nport = %u\nmount_port = %u\n"
 	        "threads = 2\n"   /* two rings whatever the machine: tests cross them */
-	        "state_dir = %s/state\nrpcbind = no\n\n",
+	        "state_dir = %s/state\nrpcbind = no\n\n"
+	        "[cache]\nsize = 64M\n\n",   /* small: tests write past it */
 	        t->port, t->mount_port, t->dir);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure)\n\n", t->exports[EXP_RW]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(ro,no_root_squash,insecure)\n\n", t->exports[EXP_RO]);
