@@ -95,7 +95,8 @@ bench_make_fs() {
 	return 0
 }
 
-# bench_write_conf THREADS [CACHE_SIZE]: the daemon's conf for BENCH_EXPORT on two free ports.
+# bench_write_conf THREADS [CACHE_SIZE] [WRITE_MODE]: the daemon's conf for BENCH_EXPORT on two
+# free ports (write_mode direct unless told).
 bench_write_conf() {
 	BENCH_PORT=$(bench_free_port) && BENCH_MPORT=$(bench_free_port) || return 1
 	[ "$BENCH_PORT" != "$BENCH_MPORT" ] || BENCH_MPORT=$((BENCH_PORT + 1))
@@ -114,7 +115,7 @@ bench_write_conf() {
 	size = ${2:-64M}
 	[export $BENCH_EXPORT]
 	clients = 127.0.0.1(rw,no_root_squash,insecure)
-	write_mode = direct
+	write_mode = ${3:-direct}
 	read_mode = direct
 	EOF
 }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Integration test of nfsd-uc's boundary cache (issue 4): the seeds' workload, 32 connections
 # writing interleaved records (record i at i*R, writer t writes records t, t+32, ...), so that
 # every block at a record boundary is shared by two WRITEs from two connections arriving in any
@@ -12,6 +13,9 @@
 #   - UNSTABLE: completing the shared blocks read nothing from disk (cache_fill_reads 0 for a
 #     fresh file; at most the last block, which nobody completes, for an overwrite);
 #   - the cache was used at all for misaligned records, and not for block-aligned ones (49152);
+#   - all of it twice: write_mode = direct (the checks above) and write_mode = cached, where
+#     the cache holds every WRITE's blocks and the checks are: nothing dirty once committed, no
+#     shared block read back, whole blocks adopted from the records (none copied);
 #   - then the daemon is SIGKILLed, so that whatever it held only in memory is lost, restarted
 #     after drop_caches, and every byte is read back again from disk: COMMIT and FILE_SYNC really
 #     left the data there. The last daemon of each case must stop with status 0 on SIGTERM.
@@ -90,6 +94,7 @@ check_counters() {
 	fi
 	[ "$served" = "$writes" ] || { fail "the client sent $writes WRITEs, the daemon counted $served"; return 1; }
 	dirty=$(bench_stat "$STAT" cache_dirty)
+	[ "$WMODE" = cached ] && { check_cached "$sync" "$mode" "$fills" "$dirty"; return; }
 	# UNSTABLE runs end with a COMMIT of the whole file, after which nothing may be held;
 	# FILE_SYNC runs send no COMMIT, and the image of the last block, when the file ends inside
 	# one, stays for an append
@@ -118,11 +123,31 @@ check_counters() {
 		"cache_fill_reads=$fills cache_dirty=$dirty cache_bytes_peak=$(bench_stat "$STAT" cache_bytes_peak)"
 }
 
+# check_cached SYNC MODE FILLS DIRTY: the same for write_mode = cached, where the cache holds
+# every WRITE's blocks: nothing dirty once committed (UNSTABLE + COMMIT, or each FILE_SYNC
+# WRITE), no shared block read back, every whole block adopted from the record, not copied.
+check_cached() {
+	local sync=$1 mode=$2 fills=$3 dirty=$4 copied adopted most=0
+	[ "$dirty" -eq 0 ] || { fail "cache_dirty $dirty after everything was committed"; return 1; }
+	copied=$(counter cache_copied_blocks) && adopted=$(counter cache_adopted_blocks) ||
+		{ fail "no cache_copied_blocks / cache_adopted_blocks counters"; return 1; }
+	[ "$copied" -eq 0 ] || { fail "$copied whole blocks copied again (unaligned in memory)"; return 1; }
+	# (a record shorter than two blocks may cover no block whole)
+	[ "$REC" -lt $((2 * BENCH_BLOCK)) ] || [ "$adopted" -gt 0 ] ||
+		{ fail "no block adopted from a WRITE's record"; return 1; }
+	[ "$mode" = overwrite ] && [ $((NREC * REC % BENCH_BLOCK)) -ne 0 ] && most=1
+	[ "$sync" = file ] && most=$((most + 2))   # a stable WRITE may give up waiting once
+	[ "$fills" -le $most ] ||
+		{ fail "$fills blocks read back from disk to complete shared blocks (at most $most)"; return 1; }
+	echo "    counters: writes=$writes cache_fill_reads=$fills adopted=$adopted" \
+		"runs>=1M=$(bench_stat "$STAT" cache_wb_ge_1m) cache_bytes_peak=$(bench_stat "$STAT" cache_bytes_peak)"
+}
+
 # write_and_check SYNC MODE SEED: write the file, check counters and read back through the same
 # daemon, then SIGKILL it, restart it on cold caches and read everything back from disk.
 write_and_check() {
 	local sync=$1 mode=$2 seed=$3 out
-	CASE="$FSNAME R=$REC $sync $mode"
+	CASE="$FSNAME $WMODE R=$REC $sync $mode"
 	out=$(interleave --"$mode" --sync "$sync" --write-only --seed "$seed") ||
 		{ fail "nfs-interleave (writes) failed"; return 1; }
 	echo "  $CASE: $out"
@@ -170,10 +195,12 @@ run_variant() {
 		return 1
 	fi
 	echo "$FSNAME on $BENCH_LOOP (block $BENCH_BLOCK, sector $(cat "/sys/block/${BENCH_LOOP#/dev/}/queue/logical_block_size"))"
-	bench_write_conf 2 || { fail "conf"; bench_cleanup; return 1; }
-	for REC in 47008 6000 4097 49152; do
-		run_pair unstable
-		run_pair file
+	for WMODE in direct cached; do
+		bench_write_conf 2 64M "$WMODE" || { fail "conf"; bench_cleanup; return 1; }
+		for REC in 47008 6000 4097 49152; do
+			run_pair unstable
+			run_pair file
+		done
 	done
 	bench_cleanup
 }
