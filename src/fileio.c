@@ -247,9 +247,29 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	return bcache_commit(bf, off, count, sync_of(stable));
 }
 
+/* A paged-mode call on a file that a cached export of the same file system may hold in nfsd-uc's
+ * cache (export_rt.shares_cache): the cache's dirty blocks go to disk first (else they would land
+ * later, over this call's newer bytes) and its clean ones are dropped (this call may change
+ * them). 0 or the flush's -errno. */
+static int paged_coherent(struct nfs_req *rq, struct fh_obj *o)
+{
+	if (!o->exp->shares_cache)
+		return 0;
+	int err = 0;
+	struct bcache_file *bf = cache_of(rq, o, &err);
+	if (!bf || bcache_file_entries(bf) == 0)
+		return 0;   /* no handle (another block size): nothing can be cached for it */
+	int rc = bcache_commit(bf, 0, 0, BCACHE_SYNC_NONE);
+	bcache_file_evict_clean(bf);
+	return rc;
+}
+
 static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
 		       uint32_t count, enum fileio_stable stable)
 {
+	int prc = paged_coherent(rq, o);
+	if (prc < 0)
+		return prc;
 	int fd = fh_io_fd(rq->w, o, false);
 	if (fd < 0)
 		return fd;
@@ -385,7 +405,8 @@ int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
 	int fd = fh_io_fd(rq->w, o, false);
 	if (fd < 0)
 		return fd;
-	return truncate_fd(fd, size);
+	int rc = paged_coherent(rq, o);
+	return rc < 0 ? rc : truncate_fd(fd, size);
 }
 
 void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
@@ -535,7 +556,9 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 		return 0;
 	uint32_t len = size - off < count ? (uint32_t)(size - off) : count;
 	struct disk_read dr;
-	int rc = bf ? read_cached(rq, o, bf, off, len, size, &dr) : read_disk(rq, o, off, len, 0, &dr);
+	int rc = bf ? 0 : paged_coherent(rq, o);
+	if (rc == 0)
+		rc = bf ? read_cached(rq, o, bf, off, len, size, &dr) : read_disk(rq, o, off, len, 0, &dr);
 	if (rc < 0)
 		return rc;
 	rq->payload = dr.data;

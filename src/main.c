@@ -78,6 +78,27 @@ static void probe_export(struct export_rt *e)
 		 modes[e->write_mode], modes[e->read_mode]);
 }
 
+static bool caches_writes(const struct export_rt *e)
+{
+	return e->write_mode == IO_MODE_CACHED || e->write_mode == IO_MODE_DIRECT;
+}
+
+/* Two exports of one file system, one through nfsd-uc's cache and one through the page cache: a
+ * file reached through both must not show the paged one stale cached bytes, nor have them
+ * written over its newer ones later. */
+static void mark_shared_caches(struct server *srv)
+{
+	for (size_t i = 0; i < srv->cfg->nexports; i++) {
+		struct export_rt *e = &srv->exports[i];
+		for (size_t j = 0; j < srv->cfg->nexports && !caches_writes(e); j++)
+			if (j != i && srv->exports[j].dev == e->dev && caches_writes(&srv->exports[j]))
+				e->shares_cache = true;
+		if (e->shares_cache)
+			log_info("export %s shares its file system with a cached export: its calls "
+				 "flush and drop what the cache holds of a file first", e->cfg->path);
+	}
+}
+
 static int open_exports(struct server *srv)
 {
 	srv->exports = calloc(srv->cfg->nexports, sizeof *srv->exports);
@@ -96,6 +117,7 @@ static int open_exports(struct server *srv)
 		e->root_ino = sb.st_ino;
 		probe_export(e);
 	}
+	mark_shared_caches(srv);
 	return 0;
 }
 

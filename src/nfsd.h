@@ -37,6 +37,10 @@ struct export_rt {
 	size_t block;             /* boundary-cache block size (resolved "auto") */
 	enum io_mode write_mode;  /* after the O_DIRECT probe (direct may fall back to dontcache) */
 	enum io_mode read_mode;
+	/* Paged-mode export (write_mode dontcache or buffered) of a file system that another
+	 * export serves through nfsd-uc's cache: its calls first flush and drop what that cache
+	 * holds of the file (fileio.c). */
+	bool shares_cache;
 };
 
 /* Request counters (the boundary cache keeps its own). */

@@ -315,10 +315,11 @@ class Host:
             f.write('3')
 
     def loop_stat(self):
-        """(sectors read, sectors written) of the loop device, 512-byte units."""
+        """(sectors read, sectors written, writes completed) of the loop device, sectors of
+        512 bytes."""
         with open(f'/sys/block/{self.loop_name()}/stat') as f:
             v = f.read().split()
-        return int(v[2]), int(v[6])
+        return int(v[2]), int(v[6]), int(v[4])
 
     def free_bytes(self):
         st = os.statvfs(self.mnt)

@@ -12,8 +12,8 @@ import subprocess
 COLUMNS = ['server', 'mode', 'workload', 'record', 'sync', 'file', 'writers', 'qd', 'bytes',
            'seconds', 'mib_s', 'writes', 'dev_reads', 'dev_reads_per_write',
            'loop_reads_per_write', 'write_amp', 'pagecache_pct', 'cached_pct', 'cpu_s_per_gib',
-           'peak_rss_mib', 'verified', 'note', 'ctxsw_per_write']
-DIGITS = {'ctxsw_per_write': 2, 'seconds': 3, 'mib_s': 1, 'dev_reads': 0, 'dev_reads_per_write': 6,
+           'peak_rss_mib', 'verified', 'note', 'ctxsw_per_write', 'dev_write_kib']
+DIGITS = {'ctxsw_per_write': 2, 'dev_write_kib': 0, 'seconds': 3, 'mib_s': 1, 'dev_reads': 0, 'dev_reads_per_write': 6,
           'loop_reads_per_write': 6, 'write_amp': 4, 'pagecache_pct': 3, 'cached_pct': 2,
           'cpu_s_per_gib': 3, 'peak_rss_mib': 1}
 IL_RECORDS = (47008, 6000)          # the goals' interleaved record sizes
@@ -24,6 +24,8 @@ GOAL_SPEEDUP = 1.5
 GOAL_RAW = 0.8
 GOAL_CPU = 0.5
 GOAL_CTXSW = 2.0
+GOAL_WRITE_KIB = 512
+GOAL_READBACK = 1.0
 WRITE_WORKLOADS = ('interleave', 'seqwrite', 'randwrite', 'sustained')
 
 
@@ -120,9 +122,19 @@ def _case(r):
 
 
 def goals(rows, raw):
+    """The goals for nfsd-uc's default write_mode (cached) when the run has it, else direct."""
     host = [r for r in rows if not is_guest(r)]
-    uc = [r for r in host if r['server'] == 'nfsd-uc' and r['mode'] == 'direct']
+    mode = 'cached' if any(r['server'] == 'nfsd-uc' and r['mode'] == 'cached' for r in host) \
+        else 'direct'
+    uc = [r for r in host if r['server'] == 'nfsd-uc' and r['mode'] == mode]
     gan = [r for r in host if r['server'] == 'ganesha']
+    out = _goals(uc, gan, raw)
+    for g in out:
+        g['goal'] = g['goal'].replace('nfsd-uc direct', f'nfsd-uc {mode}')
+    return out
+
+
+def _goals(uc, gan, raw):
     out = []
 
     # 1. device reads per WRITE
@@ -252,6 +264,34 @@ def goals(rows, raw):
                          None if ok else f'worst {w / GOAL_CTXSW:.1f}x the limit'))
     else:
         out.append(_goal('server context switches per WRITE', f'<= {GOAL_CTXSW:g}', '-', None))
+
+    # 8. device write size on the interleaved workloads (the loop device's writes completed and
+    # sectors written: an average, /sys/block has no median)
+    cases = [r for r in uc if r['workload'] == 'interleave' and int(r['record']) in IL_RECORDS
+             and r['sync'] == 'unstable' and verified(r) and num(r.get('dev_write_kib'))]
+    if cases:
+        worst = min(cases, key=lambda r: num(r['dev_write_kib']))
+        w = num(worst['dev_write_kib'])
+        ok = w >= GOAL_WRITE_KIB
+        out.append(_goal('average device write size, interleaved 47008 and 6000 UNSTABLE '
+                         '(nfsd-uc direct, loop device stat)', f'>= {GOAL_WRITE_KIB} KiB',
+                         f'worst {w:.0f} KiB ({_case(worst)}) over {len(cases)} cases', ok,
+                         None if ok else f'{w / GOAL_WRITE_KIB * 100:.0f}% of the goal'))
+    else:
+        out.append(_goal('average device write size', f'>= {GOAL_WRITE_KIB} KiB', '-', None))
+
+    # 9. reading back just-written data that fits the cache
+    pairs = _pairs(uc, gan, lambda r: r['workload'] == 'readback')
+    ratios = [(num(u['mib_s']) / num(g['mib_s']), u, g) for u, g in pairs if num(g['mib_s'])]
+    if ratios:
+        x, u, g = ratios[0]
+        ok = x >= GOAL_READBACK
+        out.append(_goal("reading back just-written data against NFS-Ganesha's page cache "
+                         '(nfsd-uc direct)', f'>= {GOAL_READBACK:g}x',
+                         f"{num(u['mib_s']):.0f} vs {num(g['mib_s']):.0f} MiB/s = {x:.2f}x", ok,
+                         None if ok else f'{x * 100:.0f}% of Ganesha'))
+    else:
+        out.append(_goal('reading back just-written data', f'>= {GOAL_READBACK:g}x', '-', None))
     return out
 
 
@@ -278,13 +318,13 @@ def _io_cells(r):
             fmt(r['dev_reads_per_write'], 5), fmt(r['loop_reads_per_write'], 5),
             fmt(r['write_amp'], 3), fmt(r['pagecache_pct'], 2), fmt(r['cached_pct'], 1),
             fmt(r['cpu_s_per_gib'], 2), fmt(r.get('ctxsw_per_write'), 2),
-            fmt(r['peak_rss_mib'], 0), r['verified'],
+            fmt(r.get('dev_write_kib'), 0), fmt(r['peak_rss_mib'], 0), r['verified'],
             r['note'] if r['note'] not in ('', '-') else '']
 
 
 IO_HEAD = ['server', 'MiB/s', 'WRITEs', 'dev reads', 'reads/WRITE', 'loop reads/WRITE',
            'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB', 'ctx sw/WRITE',
-           'peak RSS MiB', 'verified', 'note']
+           'dev write KiB', 'peak RSS MiB', 'verified', 'note']
 
 
 def interleave_table(rows, workload='interleave'):
@@ -300,8 +340,8 @@ def interleave_table(rows, workload='interleave'):
 
 
 def io_table(rows):
-    rs = [r for r in rows if r['workload'] in ('seqwrite', 'seqread', 'randwrite', 'randread')]
-    order = ['seqwrite', 'seqread', 'randwrite', 'randread']
+    order = ['seqwrite', 'seqread', 'readback', 'randwrite', 'randread']
+    rs = [r for r in rows if r['workload'] in order]
     rs.sort(key=lambda r: order.index(r['workload']))
     return md_table(['workload', 'bs'] + IO_HEAD,
                     [[r['workload'], r['record']] + _io_cells(r) for r in rs])

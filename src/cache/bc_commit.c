@@ -187,6 +187,16 @@ void bcache_file_drop(struct bcache_file *h)
 	co_mutex_unlock(&ino->lock);
 }
 
+size_t bcache_file_entries(struct bcache_file *h)
+{
+	size_t n;
+
+	co_mutex_lock(&h->ino->lock);
+	n = h->ino->map.count;
+	co_mutex_unlock(&h->ino->lock);
+	return n;
+}
+
 size_t bcache_file_evict_clean(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;

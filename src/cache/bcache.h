@@ -239,6 +239,8 @@ int64_t bcache_file_size(struct bcache_file *f);
  * writer whose partial blocks nobody completes (sparse unaligned writes) is never held back. */
 bool bcache_file_crowded(struct bcache_file *f);
 
+/* How many entries the inode holds now (dirty and clean). */
+size_t bcache_file_entries(struct bcache_file *f);
 /* Free the inode's clean entries (no I/O), e.g. when the file goes idle. Returns how many. */
 size_t bcache_file_evict_clean(struct bcache_file *f);
 
