@@ -424,13 +424,43 @@ void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
 
 /* ---- READ ---- */
 
-static void free_buf(void *p) { free(p); }
+/* A READ's buffer: the reply's payload, and in cached mode also the image of the blocks the cache
+ * keeps from it (adopted, one reference each): freed when the reply is sent and the last of
+ * those blocks has left the cache. */
+struct read_buf {
+	struct bcache_buf b;
+	char *mem;
+};
 
-/* What a disk read brought: the buffer (mem, to free), where the READ's bytes start in it
- * (data), and the aligned range of whole blocks the disk gave (kept [keep_off, + keep_len), for
- * the cache to keep clean). */
+static void read_buf_release(struct bcache_buf *b)
+{
+	struct read_buf *rb = (struct read_buf *)b;
+	free(rb->mem);
+	free(rb);
+}
+
+static void read_buf_put(void *p) { bcache_buf_put(p); }
+
+/* mem (malloc'd) in a holder of one reference, or NULL (mem freed). */
+static struct read_buf *read_buf_of(char *mem)
+{
+	struct read_buf *rb = malloc(sizeof *rb);
+	if (!rb) {
+		free(mem);
+		return NULL;
+	}
+	atomic_init(&rb->b.refs, 1);
+	rb->b.release = read_buf_release;
+	rb->mem = mem;
+	return rb;
+}
+
+/* What a disk read brought: the buffer, where the READ's bytes start in it (data), and the
+ * aligned range of whole blocks the disk gave (kept [keep_off, + keep_len), for the cache to keep
+ * clean). */
 struct disk_read {
-	char *mem, *data;
+	struct read_buf *rb;
+	char *data;
 	uint64_t keep_off, keep_len;
 };
 
@@ -457,19 +487,20 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_
 	if (fd < 0)
 		return fd;
 	char *buf = aligned_alloc(bs, ((a1 - a0) + bs - 1) & ~(bs - 1));
-	if (!buf)
+	struct read_buf *rb = buf ? read_buf_of(buf) : NULL;
+	if (!rb)
 		return -ENOMEM;
 	int rwf = o->exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
 	ssize_t n = io_pread_flags(rq->w->ring, fd, buf, a1 - a0, a0, rwf);
 	if (n == -EOPNOTSUPP && rwf)
 		n = io_pread(rq->w->ring, fd, buf, a1 - a0, a0);
 	if (n < 0) {
-		free(buf);
+		bcache_buf_put(&rb->b);
 		return (int)n;
 	}
 	if ((uint64_t)n < a1 - a0)
 		memset(buf + n, 0, a1 - a0 - (uint64_t)n);
-	*dr = (struct disk_read){.mem = buf, .data = buf + (off - a0), .keep_off = a0,
+	*dr = (struct disk_read){.rb = rb, .data = buf + (off - a0), .keep_off = a0,
 				 .keep_len = direct ? (uint64_t)n & ~(bs - 1) : 0};
 	return 0;
 }
@@ -491,19 +522,20 @@ static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_fil
 			bcache_read_cancel(bf, &rd);
 			return rc;
 		}
-		if (bcache_read_overlay(bf, &rd, dr->mem) == 0) {
+		if (bcache_read_overlay(bf, &rd, dr->rb->mem) == 0) {
 			if (behind(o) && dr->keep_len)
-				bcache_read_keep(bf, &rd, a0, dr->keep_len, dr->mem);
+				bcache_read_keep(bf, &rd, a0, dr->keep_len, dr->rb->mem, &dr->rb->b);
 			return 0;
 		}
-		free(dr->mem);
+		bcache_buf_put(&dr->rb->b);
 	}
 	return -EIO;
 }
 
-/* Readahead for a sequential reader in cached mode: the READ that misses reads this much more,
- * which the following READs then find in the cache. */
-#define READAHEAD (2u << 20)
+/* Readahead for a sequential reader in cached mode: the READ that misses reads up to this much
+ * more (the window grows from 1 MiB while the reader stays sequential), which the following
+ * READs then find in the cache. */
+#define READAHEAD_MAX (8u << 20)
 
 /* A READ served from the cache, in a buffer of its own. 1 on a hit, 0 on a miss, or -errno. */
 static int read_hit(struct bcache_file *bf, uint64_t off, uint32_t len, struct disk_read *dr)
@@ -515,25 +547,31 @@ static int read_hit(struct bcache_file *bf, uint64_t off, uint32_t len, struct d
 		free(buf);
 		return 0;
 	}
-	*dr = (struct disk_read){.mem = buf, .data = buf};
+	struct read_buf *rb = read_buf_of(buf);
+	if (!rb)
+		return -ENOMEM;
+	*dr = (struct disk_read){.rb = rb, .data = buf};
 	return 1;
 }
 
 static int read_cached(struct nfs_req *rq, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
 		       uint32_t len, uint64_t size, struct disk_read *dr)
 {
+	if (!behind(o))
+		return read_overlaid(rq, o, bf, off, len, 0, dr);
+	int rc = read_hit(bf, off, len, dr);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	uint64_t ra_off, ra_len, extra = 0;
-	bool ra = behind(o) && bcache_readahead(bf, off, len, READAHEAD, &ra_off, &ra_len);
-	if (behind(o)) {
-		int rc = read_hit(bf, off, len, dr);
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
-	}
+	bool ra = bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
 	if (ra && ra_off + ra_len > off + len)
 		extra = ra_off + ra_len - (off + len);
 	if (off + len + extra > size)    /* not past the end of file */
 		extra = size > off + len ? size - (off + len) : 0;
-	return read_overlaid(rq, o, bf, off, len, extra, dr);
+	rc = read_overlaid(rq, o, bf, off, len, extra, dr);
+	if (ra)
+		bcache_readahead_end(bf);
+	return rc;
 }
 
 int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,
@@ -563,8 +601,8 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 		return rc;
 	rq->payload = dr.data;
 	rq->payload_len = len;
-	rq->payload_mem = dr.mem;
-	rq->payload_free = free_buf;
+	rq->payload_mem = &dr.rb->b;
+	rq->payload_free = read_buf_put;
 	*n = len;
 	*eof = off + len >= size;
 	return 0;

@@ -138,6 +138,10 @@ static bool drop_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 static void trim(struct bc_inode *ino, struct bc_entry *e, uint32_t a)
 {
 	if (!e->bits) {   /* a whole block: what it holds past the new end is the zeros */
+		if (bc_entry_own(ino, e)) {
+			bc_entry_free(ino, e);   /* no memory to copy it: the disk has it */
+			return;
+		}
 		memset(e->data + a, 0, ino->bs - a);
 		bc_readers_stale(ino, e->index);
 		return;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Entry life cycle and the cache-wide bookkeeping that follows it: counts, peaks, dirty bytes,
  * write-behind readiness, and the lists eviction picks from. Callers hold the inode lock. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,21 @@ void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e)
 	bc_chunk_update(ino, e);
 	if (want != e->glist)
 		list_move(ino, e, want);
+}
+
+int bc_entry_own(struct bc_inode *ino, struct bc_entry *e)
+{
+	if (!e->shared)
+		return 0;
+	unsigned char *d = aligned_alloc(ino->bs, ino->bs);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, e->data, ino->bs);
+	bcache_buf_put(e->buf);
+	e->buf = NULL;
+	e->data = d;
+	e->shared = false;
+	return 0;
 }
 
 /* A READ hit a clean entry: it moves to HOT, or to HOT's young end. */

@@ -57,6 +57,8 @@ struct bc_entry {
 	bool gdirty;             /* `dirty` as last counted in the cache's dirty count */
 	bool gready;             /* counted in its chunk's ready blocks (bc_chunk.c) */
 	bool hot;                /* read again while clean: eviction's second list (2Q) */
+	bool shared;             /* data is also a READ reply's (adopted from its buffer): never
+				  * changed in place, a WRITE copies it first */
 	uint64_t lstamp;         /* when it was put on its clean or dirty list (shard lock) */
 };
 
@@ -116,8 +118,10 @@ struct bc_inode {
 	int wb_err;              /* first failure of a write-behind since the last COMMIT told it */
 	uint64_t wseq;           /* bumped by every write to disk and truncate: a READ's disk bytes
 				  * may be cached as clean only if it did not move meanwhile */
-	bool seq_read_known;     /* readahead: where the last READ ended */
+	bool seq_read_known;     /* readahead: where the last READ ended, */
 	uint64_t seq_read_end;
+	uint64_t ra_window;      /* the next window (doubles while reads stay sequential), */
+	uint64_t ra_from, ra_to; /* and the range a readahead is reading now (ra_to 0: none) */
 	uint64_t win_writes;     /* WRITEs and blocks they completed, lately (halved at 4096 WRITEs): */
 	uint64_t win_completed;  /* how much the file's writers complete each other's blocks */
 	struct bc_sync_group {   /* syncs of the inode, one at a time, shared (bc_commit.c) */
@@ -207,6 +211,11 @@ static inline void bc_count(_Atomic uint64_t *counter)
 	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
+static inline void bc_count_add(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
+}
+
 /* Counts a failed ops call; returns rc. */
 static inline int bc_io_result(struct bcache *c, int rc)
 {
@@ -259,6 +268,9 @@ void bc_entry_free_all(struct bc_inode *ino);
 /* Call after changing e->dirty or e->busy: moves e to the list that matches. */
 void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e);
 void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy);
+/* Make e's image its own (a copy) if it is shared with a READ reply: before writing into it.
+ * 0 or -ENOMEM. */
+int bc_entry_own(struct bc_inode *ino, struct bc_entry *e);
 /* A READ used clean e: 2Q's promotion. */
 void bc_entry_touch(struct bc_inode *ino, struct bc_entry *e);
 void bc_readers_stale(struct bc_inode *ino, uint64_t index);

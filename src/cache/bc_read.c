@@ -139,6 +139,8 @@ bool bcache_read_cached(struct bcache_file *h, uint64_t off, uint64_t len, void 
 		return true;
 	last = (off + len - 1) >> ino->bshift;
 	co_mutex_lock(&ino->lock);
+	while (ino->ra_to && off < ino->ra_to && ino->ra_from < off + len)
+		bc_wait(ino);   /* a readahead is reading this: its blocks are about to be here */
 	/* Every block there and complete (dirty or clean, busy or not: a busy image does not
 	 * change until its write ends). */
 	hit = bc_map_range(ino, first, last, covers, &co) && co.seen == last - first + 1;
@@ -157,7 +159,7 @@ static bool disk_moved(const struct bc_inode *ino, const struct bcache_read *rd)
 }
 
 void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint64_t off,
-		      uint64_t len, const void *buf)
+		      uint64_t len, const void *buf, struct bcache_buf *owner)
 {
 	struct bc_inode *ino = h->ino;
 	const unsigned char *p = buf;
@@ -169,8 +171,10 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
 
 			if (bc_map_find(&ino->map, index))
 				continue;   /* the cache's own bytes are newer, or the same */
-			if (!bc_entry_new_whole(ino, index, p + (at - off), NULL, false))
+			struct bc_entry *e = bc_entry_new_whole(ino, index, p + (at - off), owner, false);
+			if (!e)
 				break;
+			e->shared = owner != NULL;
 			bc_count(&ino->cache->n.read_cached);
 		}
 	}
@@ -178,7 +182,9 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
 	bc_reclaim(h);
 }
 
-bool bcache_readahead(struct bcache_file *h, uint64_t off, uint64_t len, uint64_t window,
+#define RA_MIN (1u << 20)
+
+bool bcache_readahead(struct bcache_file *h, uint64_t off, uint64_t len, uint64_t max_window,
 		      uint64_t *ra_off, uint64_t *ra_len)
 {
 	struct bc_inode *ino = h->ino;
@@ -186,18 +192,34 @@ bool bcache_readahead(struct bcache_file *h, uint64_t off, uint64_t len, uint64_
 	bool want = false;
 
 	co_mutex_lock(&ino->lock);
-	if (ino->seq_read_known && off == ino->seq_read_end) {
-		uint64_t a = (end + mask) & ~mask, b = (end + window + mask) & ~mask;
-		/* Only when the window's first block is missing: a window already read (or written)
-		 * is not read again, and the next READs find it. */
-		if (!bc_map_find(&ino->map, a >> ino->bshift)) {
-			*ra_off = a;
-			*ra_len = b - a;
-			want = true;
-		}
+	bool sequential = ino->seq_read_known && off == ino->seq_read_end;
+	if (!sequential)
+		ino->ra_window = RA_MIN;
+	uint64_t a = (end + mask) & ~mask, b = (end + ino->ra_window + mask) & ~mask;
+	/* Only when the window's first block is missing (a window already read or written is
+	 * not read again) and no other readahead is on its way (the READs behind it wait). */
+	if (sequential && ino->ra_to == 0 && !bc_map_find(&ino->map, a >> ino->bshift)) {
+		*ra_off = a;
+		*ra_len = b - a;
+		ino->ra_from = off & ~mask;
+		ino->ra_to = b;
+		if (ino->ra_window < max_window)
+			ino->ra_window *= 2;
+		bc_count_add(&ino->cache->n.readahead_bytes, b - a);
+		want = true;
 	}
 	ino->seq_read_known = true;
 	ino->seq_read_end = end;
 	co_mutex_unlock(&ino->lock);
 	return want;
+}
+
+void bcache_readahead_end(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+
+	co_mutex_lock(&ino->lock);
+	ino->ra_to = 0;
+	co_cond_broadcast(&ino->cond);
+	co_mutex_unlock(&ino->lock);
 }

@@ -77,6 +77,8 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 		bc_wait(ino);
 	if (!e && !(e = bc_entry_new(ino, index)))
 		return -ENOMEM;
+	if (bc_entry_own(ino, e))
+		return -ENOMEM;
 	memcpy(e->data + a, src, len);
 	if (e->bits)   /* else a whole block already: every byte counts as written */
 		e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);

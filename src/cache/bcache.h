@@ -205,18 +205,25 @@ int bcache_read_overlay(struct bcache_file *f, struct bcache_read *rd, void *buf
 void bcache_read_cancel(struct bcache_file *f, struct bcache_read *rd);
 /* BEHIND mode: copy [off, off + len) into buf if every block of it is in the cache with a complete
  * image (dirty or clean): true then (a hit), false and nothing copied otherwise (a miss). len
- * stops at the file's size (the caller's to clamp). */
+ * stops at the file's size (the caller's to clamp). A range a readahead is reading now is waited
+ * for first (a fiber waits, not its ring), so that READs behind it do not read it again. */
 bool bcache_read_cached(struct bcache_file *f, uint64_t off, uint64_t len, void *buf);
 /* BEHIND mode: after bcache_read_overlay() succeeded on buf (aligned cover [off, off + len) of
  * whole blocks, len a multiple of the block size), keep its blocks as clean entries where the
- * cache has none, unless a write reached the disk since bcache_read_begin() (rd->wseq). */
+ * cache has none, unless a write reached the disk since bcache_read_begin() (rd->wseq). With
+ * owner (which holds buf's memory, and may be a READ reply's) the blocks are adopted: a reference
+ * each, and the cache never writes into them (a WRITE to such a block copies it first); NULL:
+ * copied. */
 void bcache_read_keep(struct bcache_file *f, const struct bcache_read *rd, uint64_t off,
-		      uint64_t len, const void *buf);
-/* Where a sequential reader of the file would want the next readahead: true and [*ra_off,
- * *ra_off + *ra_len) when the READ at off follows the last one and the window ahead is not
- * cached. Records the READ's end. */
-bool bcache_readahead(struct bcache_file *f, uint64_t off, uint64_t len, uint64_t window,
+		      uint64_t len, const void *buf, struct bcache_buf *owner);
+/* Readahead for a sequential reader: true and [*ra_off, *ra_off + *ra_len) when the READ at
+ * [off, off + len) follows the last one, the window after it is not cached and no readahead is
+ * on its way: the caller reads the window along with the READ and then calls
+ * bcache_readahead_end(). The window starts at 1 MiB and doubles with each sequential READ that
+ * needs one, up to max_window; any other READ resets it. Records the READ's end. */
+bool bcache_readahead(struct bcache_file *f, uint64_t off, uint64_t len, uint64_t max_window,
 		      uint64_t *ra_off, uint64_t *ra_len);
+void bcache_readahead_end(struct bcache_file *f);
 
 /* SETATTR size: wait for the cache's writes on the inode to land, free entries past new_size,
  * trim the one it cuts, lower the size hint, then ops->truncate(new_size) under the lock (a

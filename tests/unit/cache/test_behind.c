@@ -302,14 +302,14 @@ static void test_scan_does_not_flush_hot_blocks(void **state)
 			memset(blk + i * BS, (int)i, BS);
 		assert_int_equal(bcache_read_overlay(e->f, &rd, blk), 0);
 		if (!bcache_read_cached(e->f, 0, 8 * BS, blk))
-			bcache_read_keep(e->f, &rd, 0, 8 * BS, blk);
+			bcache_read_keep(e->f, &rd, 0, 8 * BS, blk, NULL);
 	}
 	assert_true(bcache_read_cached(e->f, 0, 8 * BS, blk));
 	for (uint64_t i = 8; i < 2048; i++) {    /* the scan: 2040 blocks through a 256-block cache */
 		bcache_read_begin(e->f, &rd, i * BS, BS);
 		memset(blk, (int)(i & 0xff), BS);
 		assert_int_equal(bcache_read_overlay(e->f, &rd, blk), 0);
-		bcache_read_keep(e->f, &rd, i * BS, BS, blk);
+		bcache_read_keep(e->f, &rd, i * BS, BS, blk, NULL);
 	}
 	assert_true(stats(e).bytes <= 256 * BS);
 	assert_true(bcache_read_cached(e->f, 0, 8 * BS, blk));
@@ -335,7 +335,7 @@ static void test_stale_read_not_kept(void **state)
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);   /* ... and on disk */
 	assert_int_equal(bcache_file_evict_clean(e->f), 1);
 	assert_int_equal(bcache_read_overlay(e->f, &rd, blk), -EAGAIN);
-	bcache_read_keep(e->f, &rd, 0, BS, blk);
+	bcache_read_keep(e->f, &rd, 0, BS, blk, NULL);
 	assert_false(bcache_read_cached(e->f, 0, BS, blk));
 	free(blk);
 	env_free(e);
@@ -356,6 +356,45 @@ static void test_truncate_cached_blocks(void **state)
 	put_ok(e, 5 * BS, 10, 2);                 /* a hole: zeros between */
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
+	env_free(e);
+}
+
+/* Blocks kept from a READ's buffer share it with the reply being sent: a WRITE to one of them
+ * copies the block first, so the reply's bytes never change under it; the buffer goes when the
+ * reply and the cache are both done with it. */
+static void test_kept_read_buffer_is_never_written(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct rec *r = calloc(1, sizeof(*r));
+	atomic_int released = 0;
+	struct bcache_read rd;
+
+	(void)state;
+	assert_non_null(r);
+	r->mem = aligned_alloc(BS, 4 * BS);
+	assert_non_null(r->mem);
+	atomic_init(&r->b.refs, 1);
+	r->b.release = rec_release;
+	r->released = &released;
+	for (unsigned i = 0; i < 4 * BS; i++)
+		r->mem[i] = (unsigned char)(i % 7);
+	fake_disk_put(&e->disk, 0, r->mem, 4 * BS);
+	memcpy(e->expect, r->mem, 4 * BS);
+	e->expect_size = 4 * BS;
+	bcache_read_begin(e->f, &rd, 0, 4 * BS);
+	assert_int_equal(bcache_read_overlay(e->f, &rd, r->mem), 0);
+	bcache_read_keep(e->f, &rd, 0, 4 * BS, r->mem, &r->b);
+	assert_int_equal(stats(e).read_cached, 4);
+	put_ok(e, BS + 100, 50, 5);               /* into a kept block */
+	for (unsigned i = 0; i < 4 * BS; i++)     /* the "reply" still holds the disk's bytes */
+		assert_int_equal(r->mem[i], (unsigned char)(i % 7));
+	check_cached(e, 0, 4 * BS);
+	bcache_buf_put(&r->b);                    /* the reply was sent */
+	assert_int_equal(atomic_load(&released), 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	bcache_file_evict_clean(e->f);
+	assert_int_equal(atomic_load(&released), 1);
 	env_free(e);
 }
 
@@ -444,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_sync_error_redirties),
 		cmocka_unit_test(test_scan_does_not_flush_hot_blocks),
 		cmocka_unit_test(test_stale_read_not_kept),
+		cmocka_unit_test(test_kept_read_buffer_is_never_written),
 		cmocka_unit_test(test_truncate_cached_blocks),
 		cmocka_unit_test(test_overwrite_during_writeback),
 		cmocka_unit_test(test_through_and_behind_share),
