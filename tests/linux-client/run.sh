@@ -17,7 +17,8 @@
 #
 # Environment (all optional):
 #   NFSD_UC_LC_PORT / NFSD_UC_LC_MOUNT_PORT   fixed ports, 20497 / 20047
-#   NFSD_UC_LC_WRITE_MODE                     write_mode of the export, direct
+#   NFSD_UC_LC_WRITE_MODE   write_mode of the export in every phase (default: cached for xfs
+#                           and rpcbind, the daemon's default, and direct for ext4)
 #   NFSD_UC_LC_FIO_SIZE     bytes of the sequential buffered fio job (32 MiB; the others 1/4)
 #   NFSD_UC_LC_TESTS        test groups for every phase, e.g. "everyday crash"
 #   NFSD_UC_LC_EXTRA        a shell file the guest sources first: define t_NAME there and list
@@ -35,7 +36,9 @@ shift || true
 PHASES=${*:-xfs ext4 rpcbind}
 PORT=${NFSD_UC_LC_PORT:-20497}
 MPORT=${NFSD_UC_LC_MOUNT_PORT:-20047}
-WRITE_MODE=${NFSD_UC_LC_WRITE_MODE:-direct}
+WRITE_MODE=${NFSD_UC_LC_WRITE_MODE:-}
+# the daemon's counters (cache_dirty_bytes for kill9dirty), built beside it
+STAT=$(dirname "$EXE")/../bench/nfsduc-stat
 FIO_SIZE=${NFSD_UC_LC_FIO_SIZE:-33554432}
 SERVER=${NFSD_UC_LC_SERVER:-nfsd-uc}
 MEM=${NFSD_UC_LC_MEM:-2048}
@@ -158,6 +161,25 @@ stop_daemon() {  # SIGTERM; 0 when it exits with status 0 within 20 s
 	[[ $st == 0 ]] || { say "server exited with status $st after SIGTERM (want 0)"; return 1; }
 }
 
+# The server's bytes of dirty cached data, or - when it does not say.
+dirty_bytes() {
+	[[ -x $STAT ]] && "$STAT" 127.0.0.1 "$PORT" cache_dirty_bytes 2>/dev/null || echo -
+}
+
+# Wait (up to 60 s) until the server holds at least $1 dirty bytes, or stops gaining; prints the
+# most it held.
+await_dirty() {
+	local want=$1 most=0 d i
+	for ((i = 0; i < 1200; i++)); do
+		d=$(dirty_bytes)
+		[[ $d == - ]] && { echo -; return; }
+		((d > most)) && most=$d
+		((d >= want)) && break
+		sleep 0.05
+	done
+	echo "$most"
+}
+
 crash_daemon() {
 	kill -KILL "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null
@@ -178,6 +200,15 @@ serve_requests() {  # $1=job $2=conf $3=log
 			say "guest asks: SIGKILL the server and restart it ($(elapsed) s)"
 			crash_daemon
 			start_daemon "$2" "$3" || msg="restart after SIGKILL failed (see the server log)"
+			;;
+		killdirty)
+			# the guest is sending a burst of UNSTABLE WRITEs: kill once the server's cache
+			# holds at least 32 MiB of them dirty (not yet on disk)
+			local held
+			held=$(await_dirty $((32 << 20)))
+			say "guest asks: SIGKILL the server once its cache holds dirty data ($held bytes dirty) ($(elapsed) s)"
+			echo "$held" >"$base.dirty"
+			crash_daemon
 			;;
 		kill)
 			say "guest asks: SIGKILL the server ($(elapsed) s)"
@@ -302,17 +333,21 @@ registered() {  # $1=program $2=port: registered for version 3 over TCP at that 
 }
 
 phase() {  # $1=name
-	local name=$1 fs tests mopts rpcb=no timeout rc ok=1 host_msgs=()
+	local name=$1 fs tests mopts rpcb=no timeout rc ok=1 host_msgs=() wmode
 	local mopts_fixed="vers=3,proto=tcp,port=$PORT,mountport=$MPORT,mountproto=tcp,nolock"
 	case $name in
-	xfs) fs=xfs tests="everyday misaligned fio crash restart" mopts=$mopts_fixed timeout=600 ;;
-	ext4) fs=ext4 tests="everyday misaligned fio crash restart" mopts=$mopts_fixed timeout=600 ;;
-	rpcbind) fs=ext4 tests="smoke restart" mopts="vers=3,proto=tcp,nolock" rpcb=yes timeout=180 ;;
+	xfs) fs=xfs tests="everyday misaligned fio crash restart" mopts=$mopts_fixed timeout=600
+		wmode=cached ;;
+	ext4) fs=ext4 tests="everyday misaligned fio crash restart" mopts=$mopts_fixed timeout=600
+		wmode=direct ;;
+	rpcbind) fs=ext4 tests="smoke restart" mopts="vers=3,proto=tcp,nolock" rpcb=yes timeout=180
+		wmode=cached ;;
 	*) say "unknown phase $name"; return 1 ;;
 	esac
 	tests=${NFSD_UC_LC_TESTS:-$tests}
+	WRITE_MODE=${NFSD_UC_LC_WRITE_MODE:-$wmode}
 	[[ $SERVER == ganesha ]] && mopts+=",noacl"   # its NFSACL answers SETACL with errors
-	say "=== phase $name: $fs, mount -o $mopts, tests: $tests ($(elapsed) s)"
+	say "=== phase $name: $fs, write_mode $WRITE_MODE, mount -o $mopts, tests: $tests ($(elapsed) s)"
 	if [[ $rpcb == yes ]]; then
 		prepare_rpcbind
 		rc=$?
@@ -326,8 +361,8 @@ phase() {  # $1=name
 	write_conf "$conf" "$exp" "$W/$name.state" "$rpcb"
 	cp "$HERE/guest/tests.sh" "$j/main.sh"
 	[[ -n ${NFSD_UC_LC_EXTRA:-} ]] && cp "$NFSD_UC_LC_EXTRA" "$j/extra.sh"
-	printf 'PHASE=%s\nEXPORT=%s\nMOPTS=%s\nTESTS="%s"\nFIO_SIZE=%s\nSEED=%s\n' \
-		"$name" "$exp" "$mopts" "$tests" "$FIO_SIZE" "$RANDOM" >"$j/env"
+	printf 'PHASE=%s\nEXPORT=%s\nMOPTS=%s\nTESTS="%s"\nFIO_SIZE=%s\nSEED=%s\nWMODE=%s\n' \
+		"$name" "$exp" "$mopts" "$tests" "$FIO_SIZE" "$RANDOM" "$WRITE_MODE" >"$j/env"
 	if ! start_daemon "$conf" "$log"; then
 		show_daemon_log "$log"
 		release_fs "$name"
@@ -390,7 +425,7 @@ main() {
 	preflight
 	# NFS-Ganesha will not start without rpcbind
 	[[ $SERVER == ganesha ]] && { ensure_rpcbind || exit 1; }
-	say "server $EXE ($SERVER), image $IMG, kernel $(cat "$IMG/kver"), ports $PORT/$MPORT, write_mode $WRITE_MODE"
+	say "server $EXE ($SERVER), image $IMG, kernel $(cat "$IMG/kver"), ports $PORT/$MPORT, write_mode ${WRITE_MODE:-per phase}"
 	local p
 	for p in $PHASES; do phase "$p" || FAILED=1; done
 	say "summary after $(elapsed) s:"
