@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,7 +451,9 @@ static struct read_buf *read_buf_of(char *mem)
 		return NULL;
 	}
 	atomic_init(&rb->b.refs, 1);
+	atomic_init(&rb->b.cached, 0);
 	rb->b.release = read_buf_release;
+	rb->b.size = malloc_usable_size(mem);
 	rb->mem = mem;
 	return rb;
 }

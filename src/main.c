@@ -118,6 +118,10 @@ static int open_exports(struct server *srv)
 		probe_export(e);
 	}
 	mark_shared_caches(srv);
+	srv->place_align = 4096;
+	for (size_t i = 0; i < srv->cfg->nexports; i++)
+		while (srv->place_align < srv->exports[i].block)
+			srv->place_align *= 2;
 	return 0;
 }
 

@@ -54,6 +54,7 @@ struct server {
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	struct bcache *cache;
+	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
 	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */
 	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */
 	atomic_uint sweep_gen;        /* bumped to make every ring sweep its handle cache now */

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -28,7 +29,6 @@
 #include "worker.h"
 
 #define SBUF_SIZE (64 * 1024)
-#define PLACE_ALIGN (64 * 1024)   /* payload address == file offset modulo this */
 #define PEEK_MIN 512              /* bytes of a large record needed to find a WRITE's payload */
 #define SENDQ_MAX (8u << 20)      /* stop reading requests while this much reply data is queued */
 #define ACCEPT_BACKOFF_NS (100 * 1000 * 1000ull)   /* out of descriptors: try again after this */
@@ -209,9 +209,12 @@ static void queue_reply(struct conn *c, struct reply *r)
 /* ---- receiving ---- */
 
 /* Memory for a record of len bytes whose first avail bytes are at p, and where in it the record
- * starts: a WRITE's payload lands at an address congruent to its file offset modulo PLACE_ALIGN, so
- * the whole blocks of its middle are aligned for O_DIRECT wherever the WRITE starts. */
-static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, uint8_t **start)
+ * starts: a WRITE's payload lands at an address congruent to its file offset modulo align (the
+ * largest block of any export: server.place_align), so the whole blocks of its middle are aligned
+ * for O_DIRECT wherever the WRITE starts. No larger: in cached mode the record lives on in the
+ * cache, and every byte of alignment slack with it. */
+static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, size_t align,
+			     uint8_t **start)
 {
 	size_t idx;
 	uint64_t off;
@@ -219,11 +222,11 @@ static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, uint8_t
 		*start = malloc(len ? len : 1);    /* not a WRITE: no alignment to keep */
 		return *start;
 	}
-	size_t shift = (size_t)((off - idx) & (PLACE_ALIGN - 1));
+	size_t shift = (size_t)((off - idx) & (align - 1));
 	void *mem = NULL;
 	/* posix_memalign: C11's aligned_alloc wants the size a multiple of the alignment, which
 	 * would cost a small WRITE 64 KiB. */
-	if (posix_memalign(&mem, PLACE_ALIGN, shift + len) != 0)
+	if (posix_memalign(&mem, align, shift + len) != 0)
 		mem = NULL;
 	*start = mem ? (uint8_t *)mem + shift : NULL;
 	return mem;
@@ -252,7 +255,9 @@ struct bcache_buf *record_buf(struct record_mem *rm)
 		if (!h)
 			return NULL;    /* the cache copies instead */
 		atomic_init(&h->b.refs, 1);
+		atomic_init(&h->b.cached, 0);
 		h->b.release = rec_hold_release;
+		h->b.size = malloc_usable_size(rm->mem);   /* header and slack count too */
 		h->mem = rm->mem;
 		rm->hold = &h->b;
 	}
@@ -276,7 +281,7 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 	struct request *rq = calloc(1, sizeof *rq);
 	if (rq && !mem) {
 		uint8_t *start;
-		mem = place_record(rec, len, len, &start);
+		mem = place_record(rec, len, len, c->w->srv->place_align, &start);
 		if (mem) {
 			memcpy(start, rec, len);
 			rec = start;
@@ -299,7 +304,7 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 
 static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t frag_len)
 {
-	c->rec_mem = place_record(p, avail, frag_len, &c->rec);
+	c->rec_mem = place_record(p, avail, frag_len, c->w->srv->place_align, &c->rec);
 	if (!c->rec_mem)
 		return false;
 	c->rec_cap = frag_len;
@@ -314,7 +319,8 @@ static bool rec_grow(struct conn *c, size_t need)
 	if (c->rec_len + need <= c->rec_cap)
 		return true;
 	size_t cap = c->rec_len + need;
-	uint8_t *m = aligned_alloc(PLACE_ALIGN, (cap + 2 * PLACE_ALIGN - 1) & ~(size_t)(PLACE_ALIGN - 1));
+	size_t align = c->w->srv->place_align;
+	uint8_t *m = aligned_alloc(align, (cap + 2 * align - 1) & ~(align - 1));
 	if (!m)
 		return false;
 	size_t shift = (size_t)(c->rec - c->rec_mem);

@@ -135,17 +135,29 @@ class NfsdUc(Server):
         os.makedirs(os.path.join(self.dir, 'state'), exist_ok=True)
         self.conf = os.path.join(self.dir, 'nfsd-uc.conf')
         self.logfile = os.path.join(self.dir, 'daemon.log')
+        self._write_conf(cache)
+
+    def _write_conf(self, cache):
         lines = ['# written by bench/run', '[server]', 'listen = 127.0.0.1',
                  f'port = {NFS_PORT}', f'mount_port = {MOUNT_PORT}',
                  f"state_dir = {os.path.join(self.dir, 'state')}", 'rpcbind = no']
-        if threads:
-            lines.append(f'threads = {threads}')
+        if self.threads:
+            lines.append(f'threads = {self.threads}')
         if cache:
             lines += ['[cache]', f'size = {cache}']
-        lines += [f'[export {host.export}]', 'clients = 127.0.0.1(rw,no_root_squash,insecure)',
-                  f'write_mode = {mode}', f'read_mode = {mode}']
+        lines += [f'[export {self.host.export}]',
+                  'clients = 127.0.0.1(rw,no_root_squash,insecure)',
+                  f'write_mode = {self.mode}', f'read_mode = {self.mode}']
         with open(self.conf, 'w') as f:
             f.write('\n'.join(lines) + '\n')
+
+    def start(self, mem_limit=None):
+        # In a memory-capped cgroup the cache must fit under the cap, as anyone running the
+        # daemon as such a service would size [cache] size: half of the cap (the rest holds the
+        # records and replies in flight, stacks and the binary).
+        cache = self.cache or (f'{mem_limit // 2 >> 20}M' if mem_limit else None)
+        self._write_conf(cache)
+        super().start(mem_limit)
 
     def _start(self):
         with open(self.logfile, 'a') as f:

@@ -61,10 +61,17 @@ static uint64_t relaxed(_Atomic uint64_t *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* Dirty bytes not yet on their way past which the oldest go without waiting for a chunk. */
+/* When the oldest dirty data goes without waiting for a chunk: past a quarter of the bound in
+ * dirty blocks, or once the cache is three quarters full and holds any (what is written can be
+ * evicted at no cost when WRITEs need the room; what is dirty cannot). */
 static bool past_threshold(struct bcache *c)
 {
-	return relaxed(&c->dirty_bytes) > c->limit / 4;
+	uint64_t dirty = relaxed(&c->dirty_bytes);
+
+	/* (only blocks that are ready can go: partial ones wait for their neighbours) */
+	if (!relaxed(&c->nready))
+		return false;
+	return dirty > c->limit / 4 || relaxed(&c->bytes) > c->limit / 4 * 3;
 }
 
 bool bcache_writeback_wanted(struct bcache *c)

@@ -105,6 +105,10 @@ void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e)
 	if (ready == e->gready)
 		return;
 	e->gready = ready;
+	if (ready)
+		atomic_fetch_add_explicit(&ino->cache->nready, 1, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(&ino->cache->nready, 1, memory_order_relaxed);
 	uint32_t n = chunk_add(&ino->chunks, key, ready ? 1 : -1);
 	if (ready && n == 1u << ino->chunk_shift && !ino->wb_err)
 		bc_wbq_push(ino, key);

@@ -13,23 +13,45 @@ void bcache_buf_put(struct bcache_buf *b)
 		b->release(b);
 }
 
-static void account_new(struct bcache *c, struct bc_entry *e, uint32_t bs)
+/* The memory an entry adds to the bound when it takes (or, when it lets go of, take false) its
+ * image: a block of its own; the whole of an adopted buffer for the first entry to take it (and
+ * the last to let go), nothing for the others. */
+static uint64_t charge_of(const struct bc_inode *ino, struct bcache_buf *b, bool take)
 {
-	e->id = atomic_fetch_add_explicit(&c->next_id, 1, memory_order_relaxed);
-	bc_peak(&c->entries_peak, atomic_fetch_add_explicit(&c->entries, 1, memory_order_relaxed) + 1);
-	bc_peak(&c->bytes_peak, atomic_fetch_add_explicit(&c->bytes, bs, memory_order_relaxed) + bs);
+	if (!b || !b->size)
+		return ino->bs;
+	if (take)
+		return atomic_fetch_add_explicit(&b->cached, 1, memory_order_relaxed) == 0 ? b->size : 0;
+	return atomic_fetch_sub_explicit(&b->cached, 1, memory_order_relaxed) == 1 ? b->size : 0;
+}
+
+static void charge(struct bc_inode *ino, uint64_t n)
+{
+	struct bcache *c = ino->cache;
+
+	ino->bytes += n;
+	bc_peak(&c->bytes_peak, atomic_fetch_add_explicit(&c->bytes, n, memory_order_relaxed) + n);
+}
+
+static void uncharge(struct bc_inode *ino, uint64_t n)
+{
+	ino->bytes -= n;
+	atomic_fetch_sub_explicit(&ino->cache->bytes, n, memory_order_relaxed);
 }
 
 static void entry_link(struct bc_inode *ino, struct bc_entry *e, uint64_t index, bool dirty)
 {
+	struct bcache *c = ino->cache;
+
 	e->ino = ino;
 	e->index = index;
 	e->dirty = dirty;
 	bc_list_init(&e->glink);
-	account_new(ino->cache, e, ino->bs);
+	e->id = atomic_fetch_add_explicit(&c->next_id, 1, memory_order_relaxed);
+	bc_peak(&c->entries_peak, atomic_fetch_add_explicit(&c->entries, 1, memory_order_relaxed) + 1);
+	charge(ino, charge_of(ino, e->buf, true));
 	bc_map_insert(&ino->map, e);
 	bc_list_add_tail(&ino->age, &e->ilink);
-	ino->bytes += ino->bs;
 	bc_entry_relist(ino, e);
 }
 
@@ -137,6 +159,8 @@ int bc_entry_own(struct bc_inode *ino, struct bc_entry *e)
 	if (!d)
 		return -ENOMEM;
 	memcpy(d, e->data, ino->bs);
+	uncharge(ino, charge_of(ino, e->buf, false));
+	charge(ino, ino->bs);
 	bcache_buf_put(e->buf);
 	e->buf = NULL;
 	e->data = d;
@@ -144,10 +168,11 @@ int bc_entry_own(struct bc_inode *ino, struct bc_entry *e)
 	return 0;
 }
 
-/* A READ hit a clean entry: it moves to HOT, or to HOT's young end. */
+/* A READ hit a clean entry: it moves to HOT. Once there it stays where it is (HOT is kept in
+ * the order blocks were promoted, not last used): a READ of 1 MiB costs no lock per block. */
 void bc_entry_touch(struct bc_inode *ino, struct bc_entry *e)
 {
-	if (e->busy || e->dirty)
+	if (e->busy || e->dirty || e->hot)
 		return;
 	e->hot = true;
 	list_move(ino, e, BC_GL_HOT);
@@ -187,14 +212,13 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 	bc_readers_stale(ino, e->index);
 	bc_map_remove(&ino->map, e);
 	bc_list_del(&e->ilink);
-	ino->bytes -= ino->bs;
+	uncharge(ino, charge_of(ino, e->buf, false));
 	e->dirty = false;
 	count_dirty(ino, e);
 	bc_chunk_update(ino, e);   /* e is not ready any more */
 	if (e->glist != BC_GL_NONE)
 		list_move(ino, e, BC_GL_NONE);
 	atomic_fetch_sub_explicit(&c->entries, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&c->bytes, ino->bs, memory_order_relaxed);
 	if (e->buf)
 		bcache_buf_put(e->buf);
 	else

@@ -186,6 +186,7 @@ struct bcache {
 	_Atomic uint64_t next_id, stamp;
 	_Atomic uint64_t entries, entries_peak, ndirty, bytes, bytes_peak;
 	_Atomic uint64_t dirty_bytes, inflight_bytes, hot_bytes;
+	_Atomic uint64_t nready;  /* blocks ready for write-behind (dirty, complete, not busy) */
 	struct bc_wbq wbq;
 	_Atomic unsigned room_waiters;
 	struct co_mutex room_lock;

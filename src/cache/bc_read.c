@@ -101,28 +101,24 @@ static void part_of(const struct bc_inode *ino, const struct bc_entry *e, const 
 	*b = end < base + ino->bs ? (uint32_t)(end - base) : ino->bs;
 }
 
-/* e holds every byte the READ wants of its block: complete, or written there by WRITEs. */
-static bool covers(struct bc_inode *ino, struct bc_entry *e, void *arg)
+/* Copy the READ's part of e's block if e holds every byte of it (complete, or written there by
+ * WRITEs); false (a miss) otherwise. */
+static bool copy_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 {
 	struct copy_out *co = arg;
 	uint32_t a, b;
 
-	if (!bc_entry_complete(ino, e)) {
-		part_of(ino, e, co, &a, &b);
-		if (bc_bits_find(e->bits, a, b, false) < b)
-			return false;
-	}
+	part_of(ino, e, co, &a, &b);
+	if (!bc_entry_complete(ino, e) && bc_bits_find(e->bits, a, b, false) < b)
+		return false;
+	memcpy(co->buf + (bc_block_off(ino, e->index) + a - co->off), e->data + a, b - a);
 	co->seen++;
 	return true;
 }
 
-static bool copy_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
+static bool touch_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 {
-	const struct copy_out *co = arg;
-	uint64_t base = bc_block_off(ino, e->index), end = co->off + co->len;
-	uint64_t a = bc_max(base, co->off), b = bc_min(base + ino->bs, end);
-
-	memcpy(co->buf + (a - co->off), e->data + (a - base), b - a);
+	(void)arg;
 	bc_entry_touch(ino, e);
 	return true;
 }
@@ -143,9 +139,9 @@ bool bcache_read_cached(struct bcache_file *h, uint64_t off, uint64_t len, void 
 		bc_wait(ino);   /* a readahead is reading this: its blocks are about to be here */
 	/* Every block there and complete (dirty or clean, busy or not: a busy image does not
 	 * change until its write ends). */
-	hit = bc_map_range(ino, first, last, covers, &co) && co.seen == last - first + 1;
+	hit = bc_map_range(ino, first, last, copy_entry, &co) && co.seen == last - first + 1;
 	if (hit)
-		bc_map_range(ino, first, last, copy_entry, &co);
+		bc_map_range(ino, first, last, touch_entry, NULL);
 	co_mutex_unlock(&ino->lock);
 	bc_count(hit ? &c->n.read_hits : &c->n.read_misses);
 	return hit;

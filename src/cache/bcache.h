@@ -87,11 +87,16 @@ struct bcache_ops {
 enum bcache_mode { BCACHE_THROUGH = 0, BCACHE_BEHIND };
 
 /* A reference-counted owner of WRITE payload memory that the cache may adopt: each block taken
- * holds a reference, and release() runs when the last goes. The caller sets refs to 1, calls
- * bcache_write_buf() and then bcache_buf_put() for its own reference. */
+ * holds a reference, and release() runs when the last goes. The caller sets refs to 1, size to
+ * the bytes of memory it holds (0: unknown) and cached to 0, calls bcache_write_buf() and then
+ * bcache_buf_put() for its own reference. While any of its blocks is cached, the whole size
+ * counts against the cache's bound (a record's header and slack are memory too); with size 0
+ * each block counts as one block. */
 struct bcache_buf {
 	_Atomic unsigned refs;
 	void (*release)(struct bcache_buf *b);
+	size_t size;
+	_Atomic unsigned cached;      /* the cache's: its entries holding it */
 };
 void bcache_buf_put(struct bcache_buf *b);
 

@@ -57,6 +57,7 @@ static int put_rec(struct env *e, uint64_t off, size_t len, unsigned id, atomic_
 	assert_non_null(r->mem);
 	atomic_init(&r->b.refs, 1);
 	r->b.release = rec_release;
+	r->b.size = 0;   /* counted as blocks; test_record_size_counts sets it */
 	r->released = released;
 	unsigned char *p = r->mem + off % BS;
 	for (size_t i = 0; i < len; i++)
@@ -130,6 +131,35 @@ static void test_record_adopted_until_evicted(void **state)
 	assert_int_equal(bcache_file_evict_clean(e->f), 16);
 	assert_int_equal(atomic_load(&released), 1);
 	check_disk(e, true);
+	env_free(e);
+}
+
+/* A record's whole memory counts against the bound while any block of it is cached, and leaves
+ * the count with its last block. */
+static void test_record_size_counts(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct rec *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	r->mem = aligned_alloc(BS, 16 * BS);
+	assert_non_null(r->mem);
+	atomic_init(&r->b.refs, 1);
+	r->b.release = rec_release;
+	r->b.size = 16 * BS;                   /* 4 blocks of payload in 16 blocks of memory */
+	for (unsigned i = 0; i < 4 * BS; i++)
+		r->mem[i] = pat(1, i);
+	assert_int_equal(bcache_write_buf(e->f, 0, r->mem, 4 * BS, &r->b), 0);
+	bcache_buf_put(&r->b);
+	apply(e, 0, 4 * BS, 1);
+	assert_int_equal(stats(e).bytes, 16 * BS);
+	put_ok(e, BS, BS, 2);                  /* one block replaced: the record still held */
+	assert_int_equal(stats(e).bytes, 16 * BS + BS);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(bcache_file_evict_clean(e->f), 4);
+	assert_int_equal(stats(e).bytes, 0);
 	env_free(e);
 }
 
@@ -474,6 +504,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_is_cached_not_written),
 		cmocka_unit_test(test_record_adopted_until_evicted),
+		cmocka_unit_test(test_record_size_counts),
 		cmocka_unit_test(test_complete_chunk_written_behind),
 		cmocka_unit_test(test_interleaved_writers_merge),
 		cmocka_unit_test(test_dirty_threshold),
