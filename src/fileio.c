@@ -450,10 +450,7 @@ static struct read_buf *read_buf_of(char *mem)
 		free(mem);
 		return NULL;
 	}
-	atomic_init(&rb->b.refs, 1);
-	atomic_init(&rb->b.cached, 0);
-	rb->b.release = read_buf_release;
-	rb->b.size = malloc_usable_size(mem);
+	bcache_buf_init(&rb->b, read_buf_release, malloc_usable_size(mem));
 	rb->mem = mem;
 	return rb;
 }

@@ -254,10 +254,8 @@ struct bcache_buf *record_buf(struct record_mem *rm)
 		struct rec_hold *h = malloc(sizeof *h);
 		if (!h)
 			return NULL;    /* the cache copies instead */
-		atomic_init(&h->b.refs, 1);
-		atomic_init(&h->b.cached, 0);
-		h->b.release = rec_hold_release;
-		h->b.size = malloc_usable_size(rm->mem);   /* header and slack count too */
+		/* the whole allocation counts: header and slack too */
+		bcache_buf_init(&h->b, rec_hold_release, malloc_usable_size(rm->mem));
 		h->mem = rm->mem;
 		rm->hold = &h->b;
 	}

@@ -7,6 +7,14 @@
 
 #include "bc_internal.h"
 
+void bcache_buf_init(struct bcache_buf *b, void (*release)(struct bcache_buf *), size_t size)
+{
+	atomic_init(&b->refs, 1);
+	atomic_init(&b->cached, 0);
+	b->release = release;
+	b->size = size;
+}
+
 void bcache_buf_put(struct bcache_buf *b)
 {
 	if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)

@@ -98,6 +98,8 @@ struct bcache_buf {
 	size_t size;
 	_Atomic unsigned cached;      /* the cache's: its entries holding it */
 };
+/* Set up b with one reference (the caller's). */
+void bcache_buf_init(struct bcache_buf *b, void (*release)(struct bcache_buf *), size_t size);
 void bcache_buf_put(struct bcache_buf *b);
 
 #define BCACHE_WB_HIST 9

@@ -325,15 +325,7 @@ t_crash() {
 	# 1. partial-page WRITEs (each one a partial block the server keeps in memory until
 	#    COMMIT) answered UNSTABLE, server killed in the middle of the burst: the client must
 	#    see the new verifier at COMMIT and send them again
-	nfst stride "$R/stride" 3000 1000 "$SEED"
-	n=$(nextctl)
-	k=/host/ctl/$n-kill s=/host/ctl/$((n + 1))-start
-	if out=$(nfst stride "$C/stride" 3000 1000 "$SEED" "$k.req" "$k.ack" "$s.req" "$s.ack" 2>&1); then
-		pass "partial-page writer across a SIGKILL of the server (exit status 0)"
-	else
-		fail "partial-page writer across a SIGKILL of the server: exit status $?"
-	fi
-	echo "$out" | sed 's/^/     /'
+	stride_crash stride 3000 1000 kill "partial-page writer across a SIGKILL of the server"
 	set -- $(stride_counts at-start) $(stride_counts at-kill) $(stride_counts at-end)
 	if [ $# = 6 ] && [ $4 = $2 ] && [ $3 -gt $1 ] && [ $3 -lt $(($1 + 3000)) ]; then
 		# WRITEs were answered by the old server and no COMMIT was: they must be sent again
@@ -370,16 +362,23 @@ t_crash() {
 	rm -f "$R/stream" "$R/dstream" "$R/stride" "$R/dirty"
 }
 
-dirty_crash() {
-	nfst stride "$R/dirty" 12000 500 "$SEED"
+# stride_crash NAME FIRST SECOND KILL DESC: nfst stride of $R/NAME (the reference) and $C/NAME,
+# the host asked for KILL (kill: at once; killdirty: once its cache holds 32 MiB dirty) during the
+# first burst and to start the server again after; sets out (nfst's report) and k (the request)
+stride_crash() {
+	nfst stride "$R/$1" "$2" "$3" "$SEED"
 	n=$(nextctl)
-	k=/host/ctl/$n-killdirty s=/host/ctl/$((n + 1))-start
-	if out=$(nfst stride "$C/dirty" 12000 500 "$SEED" "$k.req" "$k.ack" "$s.req" "$s.ack" 2>&1); then
-		pass "partial-page burst across a SIGKILL with dirty data cached (exit status 0)"
+	k=/host/ctl/$n-$4 s=/host/ctl/$((n + 1))-start
+	if out=$(nfst stride "$C/$1" "$2" "$3" "$SEED" "$k.req" "$k.ack" "$s.req" "$s.ack" 2>&1); then
+		pass "$5 (exit status 0)"
 	else
-		fail "partial-page burst across a SIGKILL with dirty data cached: exit status $?"
+		fail "$5: exit status $?"
 	fi
 	echo "$out" | sed 's/^/     /'
+}
+
+dirty_crash() {
+	stride_crash dirty 12000 500 killdirty "partial-page burst across a SIGKILL with dirty data cached"
 	held=$(cat "$k.dirty" 2> /dev/null || echo -)
 	if [ "$held" != - ] && [ "$held" -ge $((32 << 20)) ]; then
 		pass "the server's cache held $held bytes dirty when it was killed"

@@ -88,38 +88,9 @@ static bool aligned(const struct fake_disk *d, uint64_t off, const void *buf, si
 	return off % d->align == 0 && len % d->align == 0 && (uintptr_t)buf % d->align == 0;
 }
 
-static int fake_write(void *io, uint64_t off, const void *buf, size_t len)
+/* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length. */
+static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt)
 {
-	struct fake_disk *d = io;
-	int rc = 0;
-
-	if (d->write_hook && !d->hook_after)
-		d->write_hook(d, off, len, d->hook_arg);
-	pthread_mutex_lock(&d->lock);
-	if (!aligned(d, off, buf, len))
-		d->misaligned++;
-	if (d->write_fail_n) {
-		d->write_fail_n--;
-		rc = -d->write_err;
-	} else {
-		if (d->writes < FAKE_LOG_MAX)
-			d->log[d->writes] = (struct fake_write){ off, len };
-		d->writes++;
-		reserve(d, off + len);
-		memcpy(d->data + off, buf, len);
-		if (off + len > d->size)
-			d->size = off + len;
-	}
-	pthread_mutex_unlock(&d->lock);
-	if (d->write_hook && d->hook_after)
-		d->write_hook(d, off, len, d->hook_arg);
-	return rc;
-}
-
-/* One device write for the whole vector, as pwritev is: logged once, with its total length. */
-static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
-{
-	struct fake_disk *d = io;
 	uint64_t len = 0;
 	int rc = 0;
 
@@ -128,7 +99,6 @@ static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovc
 	if (d->write_hook && !d->hook_after)
 		d->write_hook(d, off, len, d->hook_arg);
 	pthread_mutex_lock(&d->lock);
-	d->vectored++;
 	if (d->write_fail_n) {
 		d->write_fail_n--;
 		rc = -d->write_err;
@@ -150,6 +120,23 @@ static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovc
 	if (d->write_hook && d->hook_after)
 		d->write_hook(d, off, len, d->hook_arg);
 	return rc;
+}
+
+static int fake_write(void *io, uint64_t off, const void *buf, size_t len)
+{
+	struct iovec v = { (void *)buf, len };
+
+	return write_vec(io, off, &v, 1);
+}
+
+static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
+{
+	struct fake_disk *d = io;
+
+	pthread_mutex_lock(&d->lock);
+	d->vectored++;
+	pthread_mutex_unlock(&d->lock);
+	return write_vec(d, off, iov, iovcnt);
 }
 
 static ssize_t fake_read(void *io, uint64_t off, void *buf, size_t len)

@@ -55,9 +55,7 @@ static int put_rec(struct env *e, uint64_t off, size_t len, unsigned id, atomic_
 	assert_non_null(r);
 	r->mem = aligned_alloc(BS, (len + 3 * BS) / BS * BS);
 	assert_non_null(r->mem);
-	atomic_init(&r->b.refs, 1);
-	r->b.release = rec_release;
-	r->b.size = 0;   /* counted as blocks; test_record_size_counts sets it */
+	bcache_buf_init(&r->b, rec_release, 0);   /* counted as blocks (see test_record_size_counts) */
 	r->released = released;
 	unsigned char *p = r->mem + off % BS;
 	for (size_t i = 0; i < len; i++)
@@ -145,9 +143,7 @@ static void test_record_size_counts(void **state)
 	assert_non_null(r);
 	r->mem = aligned_alloc(BS, 16 * BS);
 	assert_non_null(r->mem);
-	atomic_init(&r->b.refs, 1);
-	r->b.release = rec_release;
-	r->b.size = 16 * BS;                   /* 4 blocks of payload in 16 blocks of memory */
+	bcache_buf_init(&r->b, rec_release, 16 * BS);   /* 4 blocks of payload in 16 of memory */
 	for (unsigned i = 0; i < 4 * BS; i++)
 		r->mem[i] = pat(1, i);
 	assert_int_equal(bcache_write_buf(e->f, 0, r->mem, 4 * BS, &r->b), 0);
@@ -403,8 +399,7 @@ static void test_kept_read_buffer_is_never_written(void **state)
 	assert_non_null(r);
 	r->mem = aligned_alloc(BS, 4 * BS);
 	assert_non_null(r->mem);
-	atomic_init(&r->b.refs, 1);
-	r->b.release = rec_release;
+	bcache_buf_init(&r->b, rec_release, 0);
 	r->released = &released;
 	for (unsigned i = 0; i < 4 * BS; i++)
 		r->mem[i] = (unsigned char)(i % 7);
