@@ -99,6 +99,8 @@ static struct reply *encode_result(const struct proc_desc *pd, struct nfs_req *r
 	r->hdr_len = 4 + n;
 	r->payload = rq->payload;
 	r->payload_len = rq->payload_len;
+	r->payload_iov = rq->payload_iov;
+	r->payload_iovcnt = rq->payload_iovcnt;
 	r->payload_mem = rq->payload_mem;
 	r->payload_free = rq->payload_free;
 	r->pad = (4 - rq->payload_len % 4) % 4;

@@ -41,6 +41,8 @@ struct reply {
 	size_t hdr_len;
 	void *payload;
 	size_t payload_len;
+	const struct iovec *payload_iov;  /* instead of payload when set (owned by payload_mem) */
+	int payload_iovcnt;
 	void *payload_mem;
 	void (*payload_free)(void *);
 	size_t pad;

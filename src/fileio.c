@@ -537,20 +537,40 @@ static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_fil
  * READs then find in the cache. */
 #define READAHEAD_MAX (8u << 20)
 
-/* A READ served from the cache, in a buffer of its own. 1 on a hit, 0 on a miss, or -errno. */
-static int read_hit(struct bcache_file *bf, uint64_t off, uint32_t len, struct disk_read *dr)
+/* A READ served from cached blocks with no copy: the reply's payload is their images, pinned
+ * until it is sent. Enough iovecs for a whole-size READ of single blocks, and its two ends. */
+#define PIN_MAX (NFS3_MAXIO / 4096 + 2)
+struct pinned_read {
+	struct iovec iov[PIN_MAX];
+	struct bcache_buf *pins[PIN_MAX];
+	int npins;
+};
+
+static void pinned_read_free(void *p)
 {
-	char *buf = malloc(len ? len : 1);
-	if (!buf)
+	struct pinned_read *pr = p;
+	for (int i = 0; i < pr->npins; i++)
+		bcache_buf_put(pr->pins[i]);
+	free(pr);
+}
+
+/* 1 when the READ was answered from the cache (rq's payload set), 0 on a miss, or -errno. */
+static int read_hit(struct nfs_req *rq, struct bcache_file *bf, uint64_t off, uint32_t len)
+{
+	struct pinned_read *pr = malloc(sizeof *pr);
+	if (!pr)
 		return -ENOMEM;
-	if (!bcache_read_cached(bf, off, len, buf)) {
-		free(buf);
-		return 0;
+	int n = bcache_read_pinned(bf, off, len, pr->iov, PIN_MAX, pr->pins, &pr->npins);
+	if (n <= 0) {
+		free(pr);
+		return n;
 	}
-	struct read_buf *rb = read_buf_of(buf);
-	if (!rb)
-		return -ENOMEM;
-	*dr = (struct disk_read){.rb = rb, .data = buf};
+	rq->payload = NULL;
+	rq->payload_iov = pr->iov;
+	rq->payload_iovcnt = n;
+	rq->payload_len = len;
+	rq->payload_mem = pr;
+	rq->payload_free = pinned_read_free;
 	return 1;
 }
 
@@ -559,9 +579,9 @@ static int read_cached(struct nfs_req *rq, struct fh_obj *o, struct bcache_file 
 {
 	if (!behind(o))
 		return read_overlaid(rq, o, bf, off, len, 0, dr);
-	int rc = read_hit(bf, off, len, dr);
+	int rc = read_hit(rq, bf, off, len);
 	if (rc != 0)
-		return rc < 0 ? rc : 0;
+		return rc;   /* 1: answered */
 	uint64_t ra_off, ra_len, extra = 0;
 	bool ra = bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
 	if (ra && ra_off + ra_len > off + len)
@@ -599,11 +619,13 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 		rc = bf ? read_cached(rq, o, bf, off, len, size, &dr) : read_disk(rq, o, off, len, 0, &dr);
 	if (rc < 0)
 		return rc;
+	*n = len;
+	*eof = off + len >= size;
+	if (rc == 1)
+		return 0;    /* from the cache: read_hit set the payload */
 	rq->payload = dr.data;
 	rq->payload_len = len;
 	rq->payload_mem = &dr.rb->b;
 	rq->payload_free = read_buf_put;
-	*n = len;
-	*eof = off + len >= size;
 	return 0;
 }

@@ -13,6 +13,8 @@
 #include "fh.h"
 #include "nfsd.h"
 
+#define NFS3_MAXIO (1024 * 1024)   /* rtmax = wtmax: the largest READ or WRITE, 1 MiB */
+
 /* What the cache's ops get for a handle: an O_DIRECT descriptor, fixed for the handle's life. */
 struct file_io {
 	int fd;

@@ -156,6 +156,8 @@ struct nfs_req {
 	size_t reply_hint;            /* bytes the encoded result may need, when more than the default */
 	void *payload;                /* zero-copy tail of the reply (READ data) */
 	size_t payload_len;
+	const struct iovec *payload_iov;  /* or, when set, payload_len bytes in these (cache hits) */
+	int payload_iovcnt;
 	void *payload_mem;            /* what payload_free releases once the reply has been sent */
 	void (*payload_free)(void *);
 	struct fh_entry *pins[NFS_REQ_PINS];

@@ -55,6 +55,8 @@ struct conn {
 	struct reply *sq_head, *sq_tail;
 	size_t sq_bytes;
 	struct iovec iov[3];
+	struct iovec *iov_big;        /* a reply with many payload iovecs (iov_cap of them) */
+	size_t iov_cap;
 	struct msghdr msg;
 };
 
@@ -104,6 +106,7 @@ static void conn_free(struct conn *c)
 		reply_free(r);
 	}
 	free(c->rec_mem);
+	free(c->iov_big);
 	free(c->sbuf);
 	free(c);
 }
@@ -175,6 +178,23 @@ static void on_send(struct io_op *op, int res)
 	conn_settle(c);
 }
 
+/* Room for the reply's iovecs: the connection's three, or a larger array it keeps for replies
+ * whose payload is many pieces (a READ answered from cached blocks). NULL: no memory. */
+static struct iovec *reply_iov(struct conn *c, const struct reply *r)
+{
+	size_t need = 2 + (r->payload_iov ? (size_t)r->payload_iovcnt : 1);
+	if (need <= 3)
+		return c->iov;
+	if (need > c->iov_cap) {
+		struct iovec *v = realloc(c->iov_big, need * sizeof *v);
+		if (!v)
+			return NULL;
+		c->iov_big = v;
+		c->iov_cap = need;
+	}
+	return c->iov_big;
+}
+
 static void send_next(struct conn *c)
 {
 	if (c->send_busy || c->dead)
@@ -184,13 +204,23 @@ static void send_next(struct conn *c)
 		if (!r)
 			return;
 		static const uint8_t zeros[4];
+		struct iovec *v = reply_iov(c, r);
+		if (!v) {
+			log_err("out of memory for a reply: closing the connection");
+			conn_kill(c);
+			return;
+		}
 		int n = 0;
-		c->iov[n++] = (struct iovec){r->hdr, r->hdr_len};
-		if (r->payload_len)
-			c->iov[n++] = (struct iovec){r->payload, r->payload_len};
+		v[n++] = (struct iovec){r->hdr, r->hdr_len};
+		if (r->payload_iov) {
+			memcpy(v + n, r->payload_iov, (size_t)r->payload_iovcnt * sizeof *v);
+			n += r->payload_iovcnt;
+		} else if (r->payload_len) {
+			v[n++] = (struct iovec){r->payload, r->payload_len};
+		}
 		if (r->pad)
-			c->iov[n++] = (struct iovec){(void *)zeros, r->pad};
-		c->msg = (struct msghdr){.msg_iov = c->iov, .msg_iovlen = (size_t)n};
+			v[n++] = (struct iovec){(void *)zeros, r->pad};
+		c->msg = (struct msghdr){.msg_iov = v, .msg_iovlen = (size_t)n};
 	}
 	c->send_busy = true;
 	io_ring_sendmsg(c->w->ring, &c->send_op, c->fd, &c->msg);

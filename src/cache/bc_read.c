@@ -2,6 +2,7 @@
 /* READ: served from the cache when every block is there; else cached bytes over what the caller
  * read from disk, and (BEHIND) the blocks read kept as clean entries; readahead's window. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bc_bits.h"
@@ -145,6 +146,108 @@ bool bcache_read_cached(struct bcache_file *h, uint64_t off, uint64_t len, void 
 	co_mutex_unlock(&ino->lock);
 	bc_count(hit ? &c->n.read_hits : &c->n.read_misses);
 	return hit;
+}
+
+/* An entry's own image (not adopted from a buffer) in a holder of its own, so that a READ reply
+ * can pin it like an adopted one: freed when the entry and every reply are done with it. */
+struct own_image {
+	struct bcache_buf b;
+	unsigned char *data;
+};
+
+static void own_image_release(struct bcache_buf *b)
+{
+	struct own_image *o = (struct own_image *)b;
+
+	free(o->data);
+	free(o);
+}
+
+/* e's image in a holder (size 0: the entry still counts as one block of its own). */
+static struct bcache_buf *holder_of(struct bc_entry *e)
+{
+	if (e->buf)
+		return e->buf;
+	struct own_image *o = malloc(sizeof(*o));
+	if (!o)
+		return NULL;
+	bcache_buf_init(&o->b, own_image_release, 0);
+	o->data = e->data;
+	e->buf = &o->b;
+	return e->buf;
+}
+
+struct pin_out {
+	struct copy_out co;
+	struct iovec *iov;
+	int max, n;
+	struct bcache_buf **pins;
+	int npins;
+	bool nomem;
+};
+
+/* Like copy_entry, but the block's image goes into the iovecs, pinned, and is shared from now
+ * on (never written in place). */
+static bool pin_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	struct pin_out *po = arg;
+	uint32_t a, b;
+
+	part_of(ino, e, &po->co, &a, &b);
+	if (!bc_entry_complete(ino, e) && bc_bits_find(e->bits, a, b, false) < b)
+		return false;
+	struct bcache_buf *h = holder_of(e);
+	if (!h || po->n == po->max) {
+		po->nomem = !h;
+		return false;
+	}
+	unsigned char *p = e->data + a;
+	struct iovec *last = po->n ? &po->iov[po->n - 1] : NULL;
+	if (last && (unsigned char *)last->iov_base + last->iov_len == p)
+		last->iov_len += b - a;
+	else
+		po->iov[po->n++] = (struct iovec){ p, b - a };
+	if (!po->npins || po->pins[po->npins - 1] != h) {
+		atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
+		po->pins[po->npins++] = h;
+	}
+	e->shared = true;
+	po->co.seen++;
+	return true;
+}
+
+/* Blocks are visited in index order when the range is short enough (bc_map_range looks each up);
+ * a long one (walked by bucket) would give iovecs out of order: pinned reads stay short. */
+int bcache_read_pinned(struct bcache_file *h, uint64_t off, uint64_t len, struct iovec *iov,
+		       int max, struct bcache_buf **pins, int *npins)
+{
+	struct bc_inode *ino = h->ino;
+	struct bcache *c = ino->cache;
+	struct pin_out po = { .co = { off, len, NULL, 0 }, .iov = iov, .max = max, .pins = pins };
+	uint64_t first = off >> ino->bshift, last;
+	bool hit;
+
+	*npins = 0;
+	if (len == 0)
+		return 0;
+	last = (off + len - 1) >> ino->bshift;
+	co_mutex_lock(&ino->lock);
+	while (ino->ra_to && off < ino->ra_to && ino->ra_from < off + len)
+		bc_wait(ino);
+	hit = last - first < 2 * ino->map.count &&
+	      bc_map_range(ino, first, last, pin_entry, &po) && po.co.seen == last - first + 1;
+	if (hit)
+		bc_map_range(ino, first, last, touch_entry, NULL);
+	co_mutex_unlock(&ino->lock);
+	if (!hit) {
+		for (int i = 0; i < po.npins; i++)
+			bcache_buf_put(po.pins[i]);
+		if (po.nomem)
+			return -ENOMEM;
+	}
+	bc_count(hit ? &c->n.read_hits : &c->n.read_misses);
+	*npins = hit ? po.npins : 0;
+	return hit ? po.n : 0;
 }
 
 /* Whether caching the disk's blocks could still show old bytes: a write reached the disk, or

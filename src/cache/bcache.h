@@ -215,6 +215,14 @@ void bcache_read_cancel(struct bcache_file *f, struct bcache_read *rd);
  * stops at the file's size (the caller's to clamp). A range a readahead is reading now is waited
  * for first (a fiber waits, not its ring), so that READs behind it do not read it again. */
 bool bcache_read_cached(struct bcache_file *f, uint64_t off, uint64_t len, void *buf);
+/* BEHIND mode, the same hit without a copy: if every byte of [off, off + len) is cached, fill
+ * iov (at most max iovecs, adjacent memory merged) with the cached images and pins[] with a
+ * reference on each memory they lie in (as many as iovecs at most), so that they stay valid
+ * after the call: the cache never writes into a block pinned so (a WRITE copies it first).
+ * Returns the number of iovecs (*npins set), 0 on a miss (nothing pinned), or -ENOMEM. The
+ * caller drops the pins with bcache_buf_put() once the reply is sent. */
+int bcache_read_pinned(struct bcache_file *f, uint64_t off, uint64_t len, struct iovec *iov,
+		       int max, struct bcache_buf **pins, int *npins);
 /* BEHIND mode: after bcache_read_overlay() succeeded on buf (aligned cover [off, off + len) of
  * whole blocks, len a multiple of the block size), keep its blocks as clean entries where the
  * cache has none, unless a write reached the disk since bcache_read_begin() (rd->wseq). With

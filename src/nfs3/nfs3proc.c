@@ -20,7 +20,6 @@
 #include "nfs3_zc.h"
 #include "worker.h"
 
-#define NFS3_MAXIO (1024 * 1024)   /* rtmax = wtmax: a 1 MiB READ or WRITE */
 
 NFS3_HANDLER(null)
 {

@@ -423,6 +423,42 @@ static void test_kept_read_buffer_is_never_written(void **state)
 	env_free(e);
 }
 
+/* A READ answered without a copy: the iovecs hold the cached bytes, and they stay as they were
+ * while pinned, whatever WRITEs, COMMITs and evictions do meanwhile. */
+static void test_pinned_read_is_stable(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct iovec iov[16];
+	struct bcache_buf *pins[16];
+	int npins;
+	unsigned char want[6 * BS], got[6 * BS];
+
+	(void)state;
+	put_ok(e, 0, 4 * BS, 1);                    /* adopted from a record */
+	put_ok(e, 4 * BS + 10, 2 * BS - 10, 2);     /* a partial block, then a whole one */
+	put_ok(e, 4 * BS, 10, 3);                   /* the partial one completed: own image */
+	memcpy(want, e->expect, 6 * BS);
+	int n = bcache_read_pinned(e->f, 100, 6 * BS - 100, iov, 16, pins, &npins);
+	assert_true(n > 0 && n <= 3);               /* adjacent blocks merged */
+	put_ok(e, BS + 5, 100, 4);                  /* into pinned blocks: copied first */
+	put_ok(e, 2 * BS, BS, 5);                   /* a pinned block replaced whole */
+	put_ok(e, 4 * BS + 1, 1, 6);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	bcache_file_evict_clean(e->f);
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		memcpy(got + at, iov[i].iov_base, iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	assert_int_equal(at, 6 * BS - 100);
+	assert_memory_equal(got, want + 100, at);
+	for (int i = 0; i < npins; i++)
+		bcache_buf_put(pins[i]);
+	check_disk(e, true);
+	assert_int_equal(bcache_read_pinned(e->f, 0, BS, iov, 16, pins, &npins), 0);   /* evicted */
+	env_free(e);
+}
+
 struct overwrite {
 	struct env *e;
 	pthread_t t;
@@ -510,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_scan_does_not_flush_hot_blocks),
 		cmocka_unit_test(test_stale_read_not_kept),
 		cmocka_unit_test(test_kept_read_buffer_is_never_written),
+		cmocka_unit_test(test_pinned_read_is_stable),
 		cmocka_unit_test(test_truncate_cached_blocks),
 		cmocka_unit_test(test_overwrite_during_writeback),
 		cmocka_unit_test(test_through_and_behind_share),
