@@ -307,15 +307,17 @@ static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_f
 }
 
 /* Free, or write and free, e to save memory. EV_SKIPPED (lock never dropped) when it cannot go
- * now: busy, under a middle in flight, or no handle to write it through. */
-static enum evicted evict(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h)
+ * now: busy, under a middle in flight, no handle to write it through, or (unless fill) still
+ * partial: completing it now would read from disk what its neighbour is about to bring. */
+static enum evicted evict(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
+			  bool fill)
 {
 	uint64_t id = e->id, index = e->index;
 
 	if (e->busy)
 		return EV_SKIPPED;
 	if (e->dirty) {
-		if (!h || bc_span_covers(ino, e->index))
+		if (!h || bc_span_covers(ino, e->index) || (!fill && !bc_entry_complete(ino, e)))
 			return EV_SKIPPED;
 		if (evict_write(ino, e, h))
 			return EV_FAILED;
@@ -329,10 +331,10 @@ static enum evicted evict(struct bc_inode *ino, struct bc_entry *e, struct bcach
 }
 
 /* The oldest of the inode's first few entries that can go: freed if clean, written (as a run)
- * and freed if dirty. A bounded look, so that a file holding its whole bound in dirty blocks
- * costs each WRITE little. Inode lock held. */
+ * and freed if dirty; partial blocks only when nothing else can (fill). A bounded look, so that
+ * a file holding its whole bound in dirty blocks costs each WRITE little. Inode lock held. */
 #define INODE_EVICT_LOOK 64
-static bool evict_oldest_of_inode(struct bcache_file *h)
+static bool evict_oldest_look(struct bcache_file *h, bool fill)
 {
 	struct bc_inode *ino = h->ino;
 	int looked = 0;
@@ -348,13 +350,18 @@ static bool evict_oldest_of_inode(struct bcache_file *h)
 			bc_list_add_tail(&ino->age, &e->ilink);
 			continue;
 		}
-		enum evicted ev = evict(ino, e, h);
+		enum evicted ev = evict(ino, e, h, fill);
 
 		/* past a flush the lock was dropped: l may be gone */
 		if (ev != EV_SKIPPED)
 			return ev == EV_DONE;
 	}
 	return false;
+}
+
+static bool evict_oldest_of_inode(struct bcache_file *h)
+{
+	return evict_oldest_look(h, false) || evict_oldest_look(h, true);
 }
 
 /* The shard whose list `which` has the oldest head, or NULL when all are empty. Each shard is
@@ -444,7 +451,7 @@ static bool over_limit(struct bcache *c, uint64_t *entries)
 
 /* One attempt on the next victim of the whole cache (any inode: its own handle does the I/O).
  * false when there is nothing left to try; *rc gets a failed write's -errno. */
-static bool evict_oldest_of_cache(struct bcache *c, int *rc)
+static bool evict_oldest_of_cache(struct bcache *c, bool fill, int *rc)
 {
 	uint64_t index, id;
 	struct bc_inode *ino;
@@ -455,7 +462,7 @@ static bool evict_oldest_of_cache(struct bcache *c, int *rc)
 		return false;
 	co_mutex_lock(&ino->lock);
 	e = bc_map_find(&ino->map, index);
-	if (e && e->id == id && evict(ino, e, ino->handles) == EV_FAILED)
+	if (e && e->id == id && evict(ino, e, ino->handles, fill) == EV_FAILED)
 		*rc = -EIO;
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
@@ -473,11 +480,14 @@ int bc_reclaim(struct bcache_file *h)
 	while (ino->bytes > c->file_limit && evict_oldest_of_inode(h))
 		;
 	co_mutex_unlock(&ino->lock);
-	/* Each entry gets one try at most, so entries that cannot go now (busy, under a middle)
-	 * do not keep us spinning. */
-	if (!over_limit(c, &tries))
-		return 0;
-	while (tries-- > 0 && evict_oldest_of_cache(c, &rc) && over_limit(c, NULL))
-		;
+	/* Each entry gets one try at most per round, so entries that cannot go now (busy, under a
+	 * middle) do not keep us spinning; partial blocks are completed (read) only in the second
+	 * round, when nothing else made room. */
+	for (int fill = 0; fill < 2; fill++) {
+		if (!over_limit(c, &tries))
+			return rc;
+		while (tries-- > 0 && evict_oldest_of_cache(c, fill, &rc) && over_limit(c, NULL))
+			;
+	}
 	return rc;
 }

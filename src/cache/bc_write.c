@@ -83,6 +83,10 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	if (e->bits)   /* else a whole block already: every byte counts as written */
 		e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
 	e->gen++;
+	/* Young again for the per-file bound: the neighbour that shares the block may be on its
+	 * way, and an old image freed now would leave its piece to be completed by a read. */
+	bc_list_del(&e->ilink);
+	bc_list_add_tail(&ino->age, &e->ilink);
 	ino->hint = bc_max(ino->hint, off + len);
 	e->dirty = true;
 	bc_entry_relist(ino, e);   /* dirty now, and maybe complete: ready for write-behind */
