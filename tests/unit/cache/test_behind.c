@@ -459,6 +459,53 @@ static void test_pinned_read_is_stable(void **state)
 	env_free(e);
 }
 
+struct stable {
+	struct env *e;
+	unsigned i;
+	pthread_barrier_t *go;
+	int rc;
+};
+
+/* A stable WRITE as the server makes one: the bytes into the cache, then its range durable. */
+static void *stable_main(void *arg)
+{
+	struct stable *s = arg;
+
+	pthread_barrier_wait(s->go);
+	s->rc = put_rec(s->e, (uint64_t)s->i * 16 * BS, 16 * BS, s->i + 1, NULL);
+	if (s->rc == 0)
+		s->rc = bcache_commit(s->e->f, (uint64_t)s->i * 16 * BS, 16 * BS, BCACHE_SYNC_DATA);
+	return NULL;
+}
+
+/* Stable WRITEs of one file that arrive together share vectored writes and syncs: eight of
+ * them, with a slow sync, cost fewer than eight of each, and each is durable when answered. */
+static void test_stable_writes_share(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct stable s[8];
+	pthread_t t[8];
+	pthread_barrier_t go;
+
+	(void)state;
+	e->disk.sync_delay_ms = 30;
+	pthread_barrier_init(&go, NULL, 8);
+	for (unsigned i = 0; i < 8; i++) {
+		s[i] = (struct stable){ .e = e, .i = i, .go = &go };
+		apply(e, (uint64_t)i * 16 * BS, 16 * BS, i + 1);
+		assert_int_equal(pthread_create(&t[i], NULL, stable_main, &s[i]), 0);
+	}
+	for (unsigned i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(s[i].rc, 0);
+	}
+	pthread_barrier_destroy(&go);
+	check_disk(e, true);
+	assert_true(e->disk.syncs < 8);
+	assert_true(e->disk.writes < 8);
+	env_free(e);
+}
+
 struct overwrite {
 	struct env *e;
 	pthread_t t;
@@ -547,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_stale_read_not_kept),
 		cmocka_unit_test(test_kept_read_buffer_is_never_written),
 		cmocka_unit_test(test_pinned_read_is_stable),
+		cmocka_unit_test(test_stable_writes_share),
 		cmocka_unit_test(test_truncate_cached_blocks),
 		cmocka_unit_test(test_overwrite_during_writeback),
 		cmocka_unit_test(test_through_and_behind_share),
