@@ -91,12 +91,6 @@ int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcac
 	if (count && off + (count - 1) >= off)
 		last = (off + (count - 1)) >> ino->bshift;
 	co_mutex_lock(&ino->lock);
-	/* BEHIND: while a sync of the file runs, the stable WRITEs and COMMITs that come wait for
-	 * it before writing (they need the next sync anyway); the first of them then writes their
-	 * blocks together, as one run (bc_flush_range takes ready neighbours along), and they share
-	 * the next sync. */
-	while (h->mode == BCACHE_BEHIND && how != BCACHE_SYNC_NONE && ino->sync.running)
-		co_cond_wait(&ino->sync.done, &ino->lock, 0);
 	/* A write-behind that failed since the last COMMIT is this one's to report (its blocks are
 	 * still dirty, and written again below): the client resends, as the verifier changes. */
 	int werr = ino->wb_err;

@@ -310,7 +310,7 @@ static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_f
  * now: busy, under a middle in flight, no handle to write it through, or (unless fill) still
  * partial: completing it now would read from disk what its neighbour is about to bring. */
 static enum evicted evict(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-			  bool fill)
+			  bool fill, int *err)
 {
 	uint64_t id = e->id, index = e->index;
 
@@ -319,8 +319,11 @@ static enum evicted evict(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	if (e->dirty) {
 		if (!h || bc_span_covers(ino, e->index) || (!fill && !bc_entry_complete(ino, e)))
 			return EV_SKIPPED;
-		if (evict_write(ino, e, h))
+		int rc = evict_write(ino, e, h);
+		if (rc) {
+			*err = rc;
 			return EV_FAILED;
+		}
 		/* the lock was dropped: e may have been freed or rewritten meanwhile */
 		e = bc_map_find(&ino->map, index);
 		if (!e || e->id != id || e->busy || e->dirty)
@@ -350,7 +353,8 @@ static bool evict_oldest_look(struct bcache_file *h, bool fill)
 			bc_list_add_tail(&ino->age, &e->ilink);
 			continue;
 		}
-		enum evicted ev = evict(ino, e, h, fill);
+		int err;
+		enum evicted ev = evict(ino, e, h, fill, &err);
 
 		/* past a flush the lock was dropped: l may be gone */
 		if (ev != EV_SKIPPED)
@@ -462,8 +466,8 @@ static bool evict_oldest_of_cache(struct bcache *c, bool fill, int *rc)
 		return false;
 	co_mutex_lock(&ino->lock);
 	e = bc_map_find(&ino->map, index);
-	if (e && e->id == id && evict(ino, e, ino->handles, fill) == EV_FAILED)
-		*rc = -EIO;
+	if (e && e->id == id)
+		evict(ino, e, ino->handles, fill, rc);
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
 	return true;
