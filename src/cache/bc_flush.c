@@ -409,14 +409,16 @@ static void victim_order(struct bcache *c, uint8_t order[3])
 	order[2] = BC_GL_DIRTY;
 }
 
-/* Pick the cache's next victim and pin its inode; it goes to the tail of its list, so that one
- * that cannot be evicted now does not stop the next pick. No lock held. */
-static struct bc_inode *pick_victim(struct bcache *c, uint64_t *index, uint64_t *id)
+/* Pick the cache's next victim (a clean one only when clean_only) and pin its inode; it goes to
+ * the tail of its list, so that one that cannot be evicted now does not stop the next pick. No
+ * lock held. */
+static struct bc_inode *pick_victim(struct bcache *c, bool clean_only, uint64_t *index,
+				    uint64_t *id)
 {
 	uint8_t order[3];
 
 	victim_order(c, order);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < (clean_only ? 2 : 3); k++) {
 		struct bc_shard *sh = oldest_shard(c, order[k]);
 		if (!sh)
 			continue;
@@ -455,42 +457,66 @@ static bool over_limit(struct bcache *c, uint64_t *entries)
 
 /* One attempt on the next victim of the whole cache (any inode: its own handle does the I/O).
  * false when there is nothing left to try; *rc gets a failed write's -errno. */
-static bool evict_oldest_of_cache(struct bcache *c, bool fill, int *rc)
+static bool evict_oldest_of_cache(struct bcache *c, bool clean_only, bool fill, int *rc)
 {
 	uint64_t index, id;
 	struct bc_inode *ino;
 	struct bc_entry *e;
 
-	ino = pick_victim(c, &index, &id);
+	ino = pick_victim(c, clean_only, &index, &id);
 	if (!ino)
 		return false;
 	co_mutex_lock(&ino->lock);
 	e = bc_map_find(&ino->map, index);
-	if (e && e->id == id)
+	if (e && e->id == id && !(clean_only && e->dirty))
 		evict(ino, e, ino->handles, fill, rc);
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
 	return true;
 }
 
-int bc_reclaim(struct bcache_file *h)
+bool bc_over_limit(struct bcache *c)
+{
+	return over_limit(c, NULL);
+}
+
+bool bc_reclaim_file(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
-	struct bcache *c = ino->cache;
+	bool over;
+
+	co_mutex_lock(&ino->lock);
+	over = ino->bytes > ino->cache->file_limit;
+	while (ino->bytes > ino->cache->file_limit && evict_oldest_of_inode(h))
+		;
+	co_mutex_unlock(&ino->lock);
+	return over;
+}
+
+void bc_reclaim_clean(struct bcache *c)
+{
 	uint64_t tries;
 	int rc = 0;
 
-	co_mutex_lock(&ino->lock);
-	while (ino->bytes > c->file_limit && evict_oldest_of_inode(h))
-		;
-	co_mutex_unlock(&ino->lock);
+	if (over_limit(c, &tries))
+		while (tries-- > 0 && evict_oldest_of_cache(c, true, false, &rc) && over_limit(c, NULL))
+			;
+}
+
+int bc_reclaim(struct bcache_file *h)
+{
+	struct bcache *c = h->ino->cache;
+	uint64_t tries;
+	int rc = 0;
+
+	bc_reclaim_file(h);
 	/* Each entry gets one try at most per round, so entries that cannot go now (busy, under a
 	 * middle) do not keep us spinning; partial blocks are completed (read) only in the second
 	 * round, when nothing else made room. */
 	for (int fill = 0; fill < 2; fill++) {
 		if (!over_limit(c, &tries))
 			return rc;
-		while (tries-- > 0 && evict_oldest_of_cache(c, fill, &rc) && over_limit(c, NULL))
+		while (tries-- > 0 && evict_oldest_of_cache(c, false, fill, &rc) && over_limit(c, NULL))
 			;
 	}
 	return rc;

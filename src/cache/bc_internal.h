@@ -337,6 +337,11 @@ void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t
 void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
 /* Bring the inode, then the cache, back under their memory bounds. No lock held. */
 int bc_reclaim(struct bcache_file *h);
+/* Its parts: the inode's own bound (writes as needed; true if it was over it), and freeing clean
+ * blocks cache-wide. */
+bool bc_reclaim_file(struct bcache_file *h);
+void bc_reclaim_clean(struct bcache *c);
+bool bc_over_limit(struct bcache *c);
 /* Fill (if needed) bytes a WRITE did not give e from disk or zeros. Lock not needed while e is
  * busy. */
 int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size);

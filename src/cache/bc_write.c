@@ -240,27 +240,37 @@ static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
 	return 0;
 }
 
-/* Over the bound: write back or free what this WRITE can, and wait for the writes already on
- * their way when that is not enough. The WRITE's reply waits meanwhile: that is the
- * backpressure, on the fiber, with no thread held. */
+/* Over the bound: the WRITE's reply waits (on the fiber, no thread held: the backpressure) until
+ * there is room again. Clean blocks go first, at no cost; then write-behind's own work is done,
+ * here, in the whole chunks and runs it writes (not the small run around the oldest block), or
+ * waited for when it is all on its way; only when nothing is ready to go at all are blocks
+ * completed and written as eviction finds them. */
 #define ROOM_TRIES 40
 static int make_room(struct bcache_file *h)
 {
 	struct bcache *c = h->ino->cache;
 
-	if (atomic_load_explicit(&c->bytes, memory_order_relaxed) > c->limit)
-		bc_count(&c->n.bp_waits);
-	int rc = bc_reclaim(h);
-
-	if (atomic_load_explicit(&c->bytes, memory_order_relaxed) <= c->limit)
-		return rc;
-	for (int i = 0; i < ROOM_TRIES && rc == 0; i++) {
-		if (atomic_load_explicit(&c->bytes, memory_order_relaxed) <= c->limit)
-			break;
-		bc_room_wait(c);
-		rc = bc_reclaim(h);
+	bool waited = bc_reclaim_file(h);
+	if (!bc_over_limit(c)) {
+		if (waited)
+			bc_count(&c->n.bp_waits);
+		return 0;
 	}
-	return rc;
+	bc_count(&c->n.bp_waits);
+	for (int i = 0; i < ROOM_TRIES; i++) {
+		bc_reclaim_clean(c);
+		if (!bc_over_limit(c))
+			return 0;
+		ssize_t n = bcache_writeback(c);
+		if (n < 0)
+			return (int)n;
+		if (n > 0)
+			continue;
+		if (!atomic_load_explicit(&c->inflight_bytes, memory_order_relaxed))
+			return bc_reclaim(h);
+		bc_room_wait(c);
+	}
+	return 0;
 }
 
 static int write_behind(struct bcache_file *h, uint64_t off, const void *data, size_t len,
