@@ -263,6 +263,11 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
 	struct bc_inode *ino = h->ino;
 	const unsigned char *p = buf;
 
+	/* A READ never writes: room for what it keeps is made by freeing clean blocks only, and
+	 * when dirty data fills the cache, nothing is kept. */
+	bc_reclaim_clean(ino->cache);
+	if (bc_over_limit(ino->cache))
+		return;
 	co_mutex_lock(&ino->lock);
 	if (!disk_moved(ino, rd)) {
 		for (uint64_t at = off; at + ino->bs <= off + len; at += ino->bs) {
@@ -278,7 +283,7 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
 		}
 	}
 	co_mutex_unlock(&ino->lock);
-	bc_reclaim(h);
+	bc_reclaim_clean(ino->cache);
 }
 
 #define RA_MIN (1u << 20)

@@ -225,7 +225,9 @@ int bcache_read_pinned(struct bcache_file *f, uint64_t off, uint64_t len, struct
 		       int max, struct bcache_buf **pins, int *npins);
 /* BEHIND mode: after bcache_read_overlay() succeeded on buf (aligned cover [off, off + len) of
  * whole blocks, len a multiple of the block size), keep its blocks as clean entries where the
- * cache has none, unless a write reached the disk since bcache_read_begin() (rd->wseq). With
+ * cache has none, unless a write reached the disk since bcache_read_begin() (rd->wseq). Room is
+ * made by freeing clean blocks only (a READ never writes: not even other files' dirty data), so
+ * nothing is kept while dirty data fills the cache. With
  * owner (which holds buf's memory, and may be a READ reply's) the blocks are adopted: a reference
  * each, and the cache never writes into them (a WRITE to such a block copies it first); NULL:
  * copied. */

@@ -346,6 +346,33 @@ static void test_scan_does_not_flush_hot_blocks(void **state)
 	env_free(e);
 }
 
+/* A READ never writes, not even to make room: with the cache full of dirty data, the blocks it
+ * read are not kept (or go again at once), and the dirty data waits for its own write-behind or
+ * COMMIT. */
+static void test_read_never_writes(void **state)
+{
+	struct env *e = behind_env(64 * BS);
+	unsigned char *blk = aligned_alloc(BS, 8 * BS);
+	struct bcache_read rd;
+
+	(void)state;
+	assert_non_null(blk);
+	for (unsigned i = 0; i < 64; i++)          /* sparse dirty blocks: nothing forms a chunk */
+		put_ok(e, (uint64_t)i * 2 * BS, BS, 1);
+	unsigned writes = e->disk.writes;
+	memset(blk, 0, 8 * BS);
+	bcache_read_begin(e->f, &rd, 1024 * BS, 8 * BS);
+	assert_int_equal(bcache_read_overlay(e->f, &rd, blk), 0);
+	bcache_read_keep(e->f, &rd, 1024 * BS, 8 * BS, blk, NULL);
+	assert_int_equal(e->disk.writes, writes);
+	assert_true(stats(e).bytes <= 64 * BS);     /* what it kept went again, not the dirty data */
+	assert_int_equal(stats(e).dirty, 64);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	free(blk);
+	env_free(e);
+}
+
 /* A disk read that raced a write to disk is not kept: it may hold the old bytes. */
 static void test_stale_read_not_kept(void **state)
 {
@@ -595,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_sync_error_redirties),
 		cmocka_unit_test(test_scan_does_not_flush_hot_blocks),
 		cmocka_unit_test(test_stale_read_not_kept),
+		cmocka_unit_test(test_read_never_writes),
 		cmocka_unit_test(test_kept_read_buffer_is_never_written),
 		cmocka_unit_test(test_pinned_read_is_stable),
 		cmocka_unit_test(test_stable_writes_share),
