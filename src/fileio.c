@@ -382,11 +382,15 @@ static int commit_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint3
 int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
 {
 	int rc = commit_once(rq, o, off, count);
-	if ((rc == -ENOSPC || rc == -EDQUOT) && behind(o)) {
-		/* In cached mode a full disk shows here, not in the WRITEs: as fileio_write does,
-		 * let deleted files we hold go, and write what is still dirty once more. */
+	/* In cached mode a full disk shows here, not in the WRITEs: as fileio_write does, let
+	 * deleted files we hold go, and write what is still dirty once more. The space they free
+	 * may take the file system a moment (ext4 hands freed blocks out after its journal
+	 * commits): a few tries, a little apart. */
+	for (int tries = 0; (rc == -ENOSPC || rc == -EDQUOT) && behind(o) && tries < 4; tries++) {
 		fh_sweep(rq->w);
 		workers_sweep_all(rq->w, true);
+		if (tries)
+			fiber_sleep_ns(50 * 1000 * 1000ull);
 		rc = commit_once(rq, o, off, count);
 	}
 	if (rc < 0) {

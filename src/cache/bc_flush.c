@@ -248,12 +248,12 @@ int bc_flush_range(struct bcache_file *h, uint64_t first, uint64_t last,
 	}
 	bc_map_range(ino, first, last, collect_dirty, &col);
 	qsort(col.v, col.n, sizeof(*col.v), by_index);
-	for (size_t i = 0; i < col.n; i++) {
-		int r = flush_from(h, col.v[i].index, last, &out, cap);
-
-		if (r < 0 && rc == 0)
-			rc = r;
-	}
+	/* The first failure ends the walk: the rest stays dirty for the next COMMIT, which the
+	 * client sends after resending (the verifier changes). A full file system makes every
+	 * write fail, and slowly (ext4 forces a journal commit before each ENOSPC), so writing on
+	 * would only delay the error past the client's patience. */
+	for (size_t i = 0; i < col.n && rc == 0; i++)
+		rc = flush_from(h, col.v[i].index, last, &out, cap);
 	free(col.v);
 	*done = out.v;
 	*ndone = out.n;

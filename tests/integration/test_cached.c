@@ -135,6 +135,55 @@ static void test_bound_holds(void **state)
 	nc_close(c);
 }
 
+/* 3000 4 KiB WRITEs at random blocks of a 64 MiB file, then one COMMIT: the COMMIT writes the
+ * scattered dirty blocks in parallel parts (helper fibers) and everything, holes included, reads
+ * back right. */
+static void test_scattered_writes_one_commit(void **state)
+{
+	struct itest *t = *state;
+	struct fh root, dir, f;
+	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &root);
+	const unsigned nblocks = 64 * MIB / 4096, nwrites = 3000;
+	unsigned char *written = calloc(nblocks, 1), *buf = malloc(MIB);
+	uint32_t x = 12345;
+	WRITE3resok ok;
+
+	assert_non_null(written);
+	assert_non_null(buf);
+	it_workdir(c, &root, "scattered", &dir);
+	NFS_OK(c, nc_create(c, &dir, "f", 0644, &f));
+	for (unsigned i = 0; i < nwrites; i++) {
+		x = x * 1103515245u + 12345u;
+		unsigned b = (x >> 8) % nblocks;
+		fill(buf, (uint64_t)b * 4096, 4096, 4);
+		NFS_OK(c, nc_write(c, &f, (uint64_t)b * 4096, buf, 4096, UNSTABLE, &ok));
+		written[b] = 1;
+	}
+	unsigned last = nblocks;
+	while (last && !written[last - 1])
+		last--;
+	NFS_OK(c, nc_commit(c, &f, 0, 0, NULL));
+	assert_int_equal(counter(t, "cache_dirty"), 0);
+	uint32_t n;
+	int eof;
+	for (uint64_t off = 0; off < (uint64_t)last * 4096; off += n) {
+		NFS_OK(c, nc_read(c, &f, off, MIB, buf, &n, &eof));
+		assert_true(n > 0);
+		for (uint32_t k = 0; k < n; k += 4096) {
+			uint64_t at = off + k;
+			if (written[at / 4096])
+				check_bytes("scattered block", buf + k, at, 4096, 4);
+			else
+				for (uint32_t z = 0; z < 4096; z++)
+					if (buf[k + z])
+						fail_msg("byte %llu of a hole is not zero", (unsigned long long)(at + z));
+		}
+	}
+	free(written);
+	free(buf);
+	nc_close(c);
+}
+
 /* SIGKILL with most of the data dirty in the cache. The client learns from the changed verifier
  * that its UNSTABLE data may be lost, resends it, commits, and the file is byte-identical. */
 static void test_sigkill_with_dirty_data(void **state)
@@ -174,6 +223,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_back_from_cache),
 		cmocka_unit_test(test_bound_holds),
+		cmocka_unit_test(test_scattered_writes_one_commit),
 		cmocka_unit_test(test_sigkill_with_dirty_data),
 		cmocka_unit_test(test_served_after),
 	};
