@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-interleave.sh: the seeds' interleaved-record benchmark (shared/seeds/000) against nfsd-uc on
 # XFS made on a loop device with 4096-byte sectors, and on XFS with 16 KiB blocks. For each record
 # size x (UNSTABLE + COMMIT, FILE_SYNC) x (fresh file, overwrite after drop_caches) it runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The machine side of bench/run: the loop device and its XFS, the private network namespace, the
 memory cgroups, the raw device's own bandwidth, and the counters sampled around each case.
 

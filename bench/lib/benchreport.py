@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """bench/run's report: the CSV, the goals, the Markdown page and the gnuplot plots.
 
 Layout of a results directory (the same as docs/, so that the page's links work in both):

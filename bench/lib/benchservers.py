@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The servers bench/run compares, each started by the bench on the same XFS, inside the run's
 private network namespace, in a memory cgroup of its own, and stopped by PID.
 

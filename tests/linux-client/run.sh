@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run.sh - the Linux-client suite: a real Linux kernel NFS client (Debian's kernel under QEMU)
 # mounts nfsd-uc running on this host and runs tests/linux-client/guest/tests.sh.
 #

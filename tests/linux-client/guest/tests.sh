@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests.sh - the Linux-client suite, run inside the guest (busybox sh) as /host/main.sh.
 #
 # /host is a 9p share of the host's job directory. /host/env sets:

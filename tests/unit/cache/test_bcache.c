@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The boundary cache against a fake disk: every arrival order of the WRITEs sharing a block,
  * COMMIT between two halves, sizes at end of file, eviction, injected errors, truncate, drop,
  * READ overlay, and the orderings that must hold while a middle or an entry write is in flight. */
