@@ -429,42 +429,16 @@ void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
 
 /* ---- READ ---- */
 
-/* A READ's buffer: the reply's payload, and in cached mode also the image of the blocks the cache
- * keeps from it (adopted, one reference each): freed when the reply is sent and the last of
- * those blocks has left the cache. */
-struct read_buf {
-	struct bcache_buf b;
-	char *mem;
-};
-
-static void read_buf_release(struct bcache_buf *b)
-{
-	struct read_buf *rb = (struct read_buf *)b;
-	free(rb->mem);
-	free(rb);
-}
-
 static void read_buf_put(void *p) { bcache_buf_put(p); }
 
-/* mem (malloc'd) in a holder of one reference, or NULL (mem freed). */
-static struct read_buf *read_buf_of(char *mem)
-{
-	struct read_buf *rb = malloc(sizeof *rb);
-	if (!rb) {
-		free(mem);
-		return NULL;
-	}
-	bcache_buf_init(&rb->b, read_buf_release, malloc_usable_size(mem));
-	rb->mem = mem;
-	return rb;
-}
-
-/* What a disk read brought: the buffer, where the READ's bytes start in it (data), and the
- * aligned range of whole blocks the disk gave (kept [keep_off, + keep_len), for the cache to keep
- * clean). */
+/* What a disk read brought: the buffer (mem) in a holder (hold: the reply's payload, and in
+ * cached mode also the image of the blocks the cache keeps from it, one reference each: freed
+ * when the reply is sent and the last of those blocks has left the cache), where the READ's bytes
+ * start in it (data), and the aligned range of whole blocks the disk gave (kept [keep_off,
+ * + keep_len), for the cache to keep clean). */
 struct disk_read {
-	struct read_buf *rb;
-	char *data;
+	struct bcache_buf *hold;
+	char *mem, *data;
 	uint64_t keep_off, keep_len;
 };
 
@@ -491,20 +465,22 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_
 	if (fd < 0)
 		return fd;
 	char *buf = aligned_alloc(bs, ((a1 - a0) + bs - 1) & ~(bs - 1));
-	struct read_buf *rb = buf ? read_buf_of(buf) : NULL;
-	if (!rb)
+	struct bcache_buf *hold = buf ? bcache_buf_heap(buf, malloc_usable_size(buf)) : NULL;
+	if (!hold) {
+		free(buf);
 		return -ENOMEM;
+	}
 	int rwf = o->exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
 	ssize_t n = io_pread_flags(rq->w->ring, fd, buf, a1 - a0, a0, rwf);
 	if (n == -EOPNOTSUPP && rwf)
 		n = io_pread(rq->w->ring, fd, buf, a1 - a0, a0);
 	if (n < 0) {
-		bcache_buf_put(&rb->b);
+		bcache_buf_put(hold);
 		return (int)n;
 	}
 	if ((uint64_t)n < a1 - a0)
 		memset(buf + n, 0, a1 - a0 - (uint64_t)n);
-	*dr = (struct disk_read){.rb = rb, .data = buf + (off - a0), .keep_off = a0,
+	*dr = (struct disk_read){.hold = hold, .mem = buf, .data = buf + (off - a0), .keep_off = a0,
 				 .keep_len = direct ? (uint64_t)n & ~(bs - 1) : 0};
 	return 0;
 }
@@ -526,12 +502,12 @@ static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_fil
 			bcache_read_cancel(bf, &rd);
 			return rc;
 		}
-		if (bcache_read_overlay(bf, &rd, dr->rb->mem) == 0) {
+		if (bcache_read_overlay(bf, &rd, dr->mem) == 0) {
 			if (behind(o) && dr->keep_len)
-				bcache_read_keep(bf, &rd, a0, dr->keep_len, dr->rb->mem, &dr->rb->b);
+				bcache_read_keep(bf, &rd, a0, dr->keep_len, dr->mem, dr->hold);
 			return 0;
 		}
-		bcache_buf_put(&dr->rb->b);
+		bcache_buf_put(dr->hold);
 	}
 	return -EIO;
 }
@@ -629,7 +605,7 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 		return 0;    /* from the cache: read_hit set the payload */
 	rq->payload = dr.data;
 	rq->payload_len = len;
-	rq->payload_mem = &dr.rb->b;
+	rq->payload_mem = dr.hold;
 	rq->payload_free = read_buf_put;
 	return 0;
 }

@@ -264,31 +264,13 @@ static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, size_t 
 
 static void request_main(void *arg);
 
-struct rec_hold {
-	struct bcache_buf b;
-	void *mem;
-};
-
-static void rec_hold_release(struct bcache_buf *b)
-{
-	struct rec_hold *h = (struct rec_hold *)b;
-	free(h->mem);
-	free(h);
-}
-
 struct bcache_buf *record_buf(struct record_mem *rm)
 {
 	if (!rm)
 		return NULL;
-	if (!rm->hold) {
-		struct rec_hold *h = malloc(sizeof *h);
-		if (!h)
-			return NULL;    /* the cache copies instead */
-		/* the whole allocation counts: header and slack too */
-		bcache_buf_init(&h->b, rec_hold_release, malloc_usable_size(rm->mem));
-		h->mem = rm->mem;
-		rm->hold = &h->b;
-	}
+	/* The whole allocation counts: header and slack too. NULL: the cache copies instead. */
+	if (!rm->hold)
+		rm->hold = bcache_buf_heap(rm->mem, malloc_usable_size(rm->mem));
 	return rm->hold;
 }
 

@@ -100,50 +100,6 @@ static ssize_t write_chunk(struct bc_inode *ino, uint64_t chunk, struct bcache_f
 	return rc ? rc : (ssize_t)(r.n * ino->bs);
 }
 
-/* The oldest dirty entry of the cache, with its inode pinned. */
-static struct bc_inode *oldest_dirty(struct bcache *c, uint64_t *index)
-{
-	for (unsigned pass = 0; pass < BC_SHARDS; pass++) {
-		struct bc_shard *best = NULL;
-		uint64_t stamp = UINT64_MAX;
-
-		for (unsigned i = 0; i < BC_SHARDS; i++) {
-			struct bc_shard *sh = &c->shard[i];
-
-			pthread_mutex_lock(&sh->lock);
-			if (!bc_list_empty(&sh->dirty)) {
-				struct bc_entry *e = bc_container_of(sh->dirty.next, struct bc_entry, glink);
-
-				if (e->lstamp < stamp) {
-					stamp = e->lstamp;
-					best = sh;
-				}
-			}
-			pthread_mutex_unlock(&sh->lock);
-		}
-		if (!best)
-			return NULL;
-		pthread_mutex_lock(&best->lock);
-		if (!bc_list_empty(&best->dirty)) {
-			struct bc_entry *e = bc_container_of(best->dirty.next, struct bc_entry, glink);
-			struct bc_inode *ino = e->ino;
-
-			/* to the tail: one that cannot be written now does not block the next look */
-			bc_list_del(&e->glink);
-			bc_list_add_tail(&best->dirty, &e->glink);
-			e->lstamp = atomic_fetch_add_explicit(&c->stamp, 1, memory_order_relaxed);
-			*index = e->index;
-			pthread_mutex_lock(&c->lock);
-			ino->refs++;
-			pthread_mutex_unlock(&c->lock);
-			pthread_mutex_unlock(&best->lock);
-			return ino;
-		}
-		pthread_mutex_unlock(&best->lock);
-	}
-	return NULL;
-}
-
 /* The longest ready run around index (partial blocks wait for their neighbours: only COMMIT and
  * the bound fill them). Inode lock held. */
 static ssize_t write_around(struct bc_inode *ino, uint64_t index, struct bcache_file *h)
@@ -198,8 +154,10 @@ ssize_t bcache_writeback(struct bcache *c)
 		if (n != 0)
 			return n;
 	}
+	static const uint8_t dirty[] = { BC_GL_DIRTY };
 	for (int tries = 0; tries < 8 && past_threshold(c); tries++) {
-		struct bc_inode *ino = oldest_dirty(c, &index);
+		uint64_t id;
+		struct bc_inode *ino = bc_pick_oldest(c, dirty, 1, &index, &id);
 		if (!ino)
 			break;
 		ssize_t n = writeback_in(ino, false, index);

@@ -15,6 +15,30 @@ void bcache_buf_init(struct bcache_buf *b, void (*release)(struct bcache_buf *),
 	b->size = size;
 }
 
+struct heap_buf {
+	struct bcache_buf b;
+	void *mem;
+};
+
+static void heap_buf_release(struct bcache_buf *b)
+{
+	struct heap_buf *h = (struct heap_buf *)b;
+
+	free(h->mem);
+	free(h);
+}
+
+struct bcache_buf *bcache_buf_heap(void *mem, size_t size)
+{
+	struct heap_buf *h = malloc(sizeof(*h));
+
+	if (!h)
+		return NULL;
+	bcache_buf_init(&h->b, heap_buf_release, size);
+	h->mem = mem;
+	return &h->b;
+}
+
 void bcache_buf_put(struct bcache_buf *b)
 {
 	if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)

@@ -409,20 +409,14 @@ static void victim_order(struct bcache *c, uint8_t order[3])
 	order[2] = BC_GL_DIRTY;
 }
 
-/* Pick the cache's next victim (a clean one only when clean_only) and pin its inode; it goes to
- * the tail of its list, so that one that cannot be evicted now does not stop the next pick. No
- * lock held. */
-static struct bc_inode *pick_victim(struct bcache *c, bool clean_only, uint64_t *index,
-				    uint64_t *id)
+struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, uint64_t *index,
+				uint64_t *id)
 {
-	uint8_t order[3];
-
-	victim_order(c, order);
-	for (int k = 0; k < (clean_only ? 2 : 3); k++) {
-		struct bc_shard *sh = oldest_shard(c, order[k]);
+	for (int k = 0; k < n; k++) {
+		struct bc_shard *sh = oldest_shard(c, lists[k]);
 		if (!sh)
 			continue;
-		struct bc_list *list = bc_shard_list(sh, order[k]);
+		struct bc_list *list = bc_shard_list(sh, lists[k]);
 		struct bc_inode *ino = NULL;
 
 		pthread_mutex_lock(&sh->lock);
@@ -445,6 +439,16 @@ static struct bc_inode *pick_victim(struct bcache *c, bool clean_only, uint64_t 
 			return ino;
 	}
 	return NULL;
+}
+
+/* The cache's next victim: a clean one only when clean_only. */
+static struct bc_inode *pick_victim(struct bcache *c, bool clean_only, uint64_t *index,
+				    uint64_t *id)
+{
+	uint8_t order[3];
+
+	victim_order(c, order);
+	return bc_pick_oldest(c, order, clean_only ? 2 : 3, index, id);
 }
 
 /* Is the cache over its bound? *entries (if asked): how many it holds. */

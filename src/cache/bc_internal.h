@@ -336,6 +336,11 @@ void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t
 /* Their sync failed: dirty again, those still as written. */
 void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
 /* Bring the inode, then the cache, back under their memory bounds. No lock held. */
+/* The oldest entry on the first of lists[0, n) (enum bc_glist) that has one, over every shard,
+ * with its inode pinned (bc_inode_unpin after); it goes to the tail of its list, so that one
+ * that cannot be used now does not stop the next pick. NULL when all are empty. No lock held. */
+struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, uint64_t *index,
+				uint64_t *id);
 int bc_reclaim(struct bcache_file *h);
 /* Its parts: the inode's own bound (writes as needed; true if it was over it), and freeing clean
  * blocks cache-wide. */

@@ -86,9 +86,9 @@ int bcache_read_overlay(struct bcache_file *h, struct bcache_read *rd, void *buf
 	return 0;
 }
 
+/* The range a READ wants from the cache, and how many of its blocks were found. */
 struct copy_out {
 	uint64_t off, len;
-	unsigned char *buf;
 	uint64_t seen;
 };
 
@@ -102,21 +102,6 @@ static void part_of(const struct bc_inode *ino, const struct bc_entry *e, const 
 	*b = end < base + ino->bs ? (uint32_t)(end - base) : ino->bs;
 }
 
-/* Copy the READ's part of e's block if e holds every byte of it (complete, or written there by
- * WRITEs); false (a miss) otherwise. */
-static bool copy_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
-{
-	struct copy_out *co = arg;
-	uint32_t a, b;
-
-	part_of(ino, e, co, &a, &b);
-	if (!bc_entry_complete(ino, e) && bc_bits_find(e->bits, a, b, false) < b)
-		return false;
-	memcpy(co->buf + (bc_block_off(ino, e->index) + a - co->off), e->data + a, b - a);
-	co->seen++;
-	return true;
-}
-
 static bool touch_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 {
 	(void)arg;
@@ -124,56 +109,13 @@ static bool touch_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 	return true;
 }
 
-bool bcache_read_cached(struct bcache_file *h, uint64_t off, uint64_t len, void *buf)
-{
-	struct bc_inode *ino = h->ino;
-	struct bcache *c = ino->cache;
-	struct copy_out co = { off, len, buf, 0 };
-	uint64_t first = off >> ino->bshift, last;
-	bool hit;
-
-	if (len == 0)
-		return true;
-	last = (off + len - 1) >> ino->bshift;
-	co_mutex_lock(&ino->lock);
-	while (ino->ra_to && off < ino->ra_to && ino->ra_from < off + len)
-		bc_wait(ino);   /* a readahead is reading this: its blocks are about to be here */
-	/* Every block there and complete (dirty or clean, busy or not: a busy image does not
-	 * change until its write ends). */
-	hit = bc_map_range(ino, first, last, copy_entry, &co) && co.seen == last - first + 1;
-	if (hit)
-		bc_map_range(ino, first, last, touch_entry, NULL);
-	co_mutex_unlock(&ino->lock);
-	bc_count(hit ? &c->n.read_hits : &c->n.read_misses);
-	return hit;
-}
-
-/* An entry's own image (not adopted from a buffer) in a holder of its own, so that a READ reply
- * can pin it like an adopted one: freed when the entry and every reply are done with it. */
-struct own_image {
-	struct bcache_buf b;
-	unsigned char *data;
-};
-
-static void own_image_release(struct bcache_buf *b)
-{
-	struct own_image *o = (struct own_image *)b;
-
-	free(o->data);
-	free(o);
-}
-
-/* e's image in a holder (size 0: the entry still counts as one block of its own). */
+/* e's image in a holder, so that a READ reply can pin an entry's own image like an adopted one
+ * (freed when the entry and every reply are done with it). Size 0: the entry still counts as one
+ * block of its own. */
 static struct bcache_buf *holder_of(struct bc_entry *e)
 {
-	if (e->buf)
-		return e->buf;
-	struct own_image *o = malloc(sizeof(*o));
-	if (!o)
-		return NULL;
-	bcache_buf_init(&o->b, own_image_release, 0);
-	o->data = e->data;
-	e->buf = &o->b;
+	if (!e->buf)
+		e->buf = bcache_buf_heap(e->data, 0);
 	return e->buf;
 }
 
@@ -186,8 +128,9 @@ struct pin_out {
 	bool nomem;
 };
 
-/* Like copy_entry, but the block's image goes into the iovecs, pinned, and is shared from now
- * on (never written in place). */
+/* If e holds every byte the READ wants of its block (complete, or written there by WRITEs), the
+ * block's image goes into the iovecs, pinned, and is shared from now on (never written in
+ * place); false (a miss) otherwise. */
 static bool pin_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 {
 	struct pin_out *po = arg;
@@ -223,7 +166,7 @@ int bcache_read_pinned(struct bcache_file *h, uint64_t off, uint64_t len, struct
 {
 	struct bc_inode *ino = h->ino;
 	struct bcache *c = ino->cache;
-	struct pin_out po = { .co = { off, len, NULL, 0 }, .iov = iov, .max = max, .pins = pins };
+	struct pin_out po = { .co = { off, len, 0 }, .iov = iov, .max = max, .pins = pins };
 	uint64_t first = off >> ino->bshift, last;
 	bool hit;
 
@@ -233,7 +176,9 @@ int bcache_read_pinned(struct bcache_file *h, uint64_t off, uint64_t len, struct
 	last = (off + len - 1) >> ino->bshift;
 	co_mutex_lock(&ino->lock);
 	while (ino->ra_to && off < ino->ra_to && ino->ra_from < off + len)
-		bc_wait(ino);
+		bc_wait(ino);   /* a readahead is reading this: its blocks are about to be here */
+	/* Every block there and complete (dirty or clean, busy or not: a busy image does not
+	 * change until its write ends). */
 	hit = last - first < 2 * ino->map.count &&
 	      bc_map_range(ino, first, last, pin_entry, &po) && po.co.seen == last - first + 1;
 	if (hit)

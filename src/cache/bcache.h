@@ -100,6 +100,9 @@ struct bcache_buf {
 };
 /* Set up b with one reference (the caller's). */
 void bcache_buf_init(struct bcache_buf *b, void (*release)(struct bcache_buf *), size_t size);
+/* A holder of one reference for mem (from malloc and friends), which its release frees; size as
+ * above. NULL when out of memory (mem is then still the caller's). */
+struct bcache_buf *bcache_buf_heap(void *mem, size_t size);
 void bcache_buf_put(struct bcache_buf *b);
 
 #define BCACHE_WB_HIST 9
@@ -210,17 +213,15 @@ void bcache_read_begin(struct bcache_file *f, struct bcache_read *rd, uint64_t o
 int bcache_read_overlay(struct bcache_file *f, struct bcache_read *rd, void *buf);
 /* End a read without overlaying (the disk read failed). */
 void bcache_read_cancel(struct bcache_file *f, struct bcache_read *rd);
-/* BEHIND mode: copy [off, off + len) into buf if every block of it is in the cache with a complete
- * image (dirty or clean): true then (a hit), false and nothing copied otherwise (a miss). len
- * stops at the file's size (the caller's to clamp). A range a readahead is reading now is waited
- * for first (a fiber waits, not its ring), so that READs behind it do not read it again. */
-bool bcache_read_cached(struct bcache_file *f, uint64_t off, uint64_t len, void *buf);
-/* BEHIND mode, the same hit without a copy: if every byte of [off, off + len) is cached, fill
- * iov (at most max iovecs, adjacent memory merged) with the cached images and pins[] with a
+/* BEHIND mode, a READ served from the cache with no copy: if every byte of [off, off + len) is
+ * cached (dirty or clean; len stops at the file's size, the caller's to clamp), fill iov (at most
+ * max iovecs, adjacent memory merged) with the cached images and pins[] with a
  * reference on each memory they lie in (as many as iovecs at most), so that they stay valid
  * after the call: the cache never writes into a block pinned so (a WRITE copies it first).
  * Returns the number of iovecs (*npins set), 0 on a miss (nothing pinned), or -ENOMEM. The
- * caller drops the pins with bcache_buf_put() once the reply is sent. */
+ * caller drops the pins with bcache_buf_put() once the reply is sent. A range a readahead is
+ * reading now is waited for first (a fiber waits, not its ring), so that READs behind it do
+ * not read it again. */
 int bcache_read_pinned(struct bcache_file *f, uint64_t off, uint64_t len, struct iovec *iov,
 		       int max, struct bcache_buf **pins, int *npins);
 /* BEHIND mode: after bcache_read_overlay() succeeded on buf (aligned cover [off, off + len) of
