@@ -109,7 +109,6 @@ struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index)
 struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
 				    struct bcache_buf *buf, bool dirty)
 {
-	struct bc_entry *old = bc_map_find(&ino->map, index);
 	struct bc_entry *e = calloc(1, sizeof(*e));
 
 	if (!e)
@@ -129,8 +128,6 @@ struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const 
 		if (dirty)
 			bc_count(&ino->cache->n.copied);
 	}
-	if (old)
-		bc_entry_free(ino, old);
 	e->nwritten = dirty ? ino->bs : 0;
 	e->filled = !dirty;
 	entry_link(ino, e, index, dirty);

@@ -260,7 +260,8 @@ bool bc_map_range(struct bc_inode *ino, uint64_t first, uint64_t last, bc_visit_
 /* bc_entry.c (inode lock held) */
 struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index);
 /* A whole block whose image is data, inside buf's memory (a reference is taken), or a copy of it
- * when buf is NULL. Replaces any entry of the block (not busy). dirty: a WRITE's block (every
+ * when buf is NULL. Any older entry of the block is the caller's to free after (bc_map_remove
+ * goes by identity). dirty: a WRITE's block (every
  * byte written); else the disk's, read (clean, filled). */
 struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
 				    struct bcache_buf *buf, bool dirty);

@@ -234,7 +234,9 @@ static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
 		while ((e = bc_map_find(&ino->map, at >> ino->bshift)) && e->busy)
 			bc_wait(ino);
 		if (!bc_entry_new_whole(ino, at >> ino->bshift, p, adopt ? buf : NULL, true))
-			return -ENOMEM;
+			return -ENOMEM;   /* the older entry, if any, stays */
+		if (e)
+			bc_entry_free(ino, e);   /* older bytes: this WRITE's replace them whole */
 		ino->hint = bc_max(ino->hint, at + ino->bs);
 	}
 	return 0;
