@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfs-interleave: the interleaved-record workload of the seeds (shared/seeds/000, 002) driven over
  * NFSv3, then every byte read back and checked.
  *
@@ -40,7 +41,7 @@
 
 enum sync_mode { SYNC_UNSTABLE, SYNC_FILE };
 enum commit_mode { COMMIT_ONCE, COMMIT_EACH };
-enum phases { PH_BOTH, PH_WRITE, PH_VERIFY };
+enum phases { PH_BOTH, PH_WRITE, PH_VERIFY, PH_COMMIT };
 
 struct opts {
 	const char *host, *export, *file;
@@ -497,7 +498,7 @@ static int writers_open(struct run *r)
 
 		w->r = r;
 		w->id = i;
-		w->next_rec = i;
+		w->next_rec = o->phases == PH_COMMIT ? r->nrec : i;  /* commit-only: nothing to write */
 		w->slots = calloc(o->qd, sizeof(*w->slots));
 		if (w->slots == NULL)
 			return -1;
@@ -542,7 +543,7 @@ static int open_file(struct run *r)
 
 	if (nb_mount_root(o->host, o->mount_port, o->export, &root) < 0)
 		return -1;
-	if (o->fresh && o->phases != PH_VERIFY ? nb_create_empty(rpc, &root, o->file, &r->file)
+	if (o->fresh && (o->phases == PH_BOTH || o->phases == PH_WRITE) ? nb_create_empty(rpc, &root, o->file, &r->file)
 					     : nb_lookup(rpc, &root, o->file, &r->file))
 		return -1;
 	if (nb_fsinfo(rpc, &r->file, &rtmax, &wtmax) < 0)
@@ -590,6 +591,7 @@ static void usage(FILE *f)
 	      "      --overwrite     write over the existing file, no truncation\n"
 	      "      --write-only    skip the read-back\n"
 	      "      --verify-only   only read back and check (same --seed, sizes and records)\n"
+	      "      --commit-only   only send one COMMIT of the whole file (say what it answered)\n"
 	      "      --seed N        data seed (default: from the clock; printed)\n"
 	      "      --rsize SIZE    READ size of the read-back (1M, at most the server's rtmax)\n"
 	      "      --csv           print a CSV line (with a header line) instead\n"
@@ -600,8 +602,8 @@ static void usage(FILE *f)
 	      f);
 }
 
-enum { OPT_COMMIT = 256, OPT_FRESH, OPT_OVERWRITE, OPT_WONLY, OPT_VONLY, OPT_SEED, OPT_RSIZE,
-       OPT_CSV, OPT_INTERVAL };
+enum { OPT_COMMIT = 256, OPT_FRESH, OPT_OVERWRITE, OPT_WONLY, OPT_VONLY, OPT_CONLY, OPT_SEED,
+       OPT_RSIZE, OPT_CSV, OPT_INTERVAL };
 
 static const struct option long_opts[] = {
 	{ "writers", required_argument, NULL, 'w' }, { "qd", required_argument, NULL, 'q' },
@@ -611,6 +613,7 @@ static const struct option long_opts[] = {
 	{ "fresh", no_argument, NULL, OPT_FRESH }, { "overwrite", no_argument, NULL, OPT_OVERWRITE },
 	{ "write-only", no_argument, NULL, OPT_WONLY },
 	{ "verify-only", no_argument, NULL, OPT_VONLY },
+	{ "commit-only", no_argument, NULL, OPT_CONLY },
 	{ "seed", required_argument, NULL, OPT_SEED }, { "rsize", required_argument, NULL, OPT_RSIZE },
 	{ "csv", no_argument, NULL, OPT_CSV }, { "help", no_argument, NULL, 'h' },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
@@ -639,6 +642,7 @@ static int parse_opt(struct opts *o, int c, const char *arg)
 	case OPT_OVERWRITE: o->fresh = false; return 0;
 	case OPT_WONLY: o->phases = PH_WRITE; return 0;
 	case OPT_VONLY: o->phases = PH_VERIFY; return 0;
+	case OPT_CONLY: o->phases = PH_COMMIT; return 0;
 	case OPT_SEED: o->seed = v; o->seed_set = true; return 0;
 	case OPT_RSIZE: o->rsize = (uint32_t)v; return v >= 4096 && v <= (64u << 20) ? 0 : -1;
 	case OPT_CSV: o->csv = true; return 0;
@@ -681,6 +685,11 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	if (o->phases == PH_VERIFY && !o->seed_set) {
 		fputs("nfs-interleave: --verify-only needs the --seed of the run that wrote\n", stderr);
 		return -1;
+	}
+	if (o->phases == PH_COMMIT) {   /* the file as it is: no truncation, no WRITE */
+		o->fresh = false;
+		o->sync = SYNC_UNSTABLE;
+		o->commit = COMMIT_ONCE;
 	}
 	if (!o->seed_set)
 		o->seed = (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid() << 32;
@@ -732,6 +741,10 @@ static int run_all(struct run *r)
 		if ((rc = run_phase(r, pump_write_phase)) != 0)
 			return rc;
 		secs = nb_now_s() - t0;
+	}
+	if (r->o->phases == PH_COMMIT) {
+		printf("commit=ok commits=%" PRIu64 "\n", r->commits);
+		return 0;
 	}
 	if ((rc = check_size(r)) != 0)
 		return rc;
