@@ -29,12 +29,13 @@ else
 fi
 SUITE=${NFSD_UC_KG_SUITE-sid}
 # modules the guest loads, in this order with their dependencies: the 9p job share, the disk,
-# the file system, the server
-MODULES="virtio_pci virtio_blk 9pnet_virtio 9p xfs nfsd"
+# the file system, the server, and device mapper (dm-mod's linear and error targets: the faulty
+# disk of tests/faultydisk)
+MODULES="virtio_pci virtio_blk 9pnet_virtio 9p xfs nfsd dm_mod"
 # host packages whose files go into the image; their versions go into the hash
-IMAGE_PKGS=(busybox-static rpcbind xfsprogs util-linux libc6 libtirpc3)
+IMAGE_PKGS=(busybox-static rpcbind xfsprogs util-linux dmsetup libc6 libtirpc3)
 NEEDED=(cpio depmod modprobe xz zstd dpkg-deb apt-get /bin/busybox /sbin/rpcbind /sbin/mkfs.xfs
-	/usr/bin/fincore)
+	/usr/sbin/xfs_io /sbin/dmsetup /usr/bin/fincore)
 
 log() { printf '[kg-image] %s\n' "$*" >&2; }
 skip() { log "cannot prepare the image: $*"; exit 77; }
@@ -95,7 +96,8 @@ extract_vmlinux() {  # $1=vmlinuz $2=output
 # insmod reads no .xz), in load order in modules.list. The .debs are not kept.
 prepare_kernel() {  # $1=package (apt state already set)
 	local pkg=$1 kd=$CACHE/kernel/$1 tmp dep
-	[[ -f $kd/ok ]] && return 0
+	# a kernel prepared for another module list is prepared again
+	[[ -f $kd/ok && $(cat "$kd/modules.want" 2>/dev/null) == "$MODULES" ]] && return 0
 	mkdir -p "$CACHE/kernel"
 	tmp=$(mktemp -d "$CACHE/kernel.tmp.XXXXXX")
 	log "downloading $pkg"
@@ -138,6 +140,7 @@ prepare_kernel() {  # $1=package (apt state already set)
 	done
 	grep -q '/nfsd\.ko$' "$tmp/out/modules.list" || log "note: nfsd is not a module of $pkg (built in?)"
 	echo "$kv" >"$tmp/out/kver"
+	echo "$MODULES" >"$tmp/out/modules.want"
 	rm -rf "$kd"
 	mv "$tmp/out" "$kd"
 	rm -rf "$tmp"
@@ -187,6 +190,8 @@ build_image() {  # $1=kernel package $2=image dir
 	install -m755 /bin/busybox "$R/bin/busybox"
 	copy_with_libs "$R" /sbin/rpcbind /sbin/rpcbind
 	copy_with_libs "$R" /sbin/mkfs.xfs /sbin/mkfs.xfs
+	copy_with_libs "$R" /usr/sbin/xfs_io /usr/sbin/xfs_io
+	copy_with_libs "$R" /sbin/dmsetup /sbin/dmsetup
 	copy_with_libs "$R" /usr/bin/fincore /usr/bin/fincore
 	for b in rpc.nfsd rpc.mountd exportfs; do copy_with_libs "$R" "$nks/$b" "/sbin/$b"; done
 	cp -a "$kd/modules/." "$R/lib/modules/"
