@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Write-behind readiness: per 1 MiB chunk of a file, how many of its blocks are ready to go to
- * disk (dirty, complete, not busy). When the count reaches the chunk's size the chunk goes to the
+ * disk (dirty, complete, not busy) and covered by WRITEs since they were last there. When the count reaches the chunk's size the chunk goes to the
  * write-behind queue at once: a run that can be written whole is not kept waiting for COMMIT. A
  * chunk map holds only chunks with a ready block, so it is as small as the dirty data. */
 #include <errno.h>
@@ -97,20 +97,28 @@ static uint32_t chunk_add(struct bc_chunks *m, uint64_t key, int delta)
 	return ch->ready;
 }
 
+/* A ready block counts toward its chunk only once WRITEs have covered it since it was last on
+ * disk. A block complete only because it held a clean image (an overwrite) is written as soon
+ * as the first of the two WRITEs sharing it arrives otherwise, and again, alone, after the
+ * second. */
 void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e)
 {
 	bool ready = bc_entry_ready(ino, e);
-	uint64_t key = e->index >> ino->chunk_shift;
+	bool whole = ready && e->covered == ino->bs;
 
-	if (ready == e->gready)
+	if (ready != e->gready) {
+		e->gready = ready;
+		if (ready)
+			atomic_fetch_add_explicit(&ino->cache->nready, 1, memory_order_relaxed);
+		else
+			atomic_fetch_sub_explicit(&ino->cache->nready, 1, memory_order_relaxed);
+	}
+	if (whole == e->gwhole)
 		return;
-	e->gready = ready;
-	if (ready)
-		atomic_fetch_add_explicit(&ino->cache->nready, 1, memory_order_relaxed);
-	else
-		atomic_fetch_sub_explicit(&ino->cache->nready, 1, memory_order_relaxed);
-	uint32_t n = chunk_add(&ino->chunks, key, ready ? 1 : -1);
-	if (ready && n == 1u << ino->chunk_shift && !ino->wb_err)
+	e->gwhole = whole;
+	uint64_t key = e->index >> ino->chunk_shift;
+	uint32_t n = chunk_add(&ino->chunks, key, whole ? 1 : -1);
+	if (whole && n == 1u << ino->chunk_shift && !ino->wb_err)
 		bc_wbq_push(ino, key);
 }
 

@@ -128,7 +128,7 @@ struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const 
 		if (dirty)
 			bc_count(&ino->cache->n.copied);
 	}
-	e->nwritten = dirty ? ino->bs : 0;
+	e->nwritten = e->covered = dirty ? ino->bs : 0;
 	e->filled = !dirty;
 	entry_link(ino, e, index, dirty);
 	return e;

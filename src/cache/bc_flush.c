@@ -151,6 +151,7 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 	}
 	/* On disk now; the sync that makes it durable is the COMMIT's (which always syncs). */
 	e->dirty = false;
+	bc_entry_uncover(ino, e);
 	bc_entry_relist(ino, e);
 	bc_room_made(c);
 	return 0;

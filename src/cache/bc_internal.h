@@ -50,12 +50,15 @@ struct bc_entry {
 	struct bcache_buf *buf;  /* holds data when it lies in a WRITE's record (adopted), or NULL:
 				  * data is the entry's own allocation */
 	uint32_t nwritten;       /* bits set */
+	uint32_t covered;        /* bytes WRITEs gave since the block last went to disk (overlaps
+				  * count twice: only a hint, for write-behind's chunks) */
 	bool filled;             /* the bytes nobody wrote are in data too (from disk or zeros) */
 	bool dirty;              /* data holds bytes the disk does not (or not yet synced) */
 	bool busy;               /* its I/O runs without the inode lock: nobody else touches it */
 	uint8_t glist;           /* enum bc_glist, shard lock */
 	bool gdirty;             /* `dirty` as last counted in the cache's dirty count */
-	bool gready;             /* counted in its chunk's ready blocks (bc_chunk.c) */
+	bool gready;             /* counted in the cache's ready blocks (bc_chunk.c) */
+	bool gwhole;             /* counted in its chunk's whole blocks (bc_chunk.c) */
 	bool hot;                /* read again while clean: eviction's second list (2Q) */
 	bool shared;             /* data is also a READ reply's (adopted from its buffer): never
 				  * changed in place, a WRITE copies it first */
@@ -284,6 +287,15 @@ void bc_chunks_fini(struct bc_chunks *m);
 void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e);
 /* Every block of the chunk is ready. */
 bool bc_chunk_whole(const struct bc_inode *ino, uint64_t key);
+/* e went to disk: a block WRITEs had covered starts counting again (the next pass of an
+ * overwrite); one written before they did (its rest filled, to make room) keeps what they gave,
+ * so that the neighbour still to come completes it for its chunk. */
+static inline void bc_entry_uncover(const struct bc_inode *ino, struct bc_entry *e)
+{
+	if (e->covered >= ino->bs)
+		e->covered = 0;
+}
+
 static inline bool bc_entry_ready(const struct bc_inode *ino, const struct bc_entry *e)
 {
 	return e->dirty && !e->busy && bc_entry_complete(ino, e);

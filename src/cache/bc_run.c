@@ -140,6 +140,7 @@ static void run_settle(struct bc_inode *ino, struct bc_run *r, const bool *fille
 				ino->win_completed++;
 			}
 			e->dirty = false;
+			bc_entry_uncover(ino, e);
 		}
 		bc_entry_set_busy(ino, e, false);
 	}

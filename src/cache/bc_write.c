@@ -82,6 +82,7 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	memcpy(e->data + a, src, len);
 	if (e->bits)   /* else a whole block already: every byte counts as written */
 		e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
+	e->covered = (uint32_t)bc_min(ino->bs, (uint64_t)e->covered + len);
 	e->gen++;
 	/* Young again for the per-file bound: the neighbour that shares the block may be on its
 	 * way, and an old image freed now would leave its piece to be completed by a read. */

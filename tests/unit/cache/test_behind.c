@@ -230,6 +230,38 @@ static void test_interleaved_writers_merge(void **state)
 	env_free(e);
 }
 
+/* An overwrite of a cached file: a block two records share is complete after the first of them
+ * (the rest comes from its clean image), yet its chunk waits for the second, so that the chunk
+ * goes to disk once, whole, and no block is written twice. */
+static void test_overwrite_chunk_waits_for_both_records(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const size_t rec = 6000;
+	const uint64_t half = 100 * rec;   /* 585.9 KiB: record 100 starts mid-block */
+
+	(void)state;
+	for (uint64_t off = 0; off < MiB + rec; off += rec)
+		put_ok(e, off, rec, 1);
+	drain_writeback(e);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	unsigned before = e->disk.writes;
+	/* all of chunk 0 again, except record 99: the block it shares with record 100 is complete
+	 * but only half covered */
+	for (uint64_t off = 0; off < MiB + rec; off += rec)
+		if (off != half - rec)
+			put_ok(e, off, rec, 2);
+	drain_writeback(e);
+	assert_int_equal(e->disk.writes, before);      /* chunk 0 still waits */
+	put_ok(e, half - rec, rec, 2);
+	assert_true(bcache_writeback(e->c) >= (ssize_t)MiB);
+	assert_int_equal(e->disk.writes, before + 1);
+	assert_int_equal(fake_writes_over(&e->disk, half - BS, 2 * BS), 2);   /* once a pass */
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	env_free(e);
+}
+
 /* Data that will never fill a chunk (sparse blocks) goes once dirty memory passes a quarter of
  * the bound, oldest first. */
 static void test_dirty_threshold(void **state)
@@ -633,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_record_size_counts),
 		cmocka_unit_test(test_complete_chunk_written_behind),
 		cmocka_unit_test(test_interleaved_writers_merge),
+		cmocka_unit_test(test_overwrite_chunk_waits_for_both_records),
 		cmocka_unit_test(test_dirty_threshold),
 		cmocka_unit_test(test_bound_holds_with_backpressure),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
