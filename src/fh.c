@@ -19,6 +19,7 @@
 #include "fileio.h"
 #include "io/ring.h"
 #include "log.h"
+#include "nocmtime.h"
 
 #define FH_VERSION 1
 #define FH_HDR 10           /* version, length, fsid, handle type */
@@ -164,6 +165,8 @@ static void entry_close(struct fh_cache *c, struct fh_entry *e, bool gone)
 		close(e->io_fd);
 	if (e->dio_fd >= 0)
 		close(e->dio_fd);
+	if (e->fio.fd_set && e->fio.wfd != e->fio.fd)
+		close(e->fio.wfd);
 	free(e);
 }
 
@@ -385,6 +388,28 @@ static void hint_extents(struct worker *w, int fd)
 		log_debug("extent size hint: %s", strerror((int)-rc));
 }
 
+struct nocmtime_call {
+	int fd, dirfd;
+};
+
+static long do_nocmtime_open(void *arg)
+{
+	struct nocmtime_call *a = arg;
+	return nocmtime_open(a->fd, a->dirfd);
+}
+
+/* The descriptor the cache writes through: one that leaves mtime and ctime as the WRITEs set
+ * them where the file system offers it (as root: it takes CAP_SYS_ADMIN), else fd itself. */
+static int cache_write_fd(struct worker *w, struct fh_obj *o, int fd)
+{
+	struct nocmtime_call a = {fd, o->exp->root_fd};
+	long rc = cred_offload_root(w, do_nocmtime_open, &a);
+	if (rc >= 0)
+		return (int)rc;
+	log_debug("write-behind moves mtime and ctime: %s", strerror((int)-rc));
+	return fd;
+}
+
 struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err)
 {
 	struct fh_entry *e = o->ent;
@@ -396,8 +421,11 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 		return NULL;
 	}
 	if (!e->fio.fd_set) {
-		e->fio.fd = fd;
+		e->fio.fd = e->fio.wfd = fd;
 		e->fio.fd_set = true;
+		int wfd = cache_write_fd(w, o, fd);   /* yields: another fiber may write through fd */
+		if (wfd != fd)
+			e->fio.wfd = wfd;
 		hint_extents(w, fd);
 	}
 	if (e->bf)

@@ -26,7 +26,7 @@
 
 static int op_write(void *io, uint64_t off, const void *buf, size_t len)
 {
-	int fd = ((struct file_io *)io)->fd;
+	int fd = ((struct file_io *)io)->wfd;
 	struct io_ring *r = io_ring_thread();
 	size_t done = 0;
 	while (done < len) {
@@ -44,7 +44,7 @@ static int op_write(void *io, uint64_t off, const void *buf, size_t len)
 /* One vectored write (write-behind and COMMIT runs); a short one goes on with the rest. */
 static int op_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
 {
-	int fd = ((struct file_io *)io)->fd;
+	int fd = ((struct file_io *)io)->wfd;
 	struct io_ring *r = io_ring_thread();
 	struct iovec v[BCACHE_IOV_MAX];
 	if (iovcnt > BCACHE_IOV_MAX)
@@ -127,10 +127,26 @@ static int op_truncate(void *io, uint64_t size)
 	return truncate_fd(((struct file_io *)io)->fd, size);
 }
 
+static long do_trim(void *arg)
+{
+	struct truncate_call *a = arg;
+	struct stat sb;
+	if (fstat(a->fd, &sb) < 0 || ftruncate(a->fd, (off_t)a->size) < 0)
+		return -errno;
+	const struct timespec t[2] = {{0, UTIME_OMIT}, sb.st_mtim};
+	return futimens(a->fd, t) < 0 ? -errno : 0;
+}
+
+static int op_trim(void *io, uint64_t size)
+{
+	struct truncate_call a = {((struct file_io *)io)->fd, size};
+	return (int)cred_offload_root(worker_self(), do_trim, &a);
+}
+
 int fileio_cache_create(struct server *srv)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
-					      op_writev};
+					      op_writev, op_trim};
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
 	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;

@@ -18,7 +18,9 @@
 /* What the cache's ops get for a handle: an O_DIRECT descriptor, fixed for the handle's life. */
 struct file_io {
 	int fd;
-	bool fd_set;                  /* fd is set (and its extent hint asked for) */
+	int wfd;                      /* the cache's writes: fd, or one that keeps mtime and ctime
+				       * (nocmtime.h) */
+	bool fd_set;                  /* fd and wfd are set (and the extent hint asked for) */
 	uint64_t touched_ns;          /* CLOCK_MONOTONIC of this handle's last mtime touch */
 };
 

@@ -97,7 +97,7 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	}
 	rc = bc_io_result(c, c->ops.write(h->io, base, e->data, ino->bs));
 	if (rc == 0 && size < base + ino->bs)
-		rc = bc_io_result(c, c->ops.truncate(h->io, size));
+		rc = bc_io_result(c, (c->ops.trim ? c->ops.trim : c->ops.truncate)(h->io, size));
 	return rc;
 }
 

@@ -71,6 +71,10 @@ struct bcache_ops {
 	/* The same from iov[0, iovcnt) (at most BCACHE_IOV_MAX), each aligned; NULL: the cache
 	 * calls write once per iovec. */
 	int (*writev)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt);
+	/* ftruncate that leaves the mtime as it was: puts the size back after a zero-filled block
+	 * past the end of file, which no WRITE asked for (ctime moves: clients see it as their own
+	 * COMMIT's by its wcc_data). NULL: truncate. */
+	int (*trim)(void *file_io, uint64_t size);
 };
 
 #define BCACHE_IOV_MAX 1024

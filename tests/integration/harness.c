@@ -93,9 +93,12 @@ static int write_conf(const struct itest *t)
 
 static int make_tree(struct itest *t)
 {
-	char tmpl[] = "/tmp/nfsd-uc-it.XXXXXX", path[PATH_MAX + 32], real[PATH_MAX];
+	char tmpl[PATH_MAX], path[PATH_MAX + 32], real[PATH_MAX];
 	mode_t modes[EXP_COUNT] = { 0755, 0755, 0777, 0777, 0755 };
+	/* NFSD_UC_IT_TMPDIR: another file system for the tree (tests/integration/on_xfs.sh) */
+	const char *base = getenv("NFSD_UC_IT_TMPDIR");
 
+	snprintf(tmpl, sizeof(tmpl), "%s/nfsd-uc-it.XXXXXX", base && *base ? base : "/tmp");
 	if (mkdtemp(tmpl) == NULL || realpath(tmpl, real) == NULL || strlen(real) >= sizeof(t->dir)) {
 		fprintf(stderr, "harness: mkdtemp: %s\n", strerror(errno));
 		return -1;
