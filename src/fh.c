@@ -398,8 +398,8 @@ static long do_nocmtime_open(void *arg)
 	return nocmtime_open(a->fd, a->dirfd);
 }
 
-/* The descriptor the cache writes through: one that leaves mtime and ctime as the WRITEs set
- * them where the file system offers it (as root: it takes CAP_SYS_ADMIN), else fd itself. */
+/* The descriptor a cached export's cache writes through: one that leaves mtime and ctime as the
+ * WRITEs set them (as root: it takes CAP_SYS_ADMIN), else fd itself. */
 static int cache_write_fd(struct worker *w, struct fh_obj *o, int fd)
 {
 	struct nocmtime_call a = {fd, o->exp->root_fd};
@@ -423,10 +423,12 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 	if (!e->fio.fd_set) {
 		e->fio.fd = e->fio.wfd = fd;
 		e->fio.fd_set = true;
-		int wfd = cache_write_fd(w, o, fd);   /* yields: another fiber may write through fd */
-		if (wfd != fd)
-			e->fio.wfd = wfd;
 		hint_extents(w, fd);
+		if (o->exp->keeps_times) {
+			int wfd = cache_write_fd(w, o, fd);   /* yields: others may write through fd */
+			if (wfd != fd)
+				e->fio.wfd = wfd;
+		}
 	}
 	if (e->bf)
 		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, the hint) */

@@ -26,6 +26,7 @@
 #include "fh.h"
 #include "io/pool.h"
 #include "log.h"
+#include "nocmtime.h"
 #include <rpc/rpc.h>
 #include "mount3_prot.h"
 #include "nfs3_prot.h"
@@ -40,6 +41,21 @@ static void usage(FILE *f)
 		"       nfsd-uc --check -c FILE  validate FILE: exit 0, or print FILE:LINE: error and exit 2\n"
 		"       nfsd-uc --help | --version\n"
 		"options: -v, --verbose   debug logging\n");
+}
+
+/* Only a cached export writes after the reply, and so needs writes that leave the times alone
+ * (a direct one's WRITE writes, and the kernel stamps the times then). Asked once, here. */
+static void probe_times(struct export_rt *e, int fd)
+{
+	if (e->cfg->write_mode != IO_MODE_CACHED)
+		return;
+	int q = nocmtime_open(fd, e->root_fd);
+	e->keeps_times = q >= 0;
+	if (q >= 0)
+		close(q);
+	else
+		log_info("export %s: write-behind will move mtime and ctime (%s: only XFS keeps them)",
+			 e->cfg->path, strerror(-q));
 }
 
 /* Can this export take O_DIRECT, and at what alignment? An unnamed temporary file tells without
@@ -57,6 +73,7 @@ static void probe_export(struct export_rt *e)
 		struct statx st;
 		if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN))
 			dio_align = st.stx_dio_offset_align;
+		probe_times(e, fd);
 		close(fd);
 	}
 	if (dio_align > block)

@@ -41,6 +41,9 @@ struct export_rt {
 	 * export serves through nfsd-uc's cache: its calls first flush and drop what that cache
 	 * holds of the file (fileio.c). */
 	bool shares_cache;
+	/* write_mode cached on a file system whose handles open for writes that keep mtime and
+	 * ctime (nocmtime.h): write-behind writes through such a descriptor. */
+	bool keeps_times;
 };
 
 /* Request counters (the boundary cache keeps its own). */
