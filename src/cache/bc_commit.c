@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* COMMIT, SETATTR size and REMOVE: the calls that change what is cached without a WRITE. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,24 +135,21 @@ static bool drop_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 	return true;
 }
 
-/* Forget bytes [a, bs) of e. A filled image takes the zeros the truncated disk now has there. */
-static void trim(struct bc_inode *ino, struct bc_entry *e, uint32_t a)
+/* Forget bytes [a, bs) of e: a whole or filled image takes the zeros the truncated disk has there
+ * (copied first when a READ reply still sends it). 0, or -ENOMEM with e unchanged (it may be
+ * dirty: nothing of it can be dropped). */
+static int trim(struct bc_inode *ino, struct bc_entry *e, uint32_t a)
 {
-	if (!e->bits) {   /* a whole block: what it holds past the new end is the zeros */
-		if (bc_entry_own(ino, e)) {
-			bc_entry_free(ino, e);   /* no memory to copy it: the disk has it */
-			return;
-		}
-		memset(e->data + a, 0, ino->bs - a);
-		bc_readers_stale(ino, e->index);
-		return;
-	}
-	e->nwritten -= bc_bits_change(e->bits, a, ino->bs, false);
-	if (e->filled)
+	if (bc_entry_own(ino, e))
+		return -ENOMEM;
+	if (e->bits)
+		e->nwritten -= bc_bits_change(e->bits, a, ino->bs, false);
+	if (!e->bits || e->filled)
 		memset(e->data + a, 0, ino->bs - a);
 	bc_readers_stale(ino, e->index);
-	if (!e->filled && e->nwritten == 0)
+	if (e->bits && !e->filled && e->nwritten == 0)
 		bc_entry_free(ino, e);
+	return 0;
 }
 
 /* Waits for entry writes (any may extend the file) and for middles reaching past the new size,
@@ -166,10 +164,12 @@ int bcache_truncate(struct bcache_file *h, uint64_t new_size)
 	co_mutex_lock(&ino->lock);
 	while (ino->nbusy || spans_past(ino, new_size))
 		bc_wait(ino);
-	bc_map_range(ino, first_gone, UINT64_MAX, drop_entry, NULL);
 	e = bc_map_find(&ino->map, new_size >> ino->bshift);
-	if (e && (new_size & mask))
-		trim(ino, e, (uint32_t)(new_size & mask));
+	if (e && (new_size & mask) && (rc = trim(ino, e, (uint32_t)(new_size & mask))) != 0) {
+		co_mutex_unlock(&ino->lock);   /* before anything changed */
+		return rc;
+	}
+	bc_map_range(ino, first_gone, UINT64_MAX, drop_entry, NULL);
 	if (ino->hint > new_size)
 		ino->hint = new_size;
 	ino->wseq++;

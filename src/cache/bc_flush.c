@@ -302,8 +302,9 @@ static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_f
 		for (size_t i = 0; i < r.n; i++)
 			if (r.v[i] == e)
 				return bc_run_write(ino, &r, h);
+	} else {
+		bc_count(&ino->cache->n.forced);   /* completed with a read or zeros */
 	}
-	bc_count(&ino->cache->n.forced);
 	return bc_entry_flush(ino, e, h);
 }
 

@@ -264,13 +264,15 @@ static int make_room(struct bcache_file *h)
 		bc_reclaim_clean(c);
 		if (!bc_over_limit(c))
 			return 0;
+		/* A failure is another file's as likely as this one's: it stays with the file's
+		 * inode for its COMMIT, and this WRITE looks for room elsewhere. */
 		ssize_t n = bcache_writeback(c);
-		if (n < 0)
-			return (int)n;
-		if (n > 0)
+		if (n != 0)
 			continue;
-		if (!atomic_load_explicit(&c->inflight_bytes, memory_order_relaxed))
-			return bc_reclaim(h);
+		if (!atomic_load_explicit(&c->inflight_bytes, memory_order_relaxed)) {
+			bc_reclaim(h);   /* what fails to go stays dirty: COMMIT says so */
+			return 0;
+		}
 		bc_room_wait(c);
 	}
 	return 0;

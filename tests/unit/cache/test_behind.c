@@ -305,6 +305,24 @@ static void test_bound_holds_with_backpressure(void **state)
 
 /* A failed write-behind loses nothing: the blocks stay dirty, the next COMMIT reports the error
  * (the server then changes the write verifier) and writes them again; the next one succeeds. */
+/* At the bound with the disk failing, WRITEs are still answered (their data is in the cache: a
+ * failure write-behind met may be any file's) and COMMIT is what reports it; nothing is lost. */
+static void test_full_cache_on_failing_disk(void **state)
+{
+	struct env *e = behind_env(1 * MiB);
+
+	(void)state;
+	fake_fail_writes(&e->disk, EIO, 1000000);
+	for (uint64_t off = 0; off + 47008 <= 3 * MiB; off += 47008)
+		put_ok(e, off, 47008, 4);
+	assert_true(stats(e).wb_failures > 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -EIO);
+	fake_fail_writes(&e->disk, 0, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 static void test_writeback_error_reported_by_commit(void **state)
 {
 	struct env *e = behind_env(64 * MiB);
@@ -446,6 +464,31 @@ static void test_stale_read_not_kept(void **state)
 
 /* SETATTR size over cached whole blocks: the file's bytes past the cut are gone from the cache
  * and the disk alike. */
+/* A truncate inside a block a READ reply still sends changes a copy, not the reply's bytes. */
+static void test_truncate_spares_pinned_block(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct iovec iov[4];
+	struct bcache_buf *pins[4];
+	int npins;
+	unsigned char want[300];
+
+	(void)state;
+	put_ok(e, 0, 300, 1);
+	set_expect_size(e, 300);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);   /* filled, clean */
+	memcpy(want, e->expect, sizeof want);
+	assert_int_equal(bcache_read_pinned(e->f, 0, 300, iov, 4, pins, &npins), 1);
+	assert_int_equal(bcache_truncate(e->f, 100), 0);
+	set_expect_size(e, 100);
+	assert_memory_equal(iov[0].iov_base, want, 300);
+	for (int i = 0; i < npins; i++)
+		bcache_buf_put(pins[i]);
+	check_cached(e, 0, 100);
+	check_disk(e, false);
+	env_free(e);
+}
+
 static void test_truncate_cached_blocks(void **state)
 {
 	struct env *e = behind_env(64 * MiB);
@@ -669,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_dirty_threshold),
 		cmocka_unit_test(test_bound_holds_with_backpressure),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
+		cmocka_unit_test(test_full_cache_on_failing_disk),
 		cmocka_unit_test(test_commit_enospc_then_retry),
 		cmocka_unit_test(test_sync_error_redirties),
 		cmocka_unit_test(test_scan_does_not_flush_hot_blocks),
@@ -678,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_pinned_read_is_stable),
 		cmocka_unit_test(test_stable_writes_share),
 		cmocka_unit_test(test_truncate_cached_blocks),
+		cmocka_unit_test(test_truncate_spares_pinned_block),
 		cmocka_unit_test(test_overwrite_during_writeback),
 		cmocka_unit_test(test_through_and_behind_share),
 	};
