@@ -353,8 +353,10 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 			break;
 		pc.kick.kicked = false;
 		worker_running(rq->w, false);
+		/* Before min the idle kick is not armed: it would end each wait at once (nothing
+		 * else runs) and the loop would spin on it until min. */
 		bcache_wait_partial(bf, off, count, stable == FILEIO_UNSTABLE, now < min ? min : end,
-				    &pc.kick);
+				    now < min ? NULL : &pc.kick);
 		worker_running(rq->w, true);
 	}
 	worker_park_end(rq->w, &pc);
