@@ -144,19 +144,31 @@ inject_eio() {  # $1=file (written once already, so its extents are allocated)
 
 clear_fault() { load_table /tmp/linear.table || die "loading the linear table"; }
 
-overwrite_under_eio() {  # $1=file $2=what; the client's UNSTABLE overwrite (seed 2) must fail
-	local f0 f1 rc
-	il_ok "$1" 1
-	inject_eio "$1"
+# A client's UNSTABLE write on the faulty disk: nfs-interleave must end with a server error
+# (exit 3) saying $2, write-behind must have failed meanwhile, and the daemon must live on.
+write_under_fault() {  # $1=what $2=error $3=file $4=seed, then nfs-interleave's options
+	local what=$1 err=$2 f0 f1 rc bad=0
+	shift 2
 	f0=$(counter cache_writeback_failures)
-	il "$1" 2 --overwrite --write-only
+	il "$@"
 	rc=$?
 	f1=$(counter cache_writeback_failures)
 	alive
-	[ $rc = 3 ] && grep -q 'COMMIT: NFS3ERR_IO' /tmp/il.out ||
-		fail "$2: COMMIT on a failing disk: exit $rc, want 3 and NFS3ERR_IO: $(tail -n 2 /tmp/il.out | tr '\n' ' ')"
-	[ "$f1" -gt "$f0" ] || fail "$2: no write-behind failed (cache_writeback_failures $f0 -> $f1)"
-	say "ok - $2: write-behind failed ($((f1 - f0)) runs), COMMIT said NFS3ERR_IO"
+	if [ $rc != 3 ] || ! grep -q "$err" /tmp/il.out; then
+		fail "$what: exit $rc, want 3 and $err: $(tail -n 2 /tmp/il.out | tr '\n' ' ')"
+		bad=1
+	fi
+	if [ "$f1" -le "$f0" ]; then
+		fail "$what: no write-behind failed (cache_writeback_failures $f0 -> $f1)"
+		bad=1
+	fi
+	[ $bad = 0 ] && say "ok - $what: write-behind failed ($((f1 - f0)) runs), the client got $err"
+}
+
+overwrite_under_eio() {  # $1=file $2=what; the client's UNSTABLE overwrite (seed 2) must fail
+	il_ok "$1" 1
+	inject_eio "$1"
+	write_under_fault "$2" 'COMMIT: NFS3ERR_IO' "$1" 2 --overwrite --write-only
 	# the data is still the client's: served from the cache (the disk would fail the READ)
 	if il "$1" 2 --verify-only; then
 		say "ok - $2: while the disk fails, READ returns the bytes written (from the cache)"
@@ -188,19 +200,11 @@ t_kept() {
 
 # ---- enospc: a fresh file larger than the space left
 t_enospc() {
-	local avail f0 f1 rc
+	local avail
 	avail=$(df -k $DIR | awk 'NR == 2 { print $4 }')
 	xfs_io -f -c "falloc 0 $(((avail - 4096) * 1024))" $DIR/filler || die "falloc of the filler"
 	say "enospc: $(df -k $DIR | awk 'NR == 2 { print $4 }') KiB left for a file of $TOTAL"
-	f0=$(counter cache_writeback_failures)
-	il nospc 3 --write-only
-	rc=$?
-	f1=$(counter cache_writeback_failures)
-	alive
-	[ $rc = 3 ] && grep -q 'NFS3ERR_NOSPC' /tmp/il.out ||
-		fail "enospc: writing past a full disk: exit $rc, want 3 and NFS3ERR_NOSPC: $(tail -n 2 /tmp/il.out | tr '\n' ' ')"
-	[ "$f1" -gt "$f0" ] || fail "enospc: no write-behind failed (cache_writeback_failures $f0 -> $f1)"
-	say "ok - enospc: write-behind failed ($((f1 - f0)) runs), the client got NFS3ERR_NOSPC"
+	write_under_fault enospc NFS3ERR_NOSPC nospc 3 --write-only
 	rm -f $DIR/filler
 	il_ok nospc 3
 	say "ok - enospc: after space was freed, the client's retry succeeded and read back"

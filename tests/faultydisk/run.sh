@@ -12,7 +12,7 @@
 # root, no QEMU, no kernel image, the guest did not boot: the reason is printed).
 #
 # Environment: NFSD_UC_FD_RECORD (47008), NFSD_UC_FD_TOTAL (bytes a file, 16M),
-#   NFSD_UC_FD_CACHE (the daemon's [cache] size, 64M), NFSD_UC_FD_TIMEOUT (seconds, 900),
+#   NFSD_UC_FD_CACHE (the daemon's [cache] size, 64M), NFSD_UC_FD_TIMEOUT (seconds, 600),
 #   NFSD_UC_FD_KEEP=1 (keep the job directory), and image.sh's NFSD_UC_KG_* variables.
 set -uo pipefail
 
@@ -21,7 +21,7 @@ UC=${1:-} IL=${2:-} ST=${3:-}
 RECORD=${NFSD_UC_FD_RECORD:-47008}
 TOTAL=${NFSD_UC_FD_TOTAL:-16M}
 CACHE=${NFSD_UC_FD_CACHE:-64M}
-TIMEOUT=${NFSD_UC_FD_TIMEOUT:-900}
+TIMEOUT=${NFSD_UC_FD_TIMEOUT:-600}
 J="" QPID=""
 
 say() { printf '[faultydisk] %s\n' "$*"; }
