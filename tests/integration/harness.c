@@ -33,7 +33,7 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int ms)
+void it_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 	nanosleep(&ts, NULL);
@@ -210,7 +210,7 @@ int it_start(struct itest *t)
 		/* Only the log: after a crash the dead daemon's sockets may accept for a moment. */
 		if (log_says_ready(t, from))
 			return 0;
-		sleep_ms(20);
+		it_sleep_ms(20);
 	}
 	fprintf(stderr, "harness: daemon not ready after %d ms\n", START_TIMEOUT_MS);
 	it_stop(t);
@@ -243,7 +243,7 @@ static int wait_exit(pid_t pid, int timeout_ms, int *status)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		sleep_ms(10);
+		it_sleep_ms(10);
 	}
 	return -1;
 }

@@ -63,6 +63,7 @@ int it_main(const char *group, const struct CMUnitTest *tests, size_t ntests,
 
 /* Small file-system helpers for fixtures and for checking results on disk (abort the test
  * through cmocka on failure). path is relative to the export's directory. */
+void it_sleep_ms(int ms);
 void it_path(const struct itest *t, enum it_export e, const char *rel, char *out, size_t outlen);
 void it_write_file(const struct itest *t, enum it_export e, const char *rel,
                    const void *data, size_t len, mode_t mode);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "rawnfs.h"
+#include "harness.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -460,5 +461,13 @@ uint64_t rn_counter(uint16_t port, const char *name)
 		close(fd);
 	free(buf);
 	free(b);
+	return v;
+}
+
+uint64_t rn_counter_must(uint16_t port, const char *name)
+{
+	uint64_t v = rn_counter(port, name);
+	if (v == UINT64_MAX)
+		fail_msg("the daemon has no counter %s", name);
 	return v;
 }

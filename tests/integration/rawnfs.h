@@ -64,5 +64,7 @@ int rn_read(int fd, const struct rn_fh *fh, uint64_t off, void *out, uint32_t le
 
 /* The daemon's counter name (its private stats program), or UINT64_MAX if it has none. */
 uint64_t rn_counter(uint16_t port, const char *name);
+/* The same, failing the test (cmocka) when the daemon has no such counter. */
+uint64_t rn_counter_must(uint16_t port, const char *name);
 
 #endif

@@ -25,13 +25,6 @@ static void fill(unsigned char *buf, uint64_t off, size_t len, unsigned seed)
 		buf[i] = byte_at(off + i, seed);
 }
 
-static uint64_t counter(const struct itest *t, const char *name)
-{
-	uint64_t v = rn_counter(t->port, name);
-	if (v == UINT64_MAX)
-		fail_msg("no counter %s", name);
-	return v;
-}
 
 /* Misaligned records, as the seeds' writers send them, UNSTABLE. */
 static void write_records(struct nfsclient *c, struct fh *f, uint64_t size, unsigned seed,
@@ -87,16 +80,16 @@ static void test_read_back_from_cache(void **state)
 	it_workdir(c, &root, "readback", &dir);
 	NFS_OK(c, nc_create(c, &dir, "f", 0644, &f));
 	write_records(c, &f, size, 1, NULL);
-	uint64_t hits = counter(t, "cache_read_hits"), misses = counter(t, "cache_read_misses");
+	uint64_t hits = rn_counter_must(t->port, "cache_read_hits"), misses = rn_counter_must(t->port, "cache_read_misses");
 	check_file(c, &f, size, 1);                         /* dirty, not yet on disk */
-	assert_true(counter(t, "cache_read_hits") >= hits + size / MIB);
-	assert_int_equal(counter(t, "cache_read_misses"), misses);
+	assert_true(rn_counter_must(t->port, "cache_read_hits") >= hits + size / MIB);
+	assert_int_equal(rn_counter_must(t->port, "cache_read_misses"), misses);
 	NFS_OK(c, nc_commit(c, &f, 0, 0, NULL));
-	assert_int_equal(counter(t, "cache_dirty"), 0);
-	hits = counter(t, "cache_read_hits");
+	assert_int_equal(rn_counter_must(t->port, "cache_dirty"), 0);
+	hits = rn_counter_must(t->port, "cache_read_hits");
 	check_file(c, &f, size, 1);                         /* clean now, still cached */
-	assert_true(counter(t, "cache_read_hits") >= hits + size / MIB);
-	assert_int_equal(counter(t, "cache_read_misses"), misses);
+	assert_true(rn_counter_must(t->port, "cache_read_hits") >= hits + size / MIB);
+	assert_int_equal(rn_counter_must(t->port, "cache_read_misses"), misses);
 	/* and on disk: the file as a local reader sees it */
 	char path[PATH_MAX];
 	it_path(t, EXP_RW, "readback/f", path, sizeof path);
@@ -123,14 +116,14 @@ static void test_bound_holds(void **state)
 
 	it_workdir(c, &root, "bound", &dir);
 	NFS_OK(c, nc_create(c, &dir, "f", 0644, &f));
-	uint64_t big0 = counter(t, "cache_wb_ge_1m");
+	uint64_t big0 = rn_counter_must(t->port, "cache_wb_ge_1m");
 	write_records(c, &f, size, 2, NULL);
 	NFS_OK(c, nc_commit(c, &f, 0, 0, NULL));
-	uint64_t peak = counter(t, "cache_bytes_peak");
+	uint64_t peak = rn_counter_must(t->port, "cache_bytes_peak");
 	if (peak > CACHE + 4 * MIB)
 		fail_msg("cache peaked at %llu bytes, bound %u", (unsigned long long)peak, CACHE);
-	assert_true(counter(t, "cache_wb_ge_1m") > big0 + size / (4 * MIB));
-	assert_int_equal(counter(t, "cache_dirty"), 0);
+	assert_true(rn_counter_must(t->port, "cache_wb_ge_1m") > big0 + size / (4 * MIB));
+	assert_int_equal(rn_counter_must(t->port, "cache_dirty"), 0);
 	check_file(c, &f, size, 2);
 	nc_close(c);
 }
@@ -163,7 +156,7 @@ static void test_scattered_writes_one_commit(void **state)
 	while (last && !written[last - 1])
 		last--;
 	NFS_OK(c, nc_commit(c, &f, 0, 0, NULL));
-	assert_int_equal(counter(t, "cache_dirty"), 0);
+	assert_int_equal(rn_counter_must(t->port, "cache_dirty"), 0);
 	uint32_t n;
 	int eof;
 	for (uint64_t off = 0; off < (uint64_t)last * 4096; off += n) {
@@ -197,7 +190,7 @@ static void test_sigkill_with_dirty_data(void **state)
 	it_workdir(c, &root, "killed", &dir);
 	NFS_OK(c, nc_create(c, &dir, "f", 0644, &f));
 	write_records(c, &f, size, 3, before);
-	if (counter(t, "cache_dirty_bytes") == 0)
+	if (rn_counter_must(t->port, "cache_dirty_bytes") == 0)
 		fail_msg("nothing dirty in the cache before the kill: the test shows nothing");
 	nc_close(c);
 	it_kill(t);

@@ -276,8 +276,8 @@ static void check_file(struct pair *p)
 static void shared_block(const struct itest *t, const char *name, int stable, bool b_first)
 {
 	struct pair p = open_pair(t, name);
-	uint64_t reads0 = rn_counter(t->port, "cache_fill_reads");
-	uint64_t done0 = rn_counter(t->port, "cache_blocks_completed");
+	uint64_t reads0 = rn_counter_must(t->port, "cache_fill_reads");
+	uint64_t done0 = rn_counter_must(t->port, "cache_blocks_completed");
 	assert_true(reads0 != UINT64_MAX);
 	if (stable != RN_UNSTABLE)
 		send_keeper(t, &p, name, 0x7300000);
@@ -295,8 +295,8 @@ static void shared_block(const struct itest *t, const char *name, int stable, bo
 	else
 		assert_int_equal(rn_commit(p.a, &p.fa), 0);
 	/* Block 1 was completed by the two WRITEs, from two rings, and nothing was read. */
-	assert_int_equal(rn_counter(t->port, "cache_fill_reads"), reads0);
-	assert_true(rn_counter(t->port, "cache_blocks_completed") > done0);
+	assert_int_equal(rn_counter_must(t->port, "cache_fill_reads"), reads0);
+	assert_true(rn_counter_must(t->port, "cache_blocks_completed") > done0);
 	check_file(&p);
 	close_pair(&p);
 }
@@ -388,9 +388,10 @@ static void test_stuck_readdir_blocks_no_ring(void **state)
 		recv_reply(fd, buf, 65536, &r);
 		long long dt = ms_now() - t0;
 		if (want < 0x7400004) {
-			/* The WRITE and the READ, answered while the READDIR is still held. */
+			/* The WRITE and the READ, answered while the READDIR is still held: before its
+			 * reply (the order says it; a bound on dt would only add a timing flake under
+			 * ASan on a busy machine). */
 			assert_true(r.xid == 0x7400002 || r.xid == 0x7400003);
-			assert_true(dt < READDIR_DELAY_MS);
 			if (r.xid == 0x7400003) {
 				expect_read(&r, data, WLEN);
 			} else {
@@ -498,7 +499,7 @@ static void test_more_users_than_personalities(void **state)
 
 static uint64_t cache_entries(const struct itest *t)
 {
-	uint64_t v = rn_counter(t->port, "cache_entries");
+	uint64_t v = rn_counter_must(t->port, "cache_entries");
 	assert_true(v != UINT64_MAX);
 	return v;
 }
