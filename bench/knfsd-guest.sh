@@ -66,7 +66,9 @@ MEM=${NFSD_UC_KG_MEM:-2048}
 SMP=${NFSD_UC_KG_SMP:-2}
 KTHREADS=${NFSD_UC_KG_KTHREADS:-8}
 UCTHREADS=${NFSD_UC_KG_UCTHREADS:-8}
-J="" QPID=""
+J=""
+# shellcheck source=guest/lib.sh
+. "$HERE/guest/lib.sh"
 
 say() { printf '[knfsd-guest] %s\n' "$*" >&2; }
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; }
@@ -85,14 +87,6 @@ size_bytes() {  # 24M -> bytes
 	case $u in K|k) echo $((n << 10)) ;; M|m) echo $((n << 20)) ;; G|g) echo $((n << 30)) ;; *) echo "$1" ;; esac
 }
 
-copy_with_libs() {  # $1=root $2=host binary $3=path in root
-	local R=$1 l
-	install -D -m755 "$2" "$R$3"
-	for l in $(ldd "$2" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}'); do
-		[[ -e $R$l ]] || install -D -m755 "$(readlink -f "$l")" "$R$l"
-	done
-}
-
 # The cases, in the order the guest runs them: each SERVER:MODE of --servers; for each record
 # size and sync mode a fresh file, then the overwrite of it.
 write_plan() {
@@ -108,41 +102,6 @@ write_plan() {
 			done
 		done
 	done
-}
-
-run_guest() {  # $1=image dir; the guest's status in $J/rc
-	local img=$1 t0 tmo=$TIMEOUT
-	t0=$(date +%s)
-	qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" -smp "$SMP" -machine q35 -nodefaults -no-reboot \
-		-display none -monitor none -serial "file:$J/console.log" \
-		-kernel "$img/vmlinux" -initrd "$J/initrd.img" \
-		-append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init" \
-		-fsdev "local,id=fs0,path=$J/share,security_model=none" -device virtio-9p-pci,fsdev=fs0,mount_tag=hostjob \
-		-drive "file=$J/disk.img,if=none,id=d0,format=raw,cache=none,aio=native" \
-		-device virtio-blk-pci,drive=d0,logical_block_size=4096,physical_block_size=4096 \
-		</dev/null >"$J/qemu.log" 2>&1 &
-	QPID=$!
-	local n=0 shown=0
-	while kill -0 "$QPID" 2>/dev/null; do
-		if (($(date +%s) - t0 > tmo)); then
-			say "guest still running after $tmo s: stopped (the cases not reached are failure rows)"
-			kill -KILL "$QPID"
-			break
-		fi
-		# progress on stderr, one line per finished case
-		n=$(wc -l <"$J/share/log" 2>/dev/null || echo 0)
-		if ((n > shown)); then
-			sed -n "$((shown + 1)),${n}p" "$J/share/log" | sed 's/^/  guest| /' >&2
-			shown=$n
-		fi
-		sleep 1
-	done
-	wait "$QPID" 2>/dev/null
-	QPID=""
-	n=$(wc -l <"$J/share/log" 2>/dev/null || echo 0)
-	((n > shown)) && sed -n "$((shown + 1)),${n}p" "$J/share/log" | sed 's/^/  guest| /' >&2
-	ELAPSED=$(($(date +%s) - t0))
-	say "guest ran $ELAPSED s"
 }
 
 summary() {  # the rows, readably, on stderr
@@ -212,16 +171,10 @@ main() {
 	fallback=${fallback% }
 
 	J=$(mktemp -d /var/tmp/nfsd-uc-kg.XXXXXX) || exit 1
-	mkdir -p "$J/share" "$J/root"
+	mkdir -p "$J/share"
 	: >"$J/share/log"
-	# the project's binaries, appended to the cached image as a second cpio archive (the kernel
-	# unpacks concatenated archives in order): a rebuilt nfsd-uc does not rebuild the image
-	copy_with_libs "$J/root" "$il" /usr/local/bin/nfs-interleave
-	[[ -n $uc ]] && copy_with_libs "$J/root" "$uc" /usr/local/bin/nfsd-uc
-	[[ -n $st ]] && copy_with_libs "$J/root" "$st" /usr/local/bin/nfsduc-stat
-	(cd "$J/root" && find . -print0 | cpio --null -o -H newc --quiet) >"$J/extra.cpio"
-	cat "$img/initrd.img" "$J/extra.cpio" >"$J/initrd.img"
-	rm -rf "$J/root" "$J/extra.cpio"
+	guest_initrd "$img/initrd.img" "$J/initrd.img" "$il:/usr/local/bin/nfs-interleave" \
+		${uc:+"$uc:/usr/local/bin/nfsd-uc"} ${st:+"$st:/usr/local/bin/nfsduc-stat"} || exit 1
 	truncate -s 4G "$J/disk.img"
 	cp "$HERE/guest/cases.sh" "$J/share/main.sh"
 	printf 'WRITERS=%s\nQD=%s\nKTHREADS=%s\nUCTHREADS=%s\nUCCACHE=64M\nCASE_TIMEOUT=%s\n' \
@@ -230,7 +183,8 @@ main() {
 	say "kernel $kver${fallback:+ (fallback: $fallback)}, TCG, $SMP vCPUs, ${MEM} MiB; records $RECORDS;" \
 		"$((TOTAL >> 20)) MiB per UNSTABLE and $((SYNC_TOTAL >> 20)) MiB per FILE_SYNC case; $(wc -l <"$J/share/plan") cases planned"
 
-	run_guest "$img"
+	guest_run "$img" "$J" "$MEM" "$SMP" "$TIMEOUT"   # cases not reached become failure rows
+	say "guest ran $GUEST_ELAPSED s"
 	if ! grep -q 'GUEST up' "$J/console.log" 2>/dev/null; then
 		sed 's/^/  console| /' "$J/console.log" >&2 2>/dev/null
 		sed 's/^/  qemu| /' "$J/qemu.log" >&2

@@ -163,20 +163,15 @@ prepare_nfs_utils() {
 	touch "$d/ok"
 }
 
-copy_with_libs() {  # $1=root $2=host binary $3=path in root
-	local R=$1 l
-	install -D -m755 "$2" "$R$3"
-	for l in $(ldd "$2" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}'); do
-		[[ -e $R$l ]] || install -D -m755 "$(readlink -f "$l")" "$R$l"
-	done
-}
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"   # copy_with_libs
 
 image_hash() {  # $1=kernel package
 	{
 		echo "$1"
 		cat "$CACHE/kernel/$1/kver" "$CACHE/nfs-kernel-server/version"
 		dpkg-query -W -f='${Package} ${Version}\n' "${IMAGE_PKGS[@]}" 2>/dev/null
-		cat "$HERE/image.sh" "$HERE/init"
+		cat "$HERE/image.sh" "$HERE/init" "$HERE/lib.sh"
 	} | sha256sum | cut -c1-16
 }
 

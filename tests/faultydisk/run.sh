@@ -22,7 +22,9 @@ RECORD=${NFSD_UC_FD_RECORD:-47008}
 TOTAL=${NFSD_UC_FD_TOTAL:-16M}
 CACHE=${NFSD_UC_FD_CACHE:-64M}
 TIMEOUT=${NFSD_UC_FD_TIMEOUT:-600}
-J="" QPID=""
+J=""
+# shellcheck source=../../bench/guest/lib.sh
+. "$HERE/../../bench/guest/lib.sh"
 
 say() { printf '[faultydisk] %s\n' "$*"; }
 skip() { say "SKIP: $*"; exit 77; }
@@ -33,58 +35,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-copy_with_libs() {  # $1=root $2=host binary $3=path in root
-	local R=$1 l
-	install -D -m755 "$2" "$R$3"
-	for l in $(ldd "$2" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}'); do
-		[[ -e $R$l ]] || install -D -m755 "$(readlink -f "$l")" "$R$l"
-	done
-}
-
-# The cached image with the three binaries appended as a second cpio archive (the kernel unpacks
-# concatenated archives in order).
-make_initrd() {  # $1=image dir
-	mkdir -p "$J/root"
-	copy_with_libs "$J/root" "$UC" /usr/local/bin/nfsd-uc
-	copy_with_libs "$J/root" "$IL" /usr/local/bin/nfs-interleave
-	copy_with_libs "$J/root" "$ST" /usr/local/bin/nfsduc-stat
-	(cd "$J/root" && find . -print0 | cpio --null -o -H newc --quiet) >"$J/extra.cpio"
-	cat "$1/initrd.img" "$J/extra.cpio" >"$J/initrd.img"
-	rm -rf "$J/root" "$J/extra.cpio"
-}
-
-run_guest() {  # $1=image dir; prints the guest's log lines as they come
-	local t0 shown=0 n
-	t0=$(date +%s)
-	qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 -machine q35 -nodefaults -no-reboot \
-		-display none -monitor none -serial "file:$J/console.log" \
-		-kernel "$1/vmlinux" -initrd "$J/initrd.img" \
-		-append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init" \
-		-fsdev "local,id=fs0,path=$J/share,security_model=none" -device virtio-9p-pci,fsdev=fs0,mount_tag=hostjob \
-		-drive "file=$J/disk.img,if=none,id=d0,format=raw,cache=none,aio=native" \
-		-device virtio-blk-pci,drive=d0,logical_block_size=4096,physical_block_size=4096 \
-		</dev/null >"$J/qemu.log" 2>&1 &
-	QPID=$!
-	while kill -0 "$QPID" 2>/dev/null; do
-		if (($(date +%s) - t0 > TIMEOUT)); then
-			say "the guest still ran after $TIMEOUT s: stopped"
-			kill -KILL "$QPID"
-			break
-		fi
-		n=$(wc -l <"$J/share/log" 2>/dev/null || echo 0)
-		if ((n > shown)); then
-			sed -n "$((shown + 1)),${n}p" "$J/share/log" | sed 's/^/  guest| /'
-			shown=$n
-		fi
-		sleep 1
-	done
-	wait "$QPID" 2>/dev/null
-	QPID=""
-	n=$(wc -l <"$J/share/log" 2>/dev/null || echo 0)
-	((n > shown)) && sed -n "$((shown + 1)),${n}p" "$J/share/log" | sed 's/^/  guest| /'
-	say "the guest ran $(($(date +%s) - t0)) s"
-}
 
 main() {
 	local b
@@ -102,12 +52,14 @@ main() {
 	J=$(mktemp -d /var/tmp/nfsd-uc-fd.XXXXXX) || exit 1
 	mkdir -p "$J/share"
 	: >"$J/share/log"
-	make_initrd "$img"
+	guest_initrd "$img/initrd.img" "$J/initrd.img" "$UC:/usr/local/bin/nfsd-uc" \
+		"$IL:/usr/local/bin/nfs-interleave" "$ST:/usr/local/bin/nfsduc-stat" || exit 1
 	truncate -s 2G "$J/disk.img"
 	cp "$HERE/guest.sh" "$J/share/main.sh"
 	printf 'RECORD=%s\nTOTAL=%s\nCACHE=%s\n' "$RECORD" "$TOTAL" "$CACHE" >"$J/share/env"
 	say "kernel $(cat "$img/kver"), TCG; $RECORD-byte records, $TOTAL a file, cache $CACHE"
-	run_guest "$img"
+	guest_run "$img" "$J" 2048 2 "$TIMEOUT"
+	say "the guest ran $GUEST_ELAPSED s"
 	if ! grep -q 'GUEST up' "$J/console.log" 2>/dev/null; then
 		sed 's/^/  console| /' "$J/console.log" 2>/dev/null
 		sed 's/^/  qemu| /' "$J/qemu.log"

@@ -153,20 +153,15 @@ prepare_kernel() {  # $1=package
 	log "kernel $kv ready in $kd"
 }
 
-copy_with_libs() {  # $1=root $2=host binary $3=path in root
-	local R=$1 l
-	install -D -m755 "$2" "$R$3"
-	for l in $(ldd "$2" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}'); do
-		[[ -e $R$l ]] || install -D -m755 "$(readlink -f "$l")" "$R$l"
-	done
-}
+# shellcheck source=../../bench/guest/lib.sh
+. "$HERE/../../bench/guest/lib.sh"   # copy_with_libs
 
 image_hash() {  # $1=kernel package
 	{
 		echo "$1"
 		cat "$CACHE/kernel/$1/kver"
 		dpkg-query -W -f='${Package} ${Version}\n' "${IMAGE_PKGS[@]}" 2>/dev/null
-		cat "$HERE/setup.sh" "$HERE/guest/init" "$HERE/helper/nfst.c"
+		cat "$HERE/setup.sh" "$HERE/guest/init" "$HERE/helper/nfst.c" "$HERE/../../bench/guest/lib.sh"
 	} | sha256sum | cut -c1-16
 }
 
