@@ -11,6 +11,7 @@
 #include <errno.h>
 
 #include "bc_internal.h"
+#include "io/fiber.h"
 
 void bc_wbq_push(struct bc_inode *ino, uint64_t chunk)
 {
@@ -56,22 +57,17 @@ void bc_wbq_drain(struct bcache *c)
 		bc_inode_unpin(it.ino);
 }
 
-static uint64_t relaxed(_Atomic uint64_t *v)
-{
-	return atomic_load_explicit(v, memory_order_relaxed);
-}
-
 /* When the oldest dirty data goes without waiting for a chunk: past a quarter of the bound in
  * dirty blocks, or once the cache is three quarters full and holds any (what is written can be
  * evicted at no cost when WRITEs need the room; what is dirty cannot). */
 static bool past_threshold(struct bcache *c)
 {
-	uint64_t dirty = relaxed(&c->dirty_bytes);
+	uint64_t dirty = bc_load(&c->dirty_bytes);
 
 	/* (only blocks that are ready can go: partial ones wait for their neighbours) */
-	if (!relaxed(&c->nready))
+	if (!bc_load(&c->nready))
 		return false;
-	return dirty > c->limit / 4 || relaxed(&c->bytes) > c->limit / 4 * 3;
+	return dirty > c->limit / 4 || bc_load(&c->bytes) > c->limit / 4 * 3;
 }
 
 bool bcache_writeback_wanted(struct bcache *c)
@@ -93,7 +89,7 @@ static ssize_t write_chunk(struct bc_inode *ino, uint64_t chunk, struct bcache_f
 
 	while ((last - first + 1) + per <= BC_RUN_MAX && bc_chunk_whole(ino, (last + 1) >> ino->chunk_shift))
 		last += per;
-	bc_run_collect(ino, first, last, BC_RUN_MAX, false, &r);
+	bc_run_collect(ino, first, last, false, &r);
 	if (r.n == 0)
 		return 0;
 	int rc = bc_run_write(ino, &r, h);
@@ -110,7 +106,7 @@ static ssize_t write_around(struct bc_inode *ino, uint64_t index, struct bcache_
 
 	if (!e || !bc_entry_ready(ino, e))
 		return 0;
-	bc_run_collect(ino, bc_run_start(ino, index, floor), UINT64_MAX, BC_RUN_MAX, false, &r);
+	bc_run_collect(ino, bc_run_start(ino, index, floor), UINT64_MAX, false, &r);
 	if (r.n == 0)
 		return 0;
 	int rc = bc_run_write(ino, &r, h);
@@ -181,10 +177,7 @@ void bc_room_made(struct bcache *c)
 #define ROOM_WAIT_NS (50 * 1000 * 1000ull)
 void bc_room_wait(struct bcache *c)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	uint64_t deadline = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + ROOM_WAIT_NS;
+	uint64_t deadline = fiber_now_ns() + ROOM_WAIT_NS;   /* CLOCK_MONOTONIC, any thread */
 	atomic_fetch_add_explicit(&c->room_waiters, 1, memory_order_relaxed);
 	co_mutex_lock(&c->room_lock);
 	if (atomic_load_explicit(&c->inflight_bytes, memory_order_relaxed))

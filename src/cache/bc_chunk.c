@@ -66,35 +66,28 @@ static uint32_t chunk_add(struct bc_chunks *m, uint64_t key, int delta)
 
 	while ((ch = *p) && ch->key != key)
 		p = &ch->next;
-	if (!ch) {
+	if (!ch) {   /* only a block becoming ready (+1) makes a chunk */
 		if (delta < 0)
 			return 0;
-		if (m->count >= m->nbuckets) {
-			chunks_grow(m);
-			return chunk_add(m, key, delta);
-		}
+		if (m->count >= m->nbuckets)
+			chunks_grow(m);   /* when it cannot: longer chains, still correct */
 		ch = calloc(1, sizeof(*ch));
 		if (!ch)
 			return 0;
-		ch->key = key;
-		ch->next = m->buckets[chunk_slot(m->nbuckets, key)];
-		m->buckets[chunk_slot(m->nbuckets, key)] = ch;
+		unsigned slot = chunk_slot(m->nbuckets, key);
+		*ch = (struct bc_chunk){.key = key, .ready = 1, .next = m->buckets[slot]};
+		m->buckets[slot] = ch;
 		m->count++;
-		p = NULL;
+		return 1;
 	}
-	ch->ready = (uint32_t)((int64_t)ch->ready + delta);
-	if (ch->ready == 0) {
-		if (!p) {   /* just inserted at its bucket's head */
-			p = &m->buckets[chunk_slot(m->nbuckets, key)];
-			while (*p != ch)
-				p = &(*p)->next;
-		}
+	uint32_t n = (uint32_t)((int64_t)ch->ready + delta);
+	ch->ready = n;
+	if (n == 0) {
 		*p = ch->next;
 		free(ch);
 		m->count--;
-		return 0;
 	}
-	return ch->ready;
+	return n;
 }
 
 /* A ready block counts toward its chunk only once WRITEs have covered it since it was last on

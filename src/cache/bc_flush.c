@@ -121,6 +121,8 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	if (need_fill && frc == 0)
 		e->filled = true;
 	h->inflight--;
+	if (frc == 0 && rc == 0)
+		bc_entry_landed(ino, e);   /* first: not back on the dirty list and its chunk for nothing */
 	bc_entry_set_busy(ino, e, false);
 	return frc ? frc : rc;
 }
@@ -149,9 +151,7 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 		bc_count(&c->n.completed);
 		ino->win_completed++;
 	}
-	/* On disk now; the sync that makes it durable is the COMMIT's (which always syncs). */
-	e->dirty = false;
-	bc_entry_uncover(ino, e);
+	bc_entry_landed(ino, e);   /* flush_past_eof's; flush_unlocked did it already */
 	bc_entry_relist(ino, e);
 	bc_room_made(c);
 	return 0;
@@ -210,7 +210,7 @@ static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, stru
 	/* Ready blocks on either side go along: the stable WRITEs of neighbours that arrive
 	 * together share one vectored write (and then one sync). */
 	uint64_t floor = index >= BC_RUN_MAX / 2 ? index - BC_RUN_MAX / 2 : 0;
-	bc_run_collect(ino, bc_run_start(ino, index, floor), last, BC_RUN_MAX, true, &r);
+	bc_run_collect(ino, bc_run_start(ino, index, floor), last, true, &r);
 	bc_run_extend(ino, &r);
 	if (r.n == 0) {
 		r.v[r.n++] = e;
@@ -297,8 +297,7 @@ static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_f
 	uint64_t floor = e->index >= BC_RUN_MAX / 2 ? e->index - BC_RUN_MAX / 2 : 0;
 
 	if (bc_entry_complete(ino, e)) {
-		bc_run_collect(ino, bc_run_start(ino, e->index, floor), UINT64_MAX, BC_RUN_MAX, false,
-			       &r);
+		bc_run_collect(ino, bc_run_start(ino, e->index, floor), UINT64_MAX, false, &r);
 		for (size_t i = 0; i < r.n; i++)
 			if (r.v[i] == e)
 				return bc_run_write(ino, &r, h);

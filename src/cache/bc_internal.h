@@ -220,6 +220,11 @@ static inline void bc_count_add(_Atomic uint64_t *counter, uint64_t n)
 	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 }
 
+static inline uint64_t bc_load(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
 /* Counts a failed ops call; returns rc. */
 static inline int bc_io_result(struct bcache *c, int rc)
 {
@@ -287,11 +292,13 @@ void bc_chunks_fini(struct bc_chunks *m);
 void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e);
 /* Every block of the chunk is ready. */
 bool bc_chunk_whole(const struct bc_inode *ino, uint64_t key);
-/* e went to disk: a block WRITEs had covered starts counting again (the next pass of an
- * overwrite); one written before they did (its rest filled, to make room) keeps what they gave,
- * so that the neighbour still to come completes it for its chunk. */
-static inline void bc_entry_uncover(const struct bc_inode *ino, struct bc_entry *e)
+/* e's image went to disk (the COMMIT's sync makes it durable): clean. A block WRITEs had covered
+ * starts counting again (the next pass of an overwrite); one written before they did (its rest
+ * filled, to make room) keeps what they gave, so that the neighbour still to come completes it
+ * for its chunk. Called before e is listed again (bc_entry_set_busy, bc_entry_relist). */
+static inline void bc_entry_landed(const struct bc_inode *ino, struct bc_entry *e)
 {
+	e->dirty = false;
 	if (e->covered >= ino->bs)
 		e->covered = 0;
 }
@@ -303,17 +310,16 @@ static inline bool bc_entry_ready(const struct bc_inode *ino, const struct bc_en
 
 /* bc_run.c */
 /* Adjacent dirty blocks written with one vectored write. */
-#define BC_RUN_MAX 1024u         /* blocks (and iovecs) of one run */
+#define BC_RUN_MAX BCACHE_IOV_MAX  /* blocks (and iovecs) of one run: one ops->writev */
 struct bc_run {
 	struct bc_entry *v[BC_RUN_MAX];
 	size_t n;
 	uint64_t first;
 };
-/* Gather from `first` on (at most to `last`, and to max blocks) the entries a run may hold: there,
- * dirty, not busy, not under a middle in flight, complete unless fill is allowed, and ending
- * within the file's logical end. Inode lock held. */
-void bc_run_collect(struct bc_inode *ino, uint64_t first, uint64_t last, size_t max, bool fill,
-		    struct bc_run *r);
+/* Gather from `first` on (at most to `last`, and to BC_RUN_MAX blocks) the entries a run may
+ * hold: there, dirty, not busy, not under a middle in flight, complete unless fill is allowed,
+ * and ending within the file's logical end. Inode lock held. */
+void bc_run_collect(struct bc_inode *ino, uint64_t first, uint64_t last, bool fill, struct bc_run *r);
 /* Append the ready blocks that follow the run (no fill). */
 void bc_run_extend(struct bc_inode *ino, struct bc_run *r);
 /* Fill what needs it and write the run through h; the entries are clean after. Lock held,

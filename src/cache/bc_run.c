@@ -17,16 +17,13 @@ static bool may_join(struct bc_inode *ino, struct bc_entry *e, bool fill, uint64
 	return bc_block_off(ino, e->index) + ino->bs <= logical_end;
 }
 
-void bc_run_collect(struct bc_inode *ino, uint64_t first, uint64_t last, size_t max, bool fill,
-		    struct bc_run *r)
+void bc_run_collect(struct bc_inode *ino, uint64_t first, uint64_t last, bool fill, struct bc_run *r)
 {
 	uint64_t logical_end = bc_logical_end(ino);
 
 	r->n = 0;
 	r->first = first;
-	if (max > BC_RUN_MAX)
-		max = BC_RUN_MAX;
-	for (uint64_t i = first; r->n < max && i <= last; i++) {
+	for (uint64_t i = first; r->n < BC_RUN_MAX && i <= last; i++) {
 		struct bc_entry *e = bc_map_find(&ino->map, i);
 
 		if (!may_join(ino, e, fill, logical_end))
@@ -98,7 +95,7 @@ static void count_run(struct bcache *c, uint64_t bytes)
 	while (b + 1 < BCACHE_WB_HIST && bytes >= (UINT64_C(8192) << b))
 		b++;
 	bc_count(&c->n.wb_writes);
-	atomic_fetch_add_explicit(&c->n.wb_bytes, bytes, memory_order_relaxed);
+	bc_count_add(&c->n.wb_bytes, bytes);
 	bc_count(&c->n.wb_hist[b]);
 }
 
@@ -139,8 +136,7 @@ static void run_settle(struct bc_inode *ino, struct bc_run *r, const bool *fille
 				bc_count(&c->n.completed);
 				ino->win_completed++;
 			}
-			e->dirty = false;
-			bc_entry_uncover(ino, e);
+			bc_entry_landed(ino, e);
 		}
 		bc_entry_set_busy(ino, e, false);
 	}

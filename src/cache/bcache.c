@@ -263,37 +263,32 @@ int64_t bcache_file_size(struct bcache_file *h)
 	return (int64_t)bc_max((uint64_t)disk, hint);
 }
 
-static uint64_t load(_Atomic uint64_t *v)
-{
-	return atomic_load_explicit(v, memory_order_relaxed);
-}
-
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 {
 	*out = (struct bcache_stats){
-		.writes = load(&c->n.writes),
-		.direct_middles = load(&c->n.direct_middles),
-		.bounced_middles = load(&c->n.bounced_middles),
-		.completed = load(&c->n.completed),
-		.fill_reads = load(&c->n.fill_reads),
-		.fill_zeros = load(&c->n.fill_zeros),
-		.forced = load(&c->n.forced),
-		.io_errors = load(&c->n.io_errors),
-		.adopted = load(&c->n.adopted),
-		.copied = load(&c->n.copied),
-		.wb_writes = load(&c->n.wb_writes),
-		.wb_bytes = load(&c->n.wb_bytes),
-		.read_hits = load(&c->n.read_hits),
-		.read_misses = load(&c->n.read_misses),
-		.read_cached = load(&c->n.read_cached),
-		.readahead_bytes = load(&c->n.readahead_bytes),
-		.bp_waits = load(&c->n.bp_waits),
-		.wb_failures = load(&c->n.wb_failures),
+		.writes = bc_load(&c->n.writes),
+		.direct_middles = bc_load(&c->n.direct_middles),
+		.bounced_middles = bc_load(&c->n.bounced_middles),
+		.completed = bc_load(&c->n.completed),
+		.fill_reads = bc_load(&c->n.fill_reads),
+		.fill_zeros = bc_load(&c->n.fill_zeros),
+		.forced = bc_load(&c->n.forced),
+		.io_errors = bc_load(&c->n.io_errors),
+		.adopted = bc_load(&c->n.adopted),
+		.copied = bc_load(&c->n.copied),
+		.wb_writes = bc_load(&c->n.wb_writes),
+		.wb_bytes = bc_load(&c->n.wb_bytes),
+		.read_hits = bc_load(&c->n.read_hits),
+		.read_misses = bc_load(&c->n.read_misses),
+		.read_cached = bc_load(&c->n.read_cached),
+		.readahead_bytes = bc_load(&c->n.readahead_bytes),
+		.bp_waits = bc_load(&c->n.bp_waits),
+		.wb_failures = bc_load(&c->n.wb_failures),
 	};
 	for (unsigned i = 0; i < BCACHE_WB_HIST; i++)
-		out->wb_hist[i] = load(&c->n.wb_hist[i]);
-	out->dirty_bytes = load(&c->dirty_bytes);
-	out->inflight_bytes = load(&c->inflight_bytes);
+		out->wb_hist[i] = bc_load(&c->n.wb_hist[i]);
+	out->dirty_bytes = bc_load(&c->dirty_bytes);
+	out->inflight_bytes = bc_load(&c->inflight_bytes);
 	out->entries = atomic_load(&c->entries);
 	out->entries_peak = atomic_load(&c->entries_peak);
 	out->dirty = atomic_load(&c->ndirty);
