@@ -239,15 +239,21 @@ static int parse_bool(struct parser *p, const struct key_def *k, const char *val
 	return fail(p, "%s = %s is not yes/no, true/false, on/off or 1/0", k->name, val);
 }
 
+static const char *const io_mode_names[] = {
+	[IO_MODE_DIRECT] = "direct", [IO_MODE_DONTCACHE] = "dontcache",
+	[IO_MODE_BUFFERED] = "buffered", [IO_MODE_CACHED] = "cached",
+};
+
+const char *io_mode_name(enum io_mode m)
+{
+	return (size_t)m < sizeof io_mode_names / sizeof io_mode_names[0] ? io_mode_names[m] : "?";
+}
+
 static int parse_io_mode(struct parser *p, const struct key_def *k, const char *val, void *obj)
 {
-	static const char *const names[] = {
-		[IO_MODE_DIRECT] = "direct", [IO_MODE_DONTCACHE] = "dontcache",
-		[IO_MODE_BUFFERED] = "buffered", [IO_MODE_CACHED] = "cached",
-	};
 	bool writes = strcmp(k->name, "write_mode") == 0;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (strcasecmp(val, names[i]) == 0) {
+	for (size_t i = 0; i < sizeof io_mode_names / sizeof io_mode_names[0]; i++) {
+		if (strcasecmp(val, io_mode_names[i]) == 0) {
 			/* READs go through nfsd-uc's cache in direct mode already: cached is a
 			 * synonym there. */
 			if (!writes && i == IO_MODE_CACHED)

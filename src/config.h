@@ -13,6 +13,13 @@
  * READs through nfsd-uc's cache with O_DIRECT misses); DONTCACHE and BUFFERED: the kernel's page
  * cache. */
 enum io_mode { IO_MODE_DIRECT = 0, IO_MODE_DONTCACHE, IO_MODE_BUFFERED, IO_MODE_CACHED };
+/* "direct", "dontcache", "buffered" or "cached", as the conf spells it. */
+const char *io_mode_name(enum io_mode m);
+/* Its WRITEs go through nfsd-uc's cache (write-behind or write-through), not the page cache. */
+static inline bool io_mode_uses_cache(enum io_mode m)
+{
+	return m == IO_MODE_DIRECT || m == IO_MODE_CACHED;
+}
 enum squash_mode { SQUASH_ROOT = 0, SQUASH_NONE, SQUASH_ALL };
 
 /* One entry of an export's "clients =" list, as in exports(5): ADDR[/PREFIX](opts) or *(opts). */

@@ -156,7 +156,7 @@ int fileio_cache_create(struct server *srv)
 /* The export's writes go through nfsd-uc's cache: cached (write-behind) or direct (through). */
 static bool uses_cache(const struct fh_obj *o)
 {
-	return o->exp->write_mode == IO_MODE_DIRECT || o->exp->write_mode == IO_MODE_CACHED;
+	return io_mode_uses_cache(o->exp->write_mode);
 }
 
 static bool behind(const struct fh_obj *o)
@@ -228,11 +228,12 @@ static enum bcache_sync sync_of(enum fileio_stable stable)
 	return stable == FILEIO_FILE_SYNC ? BCACHE_SYNC_FILE : BCACHE_SYNC_DATA;
 }
 
-/* An UNSTABLE WRITE's reply waits while the file's cache is crowded and the WRITE left a block
- * partial: its writer is ahead of a neighbour (see bcache_file_crowded). */
-static bool hold_back(struct bcache_file *bf, uint64_t off, uint32_t count)
+/* A direct-mode UNSTABLE WRITE's reply waits while the file's cache is crowded and the WRITE left
+ * a block partial: its writer is ahead of a neighbour (see bcache_file_crowded). In cached mode
+ * the bound's backpressure does that. */
+static bool hold_back(const struct fh_obj *o, struct bcache_file *bf, uint64_t off, uint32_t count)
 {
-	return bcache_file_crowded(bf) && bcache_range_partial(bf, off, count);
+	return !behind(o) && bcache_file_crowded(bf) && bcache_range_partial(bf, off, count);
 }
 
 static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
@@ -255,7 +256,7 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	 * disk, not when it arrived; and last, as it reads every ring's counter. In cached mode
 	 * the bound's backpressure does what holding back does for the boundary cache. */
 	if (stable == FILEIO_UNSTABLE)
-		return !behind(o) && hold_back(bf, off, count) && workers_busy(rq->w->srv, rq->w)
+		return hold_back(o, bf, off, count) && workers_busy(rq->w->srv, rq->w)
 			       ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
 	 * that brings it may be a moment away. */
@@ -316,7 +317,7 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 	if (!bf)
 		return -err;
 	if (stable == FILEIO_UNSTABLE)
-		return !force && !behind(o) && hold_back(bf, off, count) ? FILEIO_WAIT : 0;
+		return !force && hold_back(o, bf, off, count) ? FILEIO_WAIT : 0;
 	if (!force && bcache_range_partial(bf, off, count))
 		return FILEIO_WAIT;
 	int rc = bcache_commit(bf, off, count, sync_of(stable));
@@ -370,15 +371,20 @@ static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const 
 			       : write_paged(rq, o, off, data, count, stable);
 }
 
+/* Deleted files we still hold open may be what fills the disk: let them go (here now, in the
+ * other rings at their next turn). fh_sweep skips the entries the request holds (pinned). */
+static void free_deleted(struct nfs_req *rq)
+{
+	fh_sweep(rq->w);
+	workers_sweep_all(rq->w, true);
+}
+
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
 		 enum fileio_stable stable)
 {
 	int rc = write_once(rq, o, off, data, count, stable);
 	if (rc == -ENOSPC || rc == -EDQUOT) {
-		/* Deleted files we still hold open may be what fills the disk: let them go (here now,
-		 * in the other rings at their next turn) and try once more. */
-		fh_sweep(rq->w);      /* skips the entry this WRITE holds (fh_resolve pinned it) */
-		workers_sweep_all(rq->w, true);
+		free_deleted(rq);
 		rc = write_once(rq, o, off, data, count, stable);
 	}
 	if (rc < 0)
@@ -405,8 +411,7 @@ int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t c
 	 * may take the file system a moment (ext4 hands freed blocks out after its journal
 	 * commits): a few tries, a little apart. */
 	for (int tries = 0; (rc == -ENOSPC || rc == -EDQUOT) && behind(o) && tries < 4; tries++) {
-		fh_sweep(rq->w);
-		workers_sweep_all(rq->w, true);
+		free_deleted(rq);
 		if (tries)
 			fiber_sleep_ns(50 * 1000 * 1000ull);
 		rc = commit_once(rq, o, off, count);
@@ -452,33 +457,33 @@ static void read_buf_put(void *p) { bcache_buf_put(p); }
 /* What a disk read brought: the buffer (mem) in a holder (hold: the reply's payload, and in
  * cached mode also the image of the blocks the cache keeps from it, one reference each: freed
  * when the reply is sent and the last of those blocks has left the cache), where the READ's bytes
- * start in it (data), and the aligned range of whole blocks the disk gave (kept [keep_off,
- * + keep_len), for the cache to keep clean). */
+ * start in it (data), and how many bytes from the buffer's start are whole blocks the disk gave
+ * (keep_len), for the cache to keep clean. */
 struct disk_read {
 	struct bcache_buf *hold;
 	char *mem, *data;
-	uint64_t keep_off, keep_len;
+	uint64_t keep_len;
 };
 
-/* Read [off, off + len) from the file as the export's read mode says: O_DIRECT reads the aligned
- * cover (stretched to `extra` bytes past the READ: readahead) and points data into it (no second
- * copy); the other modes read the range itself. Bytes past the end of the file read as zeros.
- * 0 or -errno. */
-/* The range a READ of [off, off + len) (+ extra) reads from disk: the aligned cover for O_DIRECT. */
-static void read_cover(const struct fh_obj *o, uint64_t off, uint64_t len, uint64_t *a0, uint64_t *a1)
+/* The range a READ of [off, off + len) reads from disk: for O_DIRECT the aligned cover, stretched
+ * to `extra` bytes past the READ (readahead); the range itself in the other modes. */
+static void read_cover(const struct fh_obj *o, uint64_t off, uint64_t len, uint64_t extra,
+		       uint64_t *a0, uint64_t *a1)
 {
 	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
 	uint64_t bs = direct ? o->exp->block : 1;
 	*a0 = off & ~(bs - 1);
-	*a1 = (off + len + bs - 1) & ~(bs - 1);
+	*a1 = (off + len + (direct ? extra : 0) + bs - 1) & ~(bs - 1);
 }
 
-static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t len,
-		     uint64_t extra, struct disk_read *dr)
+/* Read the cover [a0, a1) of a READ at off from the file as the export's read mode says, data
+ * pointing at off inside it (no second copy). Bytes past the end of the file read as zeros.
+ * 0 or -errno. */
+static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint64_t a0, uint64_t a1,
+		     struct disk_read *dr)
 {
 	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
-	uint64_t bs = direct ? o->exp->block : 4096, a0, a1;
-	read_cover(o, off, direct ? len + extra : len, &a0, &a1);
+	uint64_t bs = direct ? o->exp->block : 4096;
 	int fd = fh_io_fd(rq->w, o, direct);
 	if (fd < 0)
 		return fd;
@@ -498,7 +503,7 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_
 	}
 	if ((uint64_t)n < a1 - a0)
 		memset(buf + n, 0, a1 - a0 - (uint64_t)n);
-	*dr = (struct disk_read){.hold = hold, .mem = buf, .data = buf + (off - a0), .keep_off = a0,
+	*dr = (struct disk_read){.hold = hold, .mem = buf, .data = buf + (off - a0),
 				 .keep_len = direct ? (uint64_t)n & ~(bs - 1) : 0};
 	return 0;
 }
@@ -509,13 +514,13 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_
 static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
 			 uint32_t len, uint64_t extra, struct disk_read *dr)
 {
+	uint64_t a0, a1;
+	read_cover(o, off, len, extra, &a0, &a1);
 	for (int tries = 0; tries < 16; tries++) {
 		struct bcache_read rd;
-		uint64_t a0, a1;
 		/* The whole buffer is overlaid: what the cache keeps of it must be current too. */
-		read_cover(o, off, o->exp->read_mode == IO_MODE_DIRECT ? len + extra : len, &a0, &a1);
 		bcache_read_begin(bf, &rd, a0, a1 - a0);
-		int rc = read_disk(rq, o, off, len, extra, dr);
+		int rc = read_disk(rq, o, off, a0, a1, dr);
 		if (rc < 0) {
 			bcache_read_cancel(bf, &rd);
 			return rc;
@@ -613,8 +618,13 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 	uint32_t len = size - off < count ? (uint32_t)(size - off) : count;
 	struct disk_read dr;
 	int rc = bf ? 0 : paged_coherent(rq, o);
-	if (rc == 0)
-		rc = bf ? read_cached(rq, o, bf, off, len, size, &dr) : read_disk(rq, o, off, len, 0, &dr);
+	if (rc == 0 && bf) {
+		rc = read_cached(rq, o, bf, off, len, size, &dr);
+	} else if (rc == 0) {
+		uint64_t a0, a1;
+		read_cover(o, off, len, 0, &a0, &a1);
+		rc = read_disk(rq, o, off, a0, a1, &dr);
+	}
 	if (rc < 0)
 		return rc;
 	*n = len;

@@ -81,7 +81,7 @@ static void probe_export(struct export_rt *e)
 	e->block = c->block ? c->block : block;
 	e->write_mode = c->write_mode;
 	e->read_mode = c->read_mode;
-	bool cache_writes = e->write_mode == IO_MODE_DIRECT || e->write_mode == IO_MODE_CACHED;
+	bool cache_writes = io_mode_uses_cache(e->write_mode);
 	if (!direct_ok && (cache_writes || e->read_mode == IO_MODE_DIRECT)) {
 		log_warn("export %s: file system refuses O_DIRECT (%s); serving it as dontcache", c->path,
 			 strerror(errno));
@@ -90,14 +90,8 @@ static void probe_export(struct export_rt *e)
 		if (e->read_mode == IO_MODE_DIRECT)
 			e->read_mode = IO_MODE_DONTCACHE;
 	}
-	static const char *const modes[] = {"direct", "dontcache", "buffered", "cached"};
 	log_info("export %s fsid %u block %zu write %s read %s", c->path, c->fsid, e->block,
-		 modes[e->write_mode], modes[e->read_mode]);
-}
-
-static bool caches_writes(const struct export_rt *e)
-{
-	return e->write_mode == IO_MODE_CACHED || e->write_mode == IO_MODE_DIRECT;
+		 io_mode_name(e->write_mode), io_mode_name(e->read_mode));
 }
 
 /* Two exports of one file system, one through nfsd-uc's cache and one through the page cache: a
@@ -107,8 +101,8 @@ static void mark_shared_caches(struct server *srv)
 {
 	for (size_t i = 0; i < srv->cfg->nexports; i++) {
 		struct export_rt *e = &srv->exports[i];
-		for (size_t j = 0; j < srv->cfg->nexports && !caches_writes(e); j++)
-			if (j != i && srv->exports[j].dev == e->dev && caches_writes(&srv->exports[j]))
+		for (size_t j = 0; j < srv->cfg->nexports && !io_mode_uses_cache(e->write_mode); j++)
+			if (j != i && srv->exports[j].dev == e->dev && io_mode_uses_cache(srv->exports[j].write_mode))
 				e->shares_cache = true;
 		if (e->shares_cache)
 			log_info("export %s shares its file system with a cached export: its calls "
