@@ -38,7 +38,7 @@ PHASES=${*:-xfs ext4 rpcbind}
 PORT=${NFSD_UC_LC_PORT:-20497}
 MPORT=${NFSD_UC_LC_MOUNT_PORT:-20047}
 WRITE_MODE=${NFSD_UC_LC_WRITE_MODE:-}
-# the daemon's counters (cache_dirty_bytes for kill9dirty), built beside it
+# the daemon's counters (cache_dirty_bytes for killdirty), built beside it
 STAT=$(dirname "$EXE")/../bench/nfsduc-stat
 FIO_SIZE=${NFSD_UC_LC_FIO_SIZE:-33554432}
 SERVER=${NFSD_UC_LC_SERVER:-nfsd-uc}
