@@ -161,6 +161,9 @@ static void span_leave(struct bc_inode *ino, struct bc_span *s, bool landed)
 		bc_map_range(ino, s->first, s->last, supersede, NULL);
 		ino->hint = bc_max(ino->hint, s->end);
 	}
+	/* The disk changed under any READ begun before (in part, when the write failed): what it
+	 * read may not be kept (bcache_read_keep; another handle of the inode may be cached). */
+	ino->wseq++;
 	co_cond_broadcast(&ino->cond);
 }
 

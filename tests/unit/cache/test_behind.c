@@ -678,6 +678,30 @@ static void test_overwrite_during_writeback(void **state)
 
 /* A BEHIND handle and a THROUGH handle of one inode stay coherent: a THROUGH WRITE's middle
  * supersedes cached blocks; the cached ones that come after it win. */
+/* A READ of a cached export read the disk, then a direct export's WRITE of the same file wrote
+ * its middle there: what the READ read is stale and must not stay in the cache. */
+static void test_read_not_kept_across_through_middle(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct bcache_file *t;
+	unsigned char *blk = aligned_alloc(BS, BS);
+	struct bcache_read rd;
+
+	(void)state;
+	assert_non_null(blk);
+	assert_int_equal(bcache_file_open(e->c, 1, 1, BS, &e->disk, &t), 0);
+	bcache_read_begin(e->f, &rd, 0, BS);
+	memset(blk, 0, BS);                                      /* what the disk had */
+	assert_int_equal(put_raw(e, t, 0, BS, 5, false), 0);     /* THROUGH: on disk now */
+	apply(e, 0, BS, 5);
+	(void)bcache_read_overlay(e->f, &rd, blk);
+	bcache_read_keep(e->f, &rd, 0, BS, blk, NULL);
+	assert_false(read_cached(e, 0, BS, blk));
+	free(blk);
+	assert_int_equal(bcache_file_close(t), 0);
+	env_free(e);
+}
+
 static void test_through_and_behind_share(void **state)
 {
 	struct env *e = behind_env(64 * MiB);
@@ -725,6 +749,7 @@ int main(void)
 		cmocka_unit_test(test_truncate_spares_pinned_block),
 		cmocka_unit_test(test_overwrite_during_writeback),
 		cmocka_unit_test(test_through_and_behind_share),
+		cmocka_unit_test(test_read_not_kept_across_through_middle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
