@@ -78,6 +78,15 @@ bool bcache_writeback_wanted(struct bcache *c)
 	       past_threshold(c);
 }
 
+/* Bytes written, 0 for an empty run, or -errno. */
+static ssize_t run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h)
+{
+	if (r->n == 0)
+		return 0;
+	int rc = bc_run_write(ino, r, h);
+	return rc ? rc : (ssize_t)(r->n * ino->bs);
+}
+
 /* Write the run of ready blocks of chunk, and of the chunks after it that are whole too, up to a
  * run's length; never part of a chunk still filling, which would then never be whole. Inode
  * lock held. Bytes written or -errno. */
@@ -90,10 +99,7 @@ static ssize_t write_chunk(struct bc_inode *ino, uint64_t chunk, struct bcache_f
 	while ((last - first + 1) + per <= BC_RUN_MAX && bc_chunk_whole(ino, (last + 1) >> ino->chunk_shift))
 		last += per;
 	bc_run_collect(ino, first, last, false, &r);
-	if (r.n == 0)
-		return 0;
-	int rc = bc_run_write(ino, &r, h);
-	return rc ? rc : (ssize_t)(r.n * ino->bs);
+	return run_write(ino, &r, h);
 }
 
 /* The longest ready run around index (partial blocks wait for their neighbours: only COMMIT and
@@ -101,16 +107,12 @@ static ssize_t write_chunk(struct bc_inode *ino, uint64_t chunk, struct bcache_f
 static ssize_t write_around(struct bc_inode *ino, uint64_t index, struct bcache_file *h)
 {
 	struct bc_entry *e = bc_map_find(&ino->map, index);
-	uint64_t floor = index >= BC_RUN_MAX / 2 ? index - BC_RUN_MAX / 2 : 0;
 	struct bc_run r;
 
 	if (!e || !bc_entry_ready(ino, e))
 		return 0;
-	bc_run_collect(ino, bc_run_start(ino, index, floor), UINT64_MAX, false, &r);
-	if (r.n == 0)
-		return 0;
-	int rc = bc_run_write(ino, &r, h);
-	return rc ? rc : (ssize_t)(r.n * ino->bs);
+	bc_run_around(ino, index, UINT64_MAX, false, &r);
+	return run_write(ino, &r, h);
 }
 
 /* A failed write-behind: the blocks stay dirty (bc_run_write), the inode stops queueing chunks,

@@ -209,8 +209,7 @@ static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, stru
 		return 0;
 	/* Ready blocks on either side go along: the stable WRITEs of neighbours that arrive
 	 * together share one vectored write (and then one sync). */
-	uint64_t floor = index >= BC_RUN_MAX / 2 ? index - BC_RUN_MAX / 2 : 0;
-	bc_run_collect(ino, bc_run_start(ino, index, floor), last, true, &r);
+	bc_run_around(ino, index, last, true, &r);
 	bc_run_extend(ino, &r);
 	if (r.n == 0) {
 		r.v[r.n++] = e;
@@ -294,13 +293,11 @@ enum evicted { EV_DONE, EV_SKIPPED, EV_FAILED };
 static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h)
 {
 	struct bc_run r;
-	uint64_t floor = e->index >= BC_RUN_MAX / 2 ? e->index - BC_RUN_MAX / 2 : 0;
 
 	if (bc_entry_complete(ino, e)) {
-		bc_run_collect(ino, bc_run_start(ino, e->index, floor), UINT64_MAX, false, &r);
-		for (size_t i = 0; i < r.n; i++)
-			if (r.v[i] == e)
-				return bc_run_write(ino, &r, h);
+		bc_run_around(ino, e->index, UINT64_MAX, false, &r);
+		if (e->index - r.first < r.n && r.v[e->index - r.first] == e)
+			return bc_run_write(ino, &r, h);
 	} else {
 		bc_count(&ino->cache->n.forced);   /* completed with a read or zeros */
 	}

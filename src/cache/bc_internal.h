@@ -45,8 +45,9 @@ struct bc_entry {
 	uint64_t gen;            /* bumped by every WRITE copied in: COMMIT marks clean only the
 				  * image it wrote */
 	unsigned char *data;     /* the block image, block-aligned for ops->write */
-	uint64_t *bits;          /* bytes written by WRITEs; NULL when every byte was (an adopted
-				  * block of a WRITE's middle) */
+	uint64_t *bits;          /* bytes written by WRITEs; NULL for a whole image: a WRITE's
+				  * middle (nwritten = bs) or a block a READ kept (nwritten 0,
+				  * filled) */
 	struct bcache_buf *buf;  /* holds data when it lies in a WRITE's record (adopted), or NULL:
 				  * data is the entry's own allocation */
 	uint32_t nwritten;       /* bits set */
@@ -325,9 +326,9 @@ void bc_run_extend(struct bc_inode *ino, struct bc_run *r);
 /* Fill what needs it and write the run through h; the entries are clean after. Lock held,
  * dropped during the I/O (they are busy then). 0 or -errno (they stay dirty). */
 int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h);
-/* Walk back from index over ready entries to where a run around it would start (not before
- * floor). */
-uint64_t bc_run_start(struct bc_inode *ino, uint64_t index, uint64_t floor);
+/* bc_run_collect of the run around index: from as far back over ready entries as half a run,
+ * up to last. */
+void bc_run_around(struct bc_inode *ino, uint64_t index, uint64_t last, bool fill, struct bc_run *r);
 
 /* bc_behind.c */
 void bc_wbq_push(struct bc_inode *ino, uint64_t chunk);

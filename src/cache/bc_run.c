@@ -47,7 +47,9 @@ void bc_run_extend(struct bc_inode *ino, struct bc_run *r)
 	}
 }
 
-uint64_t bc_run_start(struct bc_inode *ino, uint64_t index, uint64_t floor)
+/* Walk back from index over ready entries to where a run around it would start (not before
+ * floor). */
+static uint64_t run_start(struct bc_inode *ino, uint64_t index, uint64_t floor)
 {
 	while (index > floor) {
 		struct bc_entry *e = bc_map_find(&ino->map, index - 1);
@@ -57,6 +59,13 @@ uint64_t bc_run_start(struct bc_inode *ino, uint64_t index, uint64_t floor)
 		index--;
 	}
 	return index;
+}
+
+void bc_run_around(struct bc_inode *ino, uint64_t index, uint64_t last, bool fill, struct bc_run *r)
+{
+	uint64_t floor = index >= BC_RUN_MAX / 2 ? index - BC_RUN_MAX / 2 : 0;
+
+	bc_run_collect(ino, run_start(ino, index, floor), last, fill, r);
 }
 
 /* The run's images as iovecs, adjacent memory merged (an adopted WRITE's blocks lie end to end). */
