@@ -541,12 +541,13 @@ static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_fil
 #define READAHEAD_MAX (8u << 20)
 
 /* A READ served from cached blocks with no copy: the reply's payload is their images, pinned
- * until it is sent. Enough iovecs for a whole-size READ of single blocks, and its two ends. */
+ * until it is sent. Enough iovecs for a whole-size READ of single blocks, and its two ends (on
+ * the fiber's stack while the cache is asked; a hit keeps what it got, sized to it). */
 #define PIN_MAX (NFS3_MAXIO / 4096 + 2)
 struct pinned_read {
-	struct iovec iov[PIN_MAX];
-	struct bcache_buf *pins[PIN_MAX];
 	int npins;
+	struct bcache_buf **pins;   /* npins of them, after iov[] in the same allocation */
+	struct iovec iov[];
 };
 
 static void pinned_read_free(void *p)
@@ -560,14 +561,23 @@ static void pinned_read_free(void *p)
 /* 1 when the READ was answered from the cache (rq's payload set), 0 on a miss, or -errno. */
 static int read_hit(struct nfs_req *rq, struct bcache_file *bf, uint64_t off, uint32_t len)
 {
-	struct pinned_read *pr = malloc(sizeof *pr);
-	if (!pr)
-		return -ENOMEM;
-	int n = bcache_read_pinned(bf, off, len, pr->iov, PIN_MAX, pr->pins, &pr->npins);
-	if (n <= 0) {
-		free(pr);
+	struct iovec iov[PIN_MAX];
+	struct bcache_buf *pins[PIN_MAX];
+	int npins;
+	int n = bcache_read_pinned(bf, off, len, iov, PIN_MAX, pins, &npins);
+	if (n <= 0)
 		return n;
+	struct pinned_read *pr = malloc(sizeof *pr + (size_t)n * sizeof *iov +
+					(size_t)npins * sizeof *pins);
+	if (!pr) {
+		for (int i = 0; i < npins; i++)
+			bcache_buf_put(pins[i]);
+		return -ENOMEM;
 	}
+	pr->npins = npins;
+	pr->pins = (struct bcache_buf **)(pr->iov + n);
+	memcpy(pr->iov, iov, (size_t)n * sizeof *iov);
+	memcpy(pr->pins, pins, (size_t)npins * sizeof *pins);
 	rq->payload = NULL;
 	rq->payload_iov = pr->iov;
 	rq->payload_iovcnt = n;
