@@ -56,6 +56,7 @@ struct server {
 	struct export_rt *exports;    /* cfg->nexports entries */
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
+	atomic_uint nparked;          /* parked WRITEs of every ring: the idle check's first look */
 	struct bcache *cache;
 	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
 	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */

@@ -125,6 +125,7 @@ void worker_park_begin(struct worker *w, struct parked_call *p)
 		w->parked->prev = p;
 	w->parked = p;
 	atomic_fetch_add(&w->nparked, 1);
+	atomic_fetch_add(&w->srv->nparked, 1);
 }
 
 void worker_park_end(struct worker *w, struct parked_call *p)
@@ -133,6 +134,7 @@ void worker_park_end(struct worker *w, struct parked_call *p)
 	if (p->next)
 		p->next->prev = p->prev;
 	atomic_fetch_sub(&w->nparked, 1);
+	atomic_fetch_sub(&w->srv->nparked, 1);
 }
 
 /* On the ring's own thread (its parked calls are its own): end their waits. */
@@ -145,11 +147,13 @@ static void on_idle(struct fiber_msg *m)
 }
 
 /* w's count of running requests just fell: if nothing runs anywhere now, kick every parked
- * WRITE (a message to each ring that has some). On w's thread. */
+ * WRITE (a message to each ring that has some). On w's thread, at most request ends: with no
+ * WRITE parked anywhere (nearly always) it reads one counter, not every ring's. */
 static void worker_idle_check(struct worker *w)
 {
 	struct server *srv = w->srv;
-	if (atomic_load_explicit(&w->active, memory_order_relaxed) || workers_busy(srv, NULL))
+	if (!atomic_load_explicit(&srv->nparked, memory_order_relaxed) ||
+	    atomic_load_explicit(&w->active, memory_order_relaxed) || workers_busy(srv, NULL))
 		return;
 	for (unsigned i = 0; i < srv->nworkers; i++) {
 		struct worker *r = &srv->workers[i];
