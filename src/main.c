@@ -102,8 +102,13 @@ static void mark_shared_caches(struct server *srv)
 	for (size_t i = 0; i < srv->cfg->nexports; i++) {
 		struct export_rt *e = &srv->exports[i];
 		for (size_t j = 0; j < srv->cfg->nexports && !io_mode_uses_cache(e->write_mode); j++)
-			if (j != i && srv->exports[j].dev == e->dev && io_mode_uses_cache(srv->exports[j].write_mode))
+			if (j != i && srv->exports[j].dev == e->dev &&
+			    io_mode_uses_cache(srv->exports[j].write_mode)) {
 				e->shares_cache = true;
+				/* its cache handles must take the inode's block size (the first open
+				 * sets it), or the cached export's would be refused */
+				e->block = srv->exports[j].block;
+			}
 		if (e->shares_cache)
 			log_info("export %s shares its file system with a cached export: its calls "
 				 "flush and drop what the cache holds of a file first", e->cfg->path);
