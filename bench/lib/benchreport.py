@@ -134,13 +134,11 @@ def goals(rows, raw):
     mode = goals_mode(rows)
     uc = [r for r in host if r['server'] == 'nfsd-uc' and r['mode'] == mode]
     gan = [r for r in host if r['server'] == 'ganesha']
-    out = _goals(uc, gan, raw)
-    for g in out:
-        g['goal'] = g['goal'].replace('nfsd-uc direct', f'nfsd-uc {mode}')
-    return out
+    return _goals(uc, gan, raw, f'nfsd-uc {mode}')
 
 
-def _goals(uc, gan, raw):
+def _goals(uc, gan, raw, who):
+    """who: the server the goals judge, as the goal column names it ('nfsd-uc cached')."""
     out = []
 
     # 1. device reads per WRITE
@@ -150,7 +148,7 @@ def _goals(uc, gan, raw):
             and num(r['dev_reads_per_write']) is not None]
     if not cases:
         out.append(_goal('device reads per WRITE, interleaved 47008 and 6000, both sync modes, '
-                         'fresh and overwrite (nfsd-uc direct)', f'<= {GOAL_READS}', '-', None))
+                         f'fresh and overwrite ({who})', f'<= {GOAL_READS}', '-', None))
     else:
         worst = max(vals, key=lambda x: x[0]) if vals else (None, None)
         within = sum(1 for v, _ in vals if v <= GOAL_READS)
@@ -168,7 +166,7 @@ def _goals(uc, gan, raw):
         elif bad:
             short = 'failed cases'
         out.append(_goal('device reads per WRITE, interleaved 47008 and 6000, both sync modes, '
-                         'fresh and overwrite (nfsd-uc direct)', f'<= {GOAL_READS}', meas, ok,
+                         f'fresh and overwrite ({who})', f'<= {GOAL_READS}', meas, ok,
                          short))
 
     # 2. page-cache growth
@@ -180,7 +178,7 @@ def _goals(uc, gan, raw):
         meas = (f'file pages resident (fincore, peak): worst {worst[0]:.3f}% ({_case(worst[1])}); '
                 f'/proc/meminfo Cached delta, machine-wide: worst {max(cached):.2f}%')
         ok = worst[0] <= GOAL_PAGECACHE
-        out.append(_goal('kernel page-cache growth, % of bytes written (nfsd-uc direct, every '
+        out.append(_goal(f'kernel page-cache growth, % of bytes written ({who}, every '
                          'write case)', f'<= {GOAL_PAGECACHE}%', meas, ok,
                          None if ok else f'worst {worst[0]:.2f}%, '
                          f'{worst[0] / GOAL_PAGECACHE:.1f}x the limit'))
@@ -196,7 +194,7 @@ def _goals(uc, gan, raw):
         wa = num(worst['write_amp'])
         ok = wa <= GOAL_AMP
         meas = f"worst {wa:.4f} ({_case(worst)}) over {len(cases)} UNSTABLE cases"
-        out.append(_goal('device write amplification, UNSTABLE + COMMIT (nfsd-uc direct)',
+        out.append(_goal(f'device write amplification, UNSTABLE + COMMIT ({who})',
                          f'<= {GOAL_AMP}', meas, ok,
                          None if ok else f'{(wa - 1) * 100:.1f}% extra bytes, limit 1%'))
     else:
@@ -215,7 +213,7 @@ def _goals(uc, gan, raw):
         median = sorted(x for x, _ in ratios)[len(ratios) // 2]
         meas = (f'{within} of {len(ratios)} cases at 1.5x or more; worst {worst[0]:.2f}x '
                 f'({_case(worst[1])}); median {median:.2f}x')
-        out.append(_goal('MiB/s against NFS-Ganesha, interleaved 47008 and 6000 (nfsd-uc direct)',
+        out.append(_goal(f'MiB/s against NFS-Ganesha, interleaved 47008 and 6000 ({who})',
                          f'>= {GOAL_SPEEDUP}x', meas, ok,
                          None if ok else f'worst case at {worst[0] / GOAL_SPEEDUP * 100:.0f}% '
                          f'of the goal'))
@@ -231,7 +229,7 @@ def _goals(uc, gan, raw):
         meas = (f"{num(seq[0]['mib_s']):.1f} MiB/s = {x * 100:.0f}% of fio's "
                 f"{raw['write']:.1f} MiB/s")
         out.append(_goal('aligned 1 MiB sequential writes against the raw device\'s O_DIRECT '
-                         'bandwidth (nfsd-uc direct)', f'>= {GOAL_RAW * 100:.0f}%', meas, ok,
+                         f'bandwidth ({who})', f'>= {GOAL_RAW * 100:.0f}%', meas, ok,
                          None if ok else f'{(GOAL_RAW - x) * 100:.0f} points short'))
     else:
         out.append(_goal('aligned 1 MiB writes against the raw device', f'>= {GOAL_RAW * 100:.0f}%',
@@ -248,7 +246,7 @@ def _goals(uc, gan, raw):
         meas = (f'{within} of {len(ratios)} cases at half or less; worst {worst[0]:.2f}x '
                 f"Ganesha's ({_case(worst[1])}); median "
                 f'{sorted(x for x, _ in ratios)[len(ratios) // 2]:.2f}x')
-        out.append(_goal("server CPU seconds per GiB against NFS-Ganesha's (nfsd-uc direct, every "
+        out.append(_goal(f"server CPU seconds per GiB against NFS-Ganesha's ({who}, every "
                          "workload both ran)", f'<= {GOAL_CPU}x', meas, ok,
                          None if ok else f'worst case {worst[0] / GOAL_CPU:.1f}x the limit'))
     else:
@@ -266,7 +264,7 @@ def _goals(uc, gan, raw):
                 + (f"; Ganesha's median {sorted(gsw)[len(gsw) // 2]:.2f}" if gsw else ''))
         ok = w <= GOAL_CTXSW
         out.append(_goal('server context switches per WRITE, interleaved 47008 and 6000 '
-                         '(nfsd-uc direct, every thread)', f'<= {GOAL_CTXSW:g}', meas, ok,
+                         f'({who}, every thread)', f'<= {GOAL_CTXSW:g}', meas, ok,
                          None if ok else f'worst {w / GOAL_CTXSW:.1f}x the limit'))
     else:
         out.append(_goal('server context switches per WRITE', f'<= {GOAL_CTXSW:g}', '-', None))
@@ -280,7 +278,7 @@ def _goals(uc, gan, raw):
         w = num(worst['dev_write_kib'])
         ok = w >= GOAL_WRITE_KIB
         out.append(_goal('average device write size, interleaved 47008 and 6000 UNSTABLE '
-                         '(nfsd-uc direct, loop device stat)', f'>= {GOAL_WRITE_KIB} KiB',
+                         f'({who}, loop device stat)', f'>= {GOAL_WRITE_KIB} KiB',
                          f'worst {w:.0f} KiB ({_case(worst)}) over {len(cases)} cases', ok,
                          None if ok else f'{w / GOAL_WRITE_KIB * 100:.0f}% of the goal'))
     else:
@@ -293,7 +291,7 @@ def _goals(uc, gan, raw):
         x, u, g = ratios[0]
         ok = x >= GOAL_READBACK
         out.append(_goal("reading back just-written data against NFS-Ganesha's page cache "
-                         '(nfsd-uc direct)', f'>= {GOAL_READBACK:g}x',
+                         f'({who})', f'>= {GOAL_READBACK:g}x',
                          f"{num(u['mib_s']):.0f} vs {num(g['mib_s']):.0f} MiB/s = {x:.2f}x", ok,
                          None if ok else f'{x * 100:.0f}% of Ganesha'))
     else:
