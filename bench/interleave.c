@@ -40,7 +40,7 @@
 #define DEFAULT_RSIZE (1u << 20)
 
 enum sync_mode { SYNC_UNSTABLE, SYNC_FILE };
-enum commit_mode { COMMIT_ONCE, COMMIT_EACH };
+enum commit_mode { COMMIT_ONCE, COMMIT_EACH, COMMIT_NONE };
 enum phases { PH_BOTH, PH_WRITE, PH_VERIFY, PH_COMMIT };
 
 struct opts {
@@ -301,7 +301,7 @@ static void pump_writer(struct writer *w)
 		w->writing_done = true;
 	if (!w->writing_done || w->finished)
 		return;
-	if (r->o->sync == SYNC_FILE)
+	if (r->o->sync == SYNC_FILE || r->o->commit == COMMIT_NONE)
 		w->finished = true;
 	else if (r->o->commit == COMMIT_EACH && !w->commit_sent)
 		send_commit(w, &w->commit_rounds);
@@ -586,7 +586,8 @@ static void usage(FILE *f)
 	      "  -n, --records N     write exactly N records (overrides --total)\n"
 	      "  -s, --sync MODE     unstable (WRITE UNSTABLE, then COMMIT) | file (FILE_SYNC)\n"
 	      "      --commit WHEN   once (one COMMIT when every writer is done, default) |\n"
-	      "                      each (every writer COMMITs when it is done)\n"
+	      "                      each (every writer COMMITs when it is done) |\n"
+	      "                      none (the data stays UNSTABLE: what a server holds uncommitted)\n"
 	      "      --fresh         create or truncate the file first (default)\n"
 	      "      --overwrite     write over the existing file, no truncation\n"
 	      "      --write-only    skip the read-back\n"
@@ -636,8 +637,10 @@ static int parse_opt(struct opts *o, int c, const char *arg)
 	case 'n': o->records = v; return v >= 1 ? 0 : -1;
 	case 's': o->sync = strcmp(arg, "file") == 0 ? SYNC_FILE : SYNC_UNSTABLE;
 		return strcmp(arg, "file") == 0 || strcmp(arg, "unstable") == 0 ? 0 : -1;
-	case OPT_COMMIT: o->commit = strcmp(arg, "each") == 0 ? COMMIT_EACH : COMMIT_ONCE;
-		return strcmp(arg, "each") == 0 || strcmp(arg, "once") == 0 ? 0 : -1;
+	case OPT_COMMIT: o->commit = strcmp(arg, "each") == 0 ? COMMIT_EACH
+				  : strcmp(arg, "none") == 0 ? COMMIT_NONE : COMMIT_ONCE;
+		return strcmp(arg, "each") == 0 || strcmp(arg, "once") == 0 ||
+		       strcmp(arg, "none") == 0 ? 0 : -1;
 	case OPT_FRESH: o->fresh = true; return 0;
 	case OPT_OVERWRITE: o->fresh = false; return 0;
 	case OPT_WONLY: o->phases = PH_WRITE; return 0;

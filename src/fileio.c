@@ -437,9 +437,10 @@ int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
 	return rc < 0 ? rc : truncate_fd(fd, size);
 }
 
+/* Also through a paged export of a file system a cached one serves (shares_cache). */
 void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
 {
-	if (!o->exp || !uses_cache(o) || !S_ISREG(st->stx_mode))
+	if (!o->exp || !(uses_cache(o) || o->exp->shares_cache) || !S_ISREG(st->stx_mode))
 		return;
 	int err;
 	struct bcache_file *bf = fh_bcache(w, o, (uint32_t)o->exp->block, &err);
