@@ -102,13 +102,6 @@ static void part_of(const struct bc_inode *ino, const struct bc_entry *e, const 
 	*b = end < base + ino->bs ? (uint32_t)(end - base) : ino->bs;
 }
 
-static bool touch_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
-{
-	(void)arg;
-	bc_entry_touch(ino, e);
-	return true;
-}
-
 /* e's image in a holder, so that a READ reply can pin an entry's own image like an adopted one
  * (freed when the entry and every reply are done with it). Size 0: the entry still counts as one
  * block of its own. */
@@ -155,6 +148,7 @@ static bool pin_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 		po->pins[po->npins++] = h;
 	}
 	e->shared = true;
+	bc_entry_touch(ino, e);   /* read again: 2Q's second list (also when the READ then misses) */
 	po->co.seen++;
 	return true;
 }
@@ -181,8 +175,6 @@ int bcache_read_pinned(struct bcache_file *h, uint64_t off, uint64_t len, struct
 	 * change until its write ends). */
 	hit = last - first < 2 * ino->map.count &&
 	      bc_map_range(ino, first, last, pin_entry, &po) && po.co.seen == last - first + 1;
-	if (hit)
-		bc_map_range(ino, first, last, touch_entry, NULL);
 	co_mutex_unlock(&ino->lock);
 	if (!hit) {
 		for (int i = 0; i < po.npins; i++)
