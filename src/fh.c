@@ -363,12 +363,13 @@ bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out)
 /* Direct-mode WRITEs arrive out of order (32 interleaved writers), and O_DIRECT allocates as they
  * come: XFS gave a 128 MiB file 4222 extents, whose map then has to be read back from disk after a
  * cache drop (device reads per WRITE on an overwrite). An extent size hint makes it allocate in
- * aligned 1 MiB units instead (7 extents). It can only be set while the file holds no data, so
- * this is tried once per handle on empty files; file systems without hints (ext4) say no. */
+ * aligned 1 MiB units instead (7 extents). It can only be set while the file holds no data, so it
+ * is asked for by the first WRITE through a handle of an empty file, and only on exports whose
+ * file system keeps it (export_rt.extent_hints): ext4 takes the ioctl, drops the flag and moves
+ * the ctime, every time. Never from a reading call: those must not change a file. */
 #define EXTENT_HINT (1u << 20)
-static long do_hint_extents(void *arg)
+int fh_set_extent_hint(int fd)
 {
-	int fd = *(int *)arg;
 	struct fsxattr fa;
 	struct stat sb;
 	if (fstat(fd, &sb) < 0 || sb.st_size != 0 || sb.st_blocks != 0 ||
@@ -378,12 +379,24 @@ static long do_hint_extents(void *arg)
 	fa.fsx_extsize = EXTENT_HINT;
 	if (ioctl(fd, FS_IOC_FSSETXATTR, &fa) < 0)
 		return -errno;
-	return 0;
+	/* Kept? ext4 answers 0 and forgets it. */
+	if (ioctl(fd, FS_IOC_FSGETXATTR, &fa) < 0)
+		return -errno;
+	return (fa.fsx_xflags & FS_XFLAG_EXTSIZE) ? 1 : -EOPNOTSUPP;
 }
 
-static void hint_extents(struct worker *w, int fd)
+static long do_hint_extents(void *arg)
 {
-	long rc = cred_offload(w, do_hint_extents, &fd);
+	return fh_set_extent_hint(*(int *)arg);
+}
+
+void fh_hint_extents(struct worker *w, struct fh_obj *o)
+{
+	struct file_io *fio = fh_file_io(o);
+	if (!o->exp->extent_hints || !fio || fio->hinted || !fio->fd_set)
+		return;
+	fio->hinted = true;
+	long rc = cred_offload(w, do_hint_extents, &fio->fd);
 	if (rc < 0)
 		log_debug("extent size hint: %s", strerror((int)-rc));
 }
@@ -423,7 +436,6 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 	if (!e->fio.fd_set) {
 		e->fio.fd = e->fio.wfd = fd;
 		e->fio.fd_set = true;
-		hint_extents(w, fd);
 		if (o->exp->keeps_times) {
 			int wfd = cache_write_fd(w, o, fd);   /* yields: others may write through fd */
 			if (wfd != fd)
@@ -431,7 +443,7 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 		}
 	}
 	if (e->bf)
-		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, the hint) */
+		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, nocmtime) */
 	/* The cache knows a file by (dev, key). The inode number alone would let a new file that
 	 * reuses the number of a deleted one, still cached, inherit its blocks: the key is a hash of
 	 * the kernel handle instead, which holds the inode's generation (and not the export id, so

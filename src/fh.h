@@ -73,6 +73,12 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino);
 
 /* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT
  * descriptor. NULL with *err set on failure. */
+/* The 1 MiB extent size hint on an empty file, on the first WRITE through this handle, where the
+ * export's file system keeps it; never from a reading call. */
+void fh_hint_extents(struct worker *w, struct fh_obj *o);
+/* Set the hint on fd if the file is empty: 1 if the file system kept it, 0 if the file is not
+ * empty or has one, -errno (-EOPNOTSUPP: taken and dropped, as ext4 does). */
+int fh_set_extent_hint(int fd);
 struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err);
 /* The per-handle state fileio.c keeps for o's file. */
 struct file_io *fh_file_io(struct fh_obj *o);

@@ -243,6 +243,7 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	struct bcache_file *bf = cache_of(rq, o, &err);
 	if (!bf)
 		return -err;
+	fh_hint_extents(rq->w, o);
 	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(rq->rec))
 			   : bcache_write(bf, off, data, count);
 	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */

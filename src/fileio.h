@@ -20,7 +20,8 @@ struct file_io {
 	int fd;
 	int wfd;                      /* the cache's writes: fd, or one that keeps mtime and ctime
 				       * (nocmtime.h) */
-	bool fd_set;                  /* fd and wfd are set (and the extent hint asked for) */
+	bool fd_set;                  /* fd and wfd are set */
+	bool hinted;                  /* the extent size hint was asked for (fh_hint_extents) */
 	uint64_t touched_ns;          /* CLOCK_MONOTONIC of this handle's last mtime touch */
 };
 

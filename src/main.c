@@ -74,6 +74,7 @@ static void probe_export(struct export_rt *e)
 		if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN))
 			dio_align = st.stx_dio_offset_align;
 		probe_times(e, fd);
+		e->extent_hints = fh_set_extent_hint(fd) == 1;
 		close(fd);
 	}
 	if (dio_align > block)

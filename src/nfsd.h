@@ -44,6 +44,11 @@ struct export_rt {
 	/* write_mode cached on a file system whose handles open for writes that keep mtime and
 	 * ctime (nocmtime.h): write-behind writes through such a descriptor. */
 	bool keeps_times;
+	/* The file system keeps an extent size hint (XFS; ext4 drops it and moves the ctime):
+	 * probed at start on a temporary file, asked for on a file's first WRITE. */
+	bool extent_hints;
+	/* Some client rule has subtree_check: its handles are connectable (fh_kernel_at). */
+	bool subtree_check;
 };
 
 /* Request counters (the boundary cache keeps its own). */
