@@ -20,7 +20,7 @@
 #define MIB (1024ULL * KIB)
 #define GIB (1024ULL * MIB)
 #define ANON_ID 65534u
-#define MAX_KEYS 16   /* rows per section table; static asserts below the tables check it */
+#define MAX_KEYS 24   /* rows per section table; static asserts below the tables check it */
 
 enum section { SECT_NONE, SECT_SERVER, SECT_CACHE, SECT_EXPORT, SECT_COUNT };
 
@@ -364,6 +364,8 @@ static int parse_option(struct parser *p, const char *host, const char *opt,
 		r->rw = opt[1] == 'w';
 	else if (strcmp(opt, "secure") == 0 || strcmp(opt, "insecure") == 0)
 		r->secure = opt[0] == 's';
+	else if (strcmp(opt, "subtree_check") == 0 || strcmp(opt, "no_subtree_check") == 0)
+		r->subtree_check = opt[0] == 's';
 	else if (strcmp(opt, "root_squash") == 0 || strcmp(opt, "no_root_squash") == 0)
 		sq->root = opt[0] == 'r';
 	else if (strcmp(opt, "all_squash") == 0 || strcmp(opt, "no_all_squash") == 0)
@@ -381,7 +383,7 @@ static int parse_option(struct parser *p, const char *host, const char *opt,
 	else
 		return fail(p, "clients: %s: unknown option '%s' (known: rw, ro, root_squash, "
 			    "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, "
-			    "secure, insecure)", host, opt);
+			    "secure, insecure, subtree_check, no_subtree_check)", host, opt);
 	return 0;
 }
 
@@ -474,6 +476,13 @@ static const struct key_def server_keys[] = {
 	{"requests_per_ring", parse_unsigned, CFG(requests_per_ring), 1, 1 << 20},
 	{"blocking_threads", parse_unsigned, CFG(blocking_threads), 1, 256},
 	{"max_record", parse_size, CFG(max_record), 64 * KIB, 64 * MIB},
+	{"connections", parse_unsigned, CFG(max_connections), 1, 1 << 20},
+	{"connections_per_client", parse_unsigned, CFG(max_connections_per_client), 1, 1 << 20},
+	{"receive_memory", parse_size, CFG(receive_memory), 1 * MIB, 1024 * GIB},
+	{"idle_timeout", parse_unsigned, CFG(idle_timeout), 0, 86400},
+	{"record_timeout", parse_unsigned, CFG(record_timeout), 1, 3600},
+	{"reply_cache_entries", parse_unsigned, CFG(reply_cache_entries), 0, 1 << 24},
+	{"reply_cache_size", parse_size, CFG(reply_cache_size), 0, 16 * GIB},
 	{"state_dir", parse_dir, CFG(state_dir), 0, 0},
 	{"rpcbind", parse_bool, CFG(rpcbind), 0, 0},
 	{NULL, NULL, 0, 0, 0},
@@ -747,6 +756,13 @@ static int set_defaults(struct config *c)
 		.requests_per_ring = 1024,
 		.blocking_threads = 4,
 		.max_record = 1 * MIB + 64 * KIB,
+		.max_connections = 4096,
+		.max_connections_per_client = 1024,
+		.receive_memory = 512 * MIB,
+		.idle_timeout = 360,
+		.record_timeout = 30,
+		.reply_cache_entries = 16384,
+		.reply_cache_size = 16 * MIB,
 		.state_dir = strdup("/var/lib/nfsd-uc"),
 		.rpcbind = true,
 		.cache_size = 1 * GIB,
@@ -773,6 +789,9 @@ int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
 		rc = parse_stream(&p, f);
 	fclose(f);
 	free(p.dir);
+	if (rc == 0 && c.receive_memory < 2 * c.max_record)
+		rc = fail_at(&p, 0, "receive_memory (%zu) must hold at least two records of max_record "
+			     "(%zu)", c.receive_memory, c.max_record);
 	if (rc < 0) {
 		config_free(&c);
 		return -1;

@@ -32,6 +32,8 @@ struct client_rule {
 	uid_t anonuid;            /* default 65534 */
 	gid_t anongid;            /* default 65534 */
 	bool secure;              /* default secure: source port must be < 1024 */
+	bool subtree_check;       /* default no_subtree_check (knfsd's): a handle's file must lie
+				   * under the export root, not just on its file system */
 };
 
 struct export_cfg {
@@ -54,6 +56,13 @@ struct config {
 	unsigned requests_per_ring;        /* requests of one ring in flight, default 1024 */
 	unsigned blocking_threads;         /* the pool for calls io_uring has no op for, default 4 */
 	size_t max_record;        /* largest RPC record accepted, default 1 MiB + 64 KiB */
+	unsigned max_connections;            /* "connections": open at once, default 4096 */
+	unsigned max_connections_per_client; /* from one client address, default 1024 */
+	size_t receive_memory;    /* records being received or run, all rings, default 512M */
+	unsigned idle_timeout;    /* seconds a connection may stay silent, default 360; 0 never */
+	unsigned record_timeout;  /* seconds a begun record may take to arrive, default 30 */
+	unsigned reply_cache_entries;   /* duplicate request cache bound, default 16384; 0 off */
+	size_t reply_cache_size;        /* and its bytes, default 16M */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
 	bool rpcbind;             /* register with rpcbind when it runs, default true */
 	size_t cache_size;        /* [cache] size, default 1G */

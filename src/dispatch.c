@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dispatch.h"
+#include "drc.h"
 #include "stats.h"
 
 #include <stdlib.h>
@@ -217,13 +218,61 @@ static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_cal
 	return NULL;
 }
 
+/* A reply the duplicate request cache kept: its bytes, record mark included, as they were sent. */
+static struct reply *replay(uint8_t *bytes, size_t len)
+{
+	struct reply *r = calloc(1, sizeof *r);
+	if (!r) {
+		free(bytes);
+		return NULL;
+	}
+	r->hdr = bytes;
+	r->hdr_len = len;
+	return r;
+}
+
+/* A non-idempotent call: run once per (xid, client, ...) however often the client sends it. */
+static void call_once(struct drc *drc, struct worker *w, const struct sockaddr_storage *peer,
+		      struct record_mem *rm, const struct rpc_call *call, const struct proc_desc *pd,
+		      struct reply **out)
+{
+	struct drc_key k = {.xid = call->xid, .prog = call->prog, .vers = call->vers,
+			    .proc = call->proc, .peer = peer, .args = call->args,
+			    .args_len = call->args_len};
+	struct drc_entry *slot;
+	uint8_t *bytes;
+	size_t n;
+	switch (drc_lookup(drc, &k, &slot, &bytes, &n)) {
+	case DRC_INPROG:
+		log_debug("%s: retransmission of xid %08x while it runs: dropped", pd->name, call->xid);
+		*out = NULL;
+		return;
+	case DRC_HIT:
+		log_debug("%s: retransmission of xid %08x: the original reply", pd->name, call->xid);
+		*out = replay(bytes, n);
+		return;
+	case DRC_MISS:
+		break;
+	}
+	call_proc(w, peer, rm, call, pd, out);
+	/* These procedures' replies are header and result only; anything else is not kept. */
+	const struct reply *r = *out;
+	bool keep = r && !r->payload_len && !r->payload_iov;
+	drc_done(drc, slot, keep ? r->hdr : NULL, keep ? r->hdr_len : 0);
+}
+
 void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
 		     const uint8_t *rec, size_t len, struct reply **out)
 {
 	struct rpc_call call;
 	const struct proc_desc *pd;
 	*out = header_reply(rec, len, &call, &pd);
-	if (pd)
+	if (!pd)
+		return;
+	struct drc *drc = w && w->srv ? w->srv->drc : NULL;
+	if (pd->cache_reply && drc)
+		call_once(drc, w, peer, rm, &call, pd, out);
+	else
 		call_proc(w, peer, rm, &call, pd, out);
 }
 

@@ -23,6 +23,7 @@ struct proc_desc {
 	xdrproc_t encode;         /* result; pointers in it belong to the request arena */
 	size_t args_size, res_size;
 	proc_handler handler;
+	bool cache_reply;         /* the duplicate request cache keeps its replies (drc.h) */
 };
 
 struct prog_desc {

@@ -22,6 +22,7 @@
 
 #include "bcache.h"
 #include "config.h"
+#include "drc.h"
 #include "fileio.h"
 #include "fh.h"
 #include "io/pool.h"
@@ -257,6 +258,11 @@ static int prepare(struct server *srv)
 		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
 		return -1;
 	}
+	if (cfg->reply_cache_entries && drc_create(cfg->reply_cache_entries, cfg->reply_cache_size,
+						   &srv->drc) < 0) {
+		log_err("cannot create the duplicate request cache");
+		return -1;
+	}
 	/* A test sets this to make every READDIR buffer take that long (a stuck file system). */
 	const char *delay = getenv("NFSD_UC_FAULT_READDIR_DELAY_MS");
 	if (delay && *delay) {
@@ -309,6 +315,7 @@ out:
 	pool_free(srv.pool);
 	server_unlisten(&srv);
 	bcache_destroy(srv.cache);
+	drc_destroy(srv.drc);
 	close_exports(&srv);
 	mount_list_free(&srv);
 	if (rc == 0)

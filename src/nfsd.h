@@ -27,6 +27,8 @@ struct listener;
 struct forget_ring;
 struct pool;
 struct cred_personalities;
+struct conn_limits;
+struct drc;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -63,6 +65,7 @@ struct server {
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	atomic_uint nparked;          /* parked WRITEs of every ring: the idle check's first look */
 	struct bcache *cache;
+	struct drc *drc;              /* duplicate request cache, NULL when off (drc.h) */
 	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
 	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */
 	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */

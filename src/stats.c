@@ -7,10 +7,11 @@
 #include <string.h>
 
 #include "bcache.h"
+#include "drc.h"
 #include "dispatch.h"
 #include "stats.h"
 
-#define STATS_MAX 64
+#define STATS_MAX 96
 
 struct stat_pair {
 	const char *name;
@@ -70,6 +71,15 @@ static void stats_get(struct nfs_req *rq, void *argp, void *resp)
 	add(r, "commits", atomic_load(&c->commits));
 	add(r, "bytes_written", atomic_load(&c->bytes_written));
 	add(r, "bytes_read", atomic_load(&c->bytes_read));
+	if (srv->drc) {
+		struct drc_stats d;
+		drc_get_stats(srv->drc, &d);
+		add(r, "drc_hits", d.hits);
+		add(r, "drc_inprogress_drops", d.inprog_drops);
+		add(r, "drc_misses", d.misses);
+		add(r, "drc_entries", d.entries);
+		add(r, "drc_bytes", d.bytes);
+	}
 	if (srv->cache) {
 		struct bcache_stats b;
 		bcache_get_stats(srv->cache, &b);

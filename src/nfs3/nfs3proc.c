@@ -379,28 +379,33 @@ NFS3_HANDLER(pathconf)
 
 static void release_write(void *args) { write3args_zc_free(args); }
 
-#define PROC(NAME, name, ARGS, RES) \
-	{#NAME, XDRPROC(xdr_##ARGS), NULL, XDRPROC(xdr_##RES), sizeof(ARGS), sizeof(RES), nfs3_##name}
+/* The last field says whether the duplicate request cache keeps the replies (drc.h): the
+ * non-idempotent procedures, as knfsd's table marks them (RC_REPLBUFF, RC_REPLSTAT); running one
+ * of them twice for one call gives the client a wrong answer (REMOVE's NOENT, MKDIR's EXIST). */
+#define PROC_(NAME, name, ARGS, RES, drc) \
+	{#NAME, XDRPROC(xdr_##ARGS), NULL, XDRPROC(xdr_##RES), sizeof(ARGS), sizeof(RES), nfs3_##name, drc}
+#define PROC(NAME, name, ARGS, RES) PROC_(NAME, name, ARGS, RES, false)
+#define PROC_DRC(NAME, name, ARGS, RES) PROC_(NAME, name, ARGS, RES, true)
 
 static const struct proc_desc nfs3_procs[] = {
 	[NFSPROC3_NULL] = {"NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, nfs3_null},
 	[NFSPROC3_GETATTR] = PROC(GETATTR, getattr, GETATTR3args, GETATTR3res),
-	[NFSPROC3_SETATTR] = PROC(SETATTR, setattr, SETATTR3args, SETATTR3res),
+	[NFSPROC3_SETATTR] = PROC_DRC(SETATTR, setattr, SETATTR3args, SETATTR3res),
 	[NFSPROC3_LOOKUP] = PROC(LOOKUP, lookup, LOOKUP3args, LOOKUP3res),
 	[NFSPROC3_ACCESS] = PROC(ACCESS, access, ACCESS3args, ACCESS3res),
 	[NFSPROC3_READLINK] = PROC(READLINK, readlink, READLINK3args, READLINK3res),
 	[NFSPROC3_READ] = {"READ", XDRPROC(xdr_READ3args), NULL, XDRPROC(xdr_READ3res_zc),
 			   sizeof(READ3args), sizeof(READ3res), nfs3_read},
 	[NFSPROC3_WRITE] = {"WRITE", XDRPROC(xdr_WRITE3args_zc), release_write, XDRPROC(xdr_WRITE3res),
-			    sizeof(WRITE3args), sizeof(WRITE3res), nfs3_write},
-	[NFSPROC3_CREATE] = PROC(CREATE, create, CREATE3args, CREATE3res),
-	[NFSPROC3_MKDIR] = PROC(MKDIR, mkdir, MKDIR3args, MKDIR3res),
-	[NFSPROC3_SYMLINK] = PROC(SYMLINK, symlink, SYMLINK3args, SYMLINK3res),
-	[NFSPROC3_MKNOD] = PROC(MKNOD, mknod, MKNOD3args, MKNOD3res),
-	[NFSPROC3_REMOVE] = PROC(REMOVE, remove, REMOVE3args, REMOVE3res),
-	[NFSPROC3_RMDIR] = PROC(RMDIR, rmdir, RMDIR3args, RMDIR3res),
-	[NFSPROC3_RENAME] = PROC(RENAME, rename, RENAME3args, RENAME3res),
-	[NFSPROC3_LINK] = PROC(LINK, link, LINK3args, LINK3res),
+			    sizeof(WRITE3args), sizeof(WRITE3res), nfs3_write, true},
+	[NFSPROC3_CREATE] = PROC_DRC(CREATE, create, CREATE3args, CREATE3res),
+	[NFSPROC3_MKDIR] = PROC_DRC(MKDIR, mkdir, MKDIR3args, MKDIR3res),
+	[NFSPROC3_SYMLINK] = PROC_DRC(SYMLINK, symlink, SYMLINK3args, SYMLINK3res),
+	[NFSPROC3_MKNOD] = PROC_DRC(MKNOD, mknod, MKNOD3args, MKNOD3res),
+	[NFSPROC3_REMOVE] = PROC_DRC(REMOVE, remove, REMOVE3args, REMOVE3res),
+	[NFSPROC3_RMDIR] = PROC_DRC(RMDIR, rmdir, RMDIR3args, RMDIR3res),
+	[NFSPROC3_RENAME] = PROC_DRC(RENAME, rename, RENAME3args, RENAME3res),
+	[NFSPROC3_LINK] = PROC_DRC(LINK, link, LINK3args, LINK3res),
 	[NFSPROC3_READDIR] = PROC(READDIR, readdir, READDIR3args, READDIR3res),
 	[NFSPROC3_READDIRPLUS] = PROC(READDIRPLUS, readdirplus, READDIRPLUS3args, READDIRPLUS3res),
 	[NFSPROC3_FSSTAT] = PROC(FSSTAT, fsstat, FSSTAT3args, FSSTAT3res),

@@ -105,6 +105,13 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.requests_per_ring, 1024);
 	assert_int_equal(cfg.blocking_threads, 4);
 	assert_int_equal(cfg.max_record, 1024 * 1024 + 64 * 1024);
+	assert_int_equal(cfg.max_connections, 4096);
+	assert_int_equal(cfg.max_connections_per_client, 1024);
+	assert_int_equal(cfg.receive_memory, 512 * 1024 * 1024);
+	assert_int_equal(cfg.idle_timeout, 360);
+	assert_int_equal(cfg.record_timeout, 30);
+	assert_int_equal(cfg.reply_cache_entries, 16384);
+	assert_int_equal(cfg.reply_cache_size, 16 * 1024 * 1024);
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
@@ -139,6 +146,7 @@ static void test_export_and_client_defaults(void **state)
 	assert_int_equal(r->anonuid, 65534);
 	assert_int_equal(r->anongid, 65534);
 	assert_true(r->secure);
+	assert_false(r->subtree_check);   /* knfsd's default */
 	config_free(&cfg);
 }
 
@@ -152,13 +160,21 @@ static void test_every_key_set(void **state)
 		"mount_port = 1\n"
 		"threads = 64\n"
 		"max_record = 2M\n"
+		"connections = 100\n"
+		"connections_per_client = 10\n"
+		"receive_memory = 64M\n"
+		"idle_timeout = 0\n"
+		"record_timeout = 5\n"
+		"reply_cache_entries = 0\n"
+		"reply_cache_size = 1M\n"
 		"state_dir = /srv/state\n"
 		"rpcbind = no\n"
 		"[cache]\n"
 		"size = 1G\n"
 		"file_size = 256M\n"
 		"[export data]\n"
-		"clients = 10.0.0.0/8(rw,all_squash,anonuid=1000,anongid=1001,insecure) ::1(ro)\n"
+		"clients = 10.0.0.0/8(rw,all_squash,anonuid=1000,anongid=1001,insecure,subtree_check) "
+		"::1(ro,subtree_check,no_subtree_check)\n"
 		"fsid = 4294967295\n"
 		"write_mode = dontcache\n"
 		"read_mode = buffered\n"
@@ -177,6 +193,13 @@ static void test_every_key_set(void **state)
 	assert_int_equal(cfg.mount_port, 1);
 	assert_int_equal(cfg.threads, 64);
 	assert_int_equal(cfg.max_record, 2 * 1024 * 1024);
+	assert_int_equal(cfg.max_connections, 100);
+	assert_int_equal(cfg.max_connections_per_client, 10);
+	assert_int_equal(cfg.receive_memory, 64 * 1024 * 1024);
+	assert_int_equal(cfg.idle_timeout, 0);
+	assert_int_equal(cfg.record_timeout, 5);
+	assert_int_equal(cfg.reply_cache_entries, 0);
+	assert_int_equal(cfg.reply_cache_size, 1024 * 1024);
 	assert_string_equal(cfg.state_dir, "/srv/state");
 	assert_false(cfg.rpcbind);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
@@ -197,7 +220,9 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->anonuid, 1000);
 	assert_int_equal(r->anongid, 1001);
 	assert_false(r->secure);
+	assert_true(r->subtree_check);
 	r = &e->clients[1];
+	assert_false(r->subtree_check);   /* the later option wins */
 	uint8_t one[16] = {[15] = 1};
 	assert_int_equal(r->family, AF_INET6);
 	assert_int_equal(r->prefix, 128);
@@ -206,7 +231,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 18);
+	assert_int_equal(e->line, 25);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
@@ -472,8 +497,9 @@ static void test_structure_errors(void **state)
 		{"[server]\nport = 1\n# c\nport = 2\n", "4: duplicate key 'port' (first set on line 2)"},
 		{"[server]\nprot = 1\n",
 		 "2: unknown key 'prot' in [server] (known: listen, port, mount_port, threads, "
-		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, state_dir, "
-		 "rpcbind)"},
+		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, "
+		 "connections, connections_per_client, receive_memory, idle_timeout, record_timeout, "
+		 "reply_cache_entries, reply_cache_size, state_dir, rpcbind)"},
 		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (known: size, file_size)"},
 		{"[export data]\nclients = *\nsync = yes\n",
 		 "3: unknown key 'sync' in [export {D}/data] (known: clients, fsid, write_mode, "
@@ -526,6 +552,10 @@ static void test_value_errors(void **state)
 		{"[server]\nmax_record = 65M\n", "2: max_record = 65M is out of range (64K..64M)"},
 		{"[server]\nmax_record = 1Q\n",
 		 "2: max_record = 1Q is not a size (a number with an optional K, M or G suffix)"},
+		{"[server]\nconnections = 0\n", "2: connections = 0 is out of range (1..1048576)"},
+		{"[server]\nrecord_timeout = 0\n", "2: record_timeout = 0 is out of range (1..3600)"},
+		{"[server]\nreceive_memory = 2M\n",
+		 " receive_memory (2097152) must hold at least two records of max_record (1114112)"},
 		{"[server]\nrpcbind = maybe\n",
 		 "2: rpcbind = maybe is not yes/no, true/false, on/off or 1/0"},
 		{"[cache]\nsize = 1K\n", "2: size = 1K is out of range (64K..1024G)"},
@@ -583,7 +613,7 @@ static void test_client_errors(void **state)
 		{"[export data]\nclients = 127.0.0.1(rw,sync)\n",
 		 "2: clients: 127.0.0.1: unknown option 'sync' (known: rw, ro, root_squash, "
 		 "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, secure, "
-		 "insecure)"},
+		 "insecure, subtree_check, no_subtree_check)"},
 		{"[export data]\nclients = 127.0.0.1(rw,,ro)\n", "2: clients: 127.0.0.1: empty option"},
 		{"[export data]\nclients = *(anonuid=-2)\n",
 		 "2: clients: *: bad value in 'anonuid=-2' (0..4294967294)"},
