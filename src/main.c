@@ -22,6 +22,7 @@
 
 #include "bcache.h"
 #include "config.h"
+#include "connlimit.h"
 #include "drc.h"
 #include "fileio.h"
 #include "fh.h"
@@ -258,6 +259,8 @@ static int prepare(struct server *srv)
 		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
 		return -1;
 	}
+	if (climits_create(cfg, &srv->limits) < 0)
+		return -1;
 	if (cfg->reply_cache_entries && drc_create(cfg->reply_cache_entries, cfg->reply_cache_size,
 						   &srv->drc) < 0) {
 		log_err("cannot create the duplicate request cache");
@@ -316,6 +319,7 @@ out:
 	server_unlisten(&srv);
 	bcache_destroy(srv.cache);
 	drc_destroy(srv.drc);
+	climits_destroy(srv.limits);
 	close_exports(&srv);
 	mount_list_free(&srv);
 	if (rc == 0)

@@ -66,6 +66,8 @@ struct server {
 	atomic_uint nparked;          /* parked WRITEs of every ring: the idle check's first look */
 	struct bcache *cache;
 	struct drc *drc;              /* duplicate request cache, NULL when off (drc.h) */
+	struct conn_limits *limits;   /* connections and record memory (connlimit.h) */
+	struct log_ratelimit limit_log, mem_log, slow_log;   /* connlimit's warnings, a kind each */
 	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
 	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */
 	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */
@@ -109,6 +111,9 @@ struct worker {
 	struct conn *conns;
 	unsigned inflight;            /* request fibers running or waiting */
 	unsigned nstalled;            /* connections held back because inflight hit the bound */
+	unsigned nmem_wait;           /* connections waiting for record memory (receive_memory) */
+	struct fiber_timer conn_timer;   /* 1 s: idle and slow connections close */
+	struct fiber_timer mem_timer;    /* while nmem_wait: look again for record memory */
 	_Atomic unsigned active;      /* requests not parked (read by other rings: workers_busy) */
 	struct parked_call *parked;   /* its parked WRITEs (fileio.c), kicked when all goes idle */
 	atomic_uint nparked;          /* how many (read by other rings) */

@@ -24,6 +24,7 @@
 #include "dispatch.h"
 #include "io/fiber.h"
 #include "io/ring.h"
+#include "connlimit.h"
 #include "log.h"
 #include "rpc/recmark.h"
 #include "worker.h"
@@ -32,6 +33,8 @@
 #define PEEK_MIN 512              /* bytes of a large record needed to find a WRITE's payload */
 #define SENDQ_MAX (8u << 20)      /* stop reading requests while this much reply data is queued */
 #define ACCEPT_BACKOFF_NS (100 * 1000 * 1000ull)   /* out of descriptors: try again after this */
+#define SEC_NS 1000000000ull
+#define MEM_RETRY_NS (10 * 1000 * 1000ull) /* waiting for record memory freed on another ring */
 
 struct conn {
 	struct conn *next, *prev;
@@ -43,6 +46,10 @@ struct conn {
 	bool recv_busy, send_busy, dead;
 	bool recv_direct;             /* the pending recv targets the record, not the stream buffer */
 	bool stalled;                 /* stopped reading because its ring was full */
+	bool mem_wait;                /* stopped reading: record memory is at receive_memory */
+	uint64_t last_rx_ns;          /* when bytes last came (idle_timeout) */
+	uint64_t rec_start_ns;        /* since when a record is arriving, 0: none (record_timeout) */
+	size_t rec_charged;           /* record memory charged for rec_mem */
 	/* stream buffer: bytes [head, tail) not yet consumed */
 	uint8_t *sbuf;
 	size_t head, tail;
@@ -64,6 +71,7 @@ struct conn {
 struct request {
 	struct conn *c;
 	struct record_mem rm;         /* owns the record bytes */
+	size_t charged;               /* record memory charged for it (connlimit.h) */
 	const uint8_t *rec;
 	size_t len;
 	struct cred_saved creds;      /* the thread's credentials while this fiber is switched out */
@@ -85,6 +93,7 @@ struct handoff {
 	struct worker *w;
 	int fd;
 	struct sockaddr_storage peer;
+	enum climit_verdict verdict;
 };
 
 static void conn_pump(struct conn *c);
@@ -92,11 +101,38 @@ static void conn_post_recv(struct conn *c);
 
 /* ---- connection lifetime ---- */
 
+static const char *peer_str(const struct sockaddr_storage *s, char a[INET6_ADDRSTRLEN])
+{
+	strcpy(a, "?");
+	if (s->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)s)->sin_addr, a, INET6_ADDRSTRLEN);
+	else if (s->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)s)->sin6_addr, a, INET6_ADDRSTRLEN);
+	return a;
+}
+
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return a->ss_family == AF_INET6 &&
+	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
 static void conn_free(struct conn *c)
 {
 	struct worker *w = c->w;
 	if (c->stalled)
 		w->nstalled--;
+	if (c->mem_wait)
+		w->nmem_wait--;
+	if (c->rec_charged)
+		climits_mem_put(w->srv->limits, c->rec_charged);
+	climits_close(w->srv->limits, &c->peer);
 	if (c->prev) c->prev->next = c->next; else w->conns = c->next;
 	if (c->next) c->next->prev = c->prev;
 	close(c->fd);
@@ -286,7 +322,8 @@ void record_mem_release(struct record_mem *rm)
 
 /* Run a record as a fiber of this ring. mem, when given, owns rec and goes with the request; else
  * rec lies in the stream buffer and is copied out (placed, so this is the payload's only copy). */
-static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len)
+static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len,
+			  size_t charged)
 {
 	struct request *rq = calloc(1, sizeof *rq);
 	if (rq && !mem) {
@@ -299,10 +336,11 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 	}
 	if (rq && mem)
 		*rq = (struct request){.c = c, .rm = {.mem = mem}, .rec = rec, .len = len,
-				       .creds = {.w = c->w}};
+				       .charged = charged, .creds = {.w = c->w}};
 	/* The fiber first runs at the loop's next turn, not inside this call. */
 	if (!rq || !mem || fiber_spawn(c->w->sched, request_main, rq) < 0) {
 		log_err("out of memory for a request: closing the connection");
+		climits_mem_put(c->w->srv->limits, charged);
 		free(rq);
 		free(mem);
 		conn_kill(c);
@@ -315,8 +353,11 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t frag_len)
 {
 	c->rec_mem = place_record(p, avail, frag_len, c->w->srv->place_align, &c->rec);
-	if (!c->rec_mem)
+	if (!c->rec_mem) {
+		climits_mem_put(c->w->srv->limits, frag_len);
 		return false;
+	}
+	c->rec_charged = frag_len;
 	c->rec_cap = frag_len;
 	c->rec_len = 0;
 	c->in_rec = true;
@@ -333,6 +374,9 @@ static bool rec_grow(struct conn *c, size_t need)
 	uint8_t *m = aligned_alloc(align, (cap + 2 * align - 1) & ~(align - 1));
 	if (!m)
 		return false;
+	/* A record already begun goes on: refusing it memory now would only stall it. */
+	climits_mem_force(c->w->srv->limits, cap - c->rec_cap);
+	c->rec_charged += cap - c->rec_cap;
 	size_t shift = (size_t)(c->rec - c->rec_mem);
 	memcpy(m + shift, c->rec, c->rec_len);
 	free(c->rec_mem);
@@ -344,7 +388,8 @@ static bool rec_grow(struct conn *c, size_t need)
 
 static void rec_done(struct conn *c)
 {
-	handle_record(c, c->rec_mem, c->rec, c->rec_len);
+	handle_record(c, c->rec_mem, c->rec, c->rec_len, c->rec_charged);
+	c->rec_charged = 0;
 	c->rec_mem = c->rec = NULL;
 	c->in_rec = false;
 }
@@ -359,14 +404,9 @@ static bool take_mark(struct conn *c, uint32_t *len, bool *last)
 	*last = recmark_is_last(m);
 	size_t total = (c->in_rec ? c->rec_len : 0) + *len;
 	if (total > c->w->srv->cfg->max_record) {
-		char a[INET6_ADDRSTRLEN] = "?";
-		const struct sockaddr_storage *s = &c->peer;
-		if (s->ss_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)s)->sin_addr, a, sizeof a);
-		else if (s->ss_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)s)->sin6_addr, a, sizeof a);
-		log_warn("client %s: RPC record of %zu bytes exceeds max_record %zu; closing connection", a,
-			 total, c->w->srv->cfg->max_record);
+		char a[INET6_ADDRSTRLEN];
+		log_warn("client %s: RPC record of %zu bytes exceeds max_record %zu; closing connection",
+			 peer_str(&c->peer, a), total, c->w->srv->cfg->max_record);
 		conn_kill(c);
 		return false;
 	}
@@ -387,6 +427,61 @@ static bool conn_may_take(struct conn *c)
 		return false;
 	}
 	return true;
+}
+
+static void on_mem_timer(struct fiber_timer *t);
+
+/* Charge a large record (one that arrives into a buffer of its own, and so may sit there half
+ * received for as long as its client likes) to receive_memory, or mark the connection as waiting
+ * for it: it stops reading, and a ring that frees record memory, or this ring's retry timer,
+ * pumps it again. Records already begun always finish: they are what frees memory. A record
+ * that fits in the stream buffer and is whole is always taken (charged all the same): it runs at
+ * once, and a new client's calls must not wait behind other clients' half-sent WRITEs. */
+static bool take_mem(struct conn *c, size_t len)
+{
+	struct worker *w = c->w;
+	if (climits_mem_take(w->srv->limits, len)) {
+		if (c->mem_wait) {
+			c->mem_wait = false;
+			w->nmem_wait--;
+		}
+		return true;
+	}
+	if (!c->mem_wait) {
+		c->mem_wait = true;
+		w->nmem_wait++;
+		climits_count(w->srv->limits, CLE_MEM_WAIT);
+		log_ratelimited(&w->srv->mem_log, LOG_WARNING,
+				"receive_memory (%zu bytes) in use: connections wait to be read",
+				w->srv->cfg->receive_memory);
+	}
+	if (!w->mem_timer.armed) {
+		w->mem_timer.fire = on_mem_timer;
+		fiber_timer_arm(&w->mem_timer, fiber_now_ns() + MEM_RETRY_NS);
+	}
+	return false;
+}
+
+/* Look again at the connections waiting for record memory, until one still finds none. */
+static void mem_retry(struct worker *w)
+{
+	for (struct conn *c = w->conns, *next; c && w->nmem_wait; c = next) {
+		next = c->next;
+		if (!c->mem_wait)
+			continue;
+		conn_pump(c);
+		bool full = c->mem_wait;
+		conn_settle(c);
+		if (full)
+			break;    /* still full: the others would fail the same way */
+	}
+}
+
+static void on_mem_timer(struct fiber_timer *t)
+{
+	struct worker *w = (struct worker *)((char *)t - offsetof(struct worker, mem_timer));
+	if (!w->stopping)
+		mem_retry(w);
 }
 
 /* Handle every complete record in the stream buffer; move partial large ones out of it. */
@@ -426,13 +521,16 @@ static void conn_pump(struct conn *c)
 			break;
 		size_t avail = c->tail - c->head - 4;
 		if (last && avail >= len) {
+			climits_mem_force(c->w->srv->limits, len);
 			const uint8_t *rec = c->sbuf + c->head + 4;
 			c->head += 4 + (size_t)len;
-			handle_record(c, NULL, rec, len);
+			handle_record(c, NULL, rec, len, len);
 			continue;
 		}
 		/* Large or fragmented: wait for enough bytes to find a WRITE's payload, then move out. */
 		if (avail < PEEK_MIN && avail < len && c->tail < SBUF_SIZE)
+			break;
+		if (!take_mem(c, len))
 			break;
 		if (!rec_begin(c, c->sbuf + c->head + 4, avail, len)) {
 			conn_kill(c);
@@ -445,6 +543,11 @@ static void conn_pump(struct conn *c)
 	if (c->head == c->tail && !c->recv_busy)
 		c->head = c->tail = 0;
 	conn_post_recv(c);
+	/* The record deadline runs only while we wait for the client's bytes. */
+	if (!(c->in_rec || c->head < c->tail) || !c->recv_busy)
+		c->rec_start_ns = 0;
+	else if (!c->rec_start_ns)
+		c->rec_start_ns = fiber_now_ns();
 }
 
 static void on_recv(struct io_op *op, int res)
@@ -469,13 +572,15 @@ static void on_recv(struct io_op *op, int res)
 	} else {
 		c->tail += (size_t)res;
 	}
+	c->last_rx_ns = fiber_now_ns();
 	conn_pump(c);
 	conn_settle(c);
 }
 
 static void conn_post_recv(struct conn *c)
 {
-	if (c->recv_busy || c->dead || c->w->stopping || c->stalled || !conn_may_take(c))
+	if (c->recv_busy || c->dead || c->w->stopping || c->stalled || c->mem_wait ||
+	    !conn_may_take(c))
 		return;
 	c->recv_busy = true;
 	c->recv_direct = c->in_rec && c->head == c->tail && c->frag_left;
@@ -493,16 +598,63 @@ static void conn_post_recv(struct conn *c)
 
 /* ---- accepting ---- */
 
-/* On the connection's own ring: from here on only this ring touches it. */
-static void conn_open(struct worker *w, int fd, const struct sockaddr_storage *peer)
+/* The connection of this ring that has been silent longest with nothing in flight or owed (of
+ * peer's address, when given), NULL if every one is busy. */
+static struct conn *conn_victim(struct worker *w, const struct sockaddr_storage *peer)
 {
-	struct conn *c = calloc(1, sizeof *c);
-	uint8_t *sbuf = malloc(SBUF_SIZE);
-	if (!c || !sbuf || w->stopping) {
-		if (!w->stopping)
+	struct conn *best = NULL;
+	for (struct conn *c = w->conns; c; c = c->next) {
+		if (c->dead || c->inflight || c->sq_head || (peer && !same_addr(&c->peer, peer)))
+			continue;
+		if (!best || c->last_rx_ns < best->last_rx_ns)
+			best = c;
+	}
+	return best;
+}
+
+/* Over a connection limit: as knfsd does, the longest idle connection goes to let the new one
+ * in (a client reconnecting is served; one that opens connections without end only churns its
+ * own). If none is idle, the new one is refused. */
+static bool make_room(struct worker *w, const struct sockaddr_storage *peer, enum climit_verdict v)
+{
+	const struct config *cfg = w->srv->cfg;
+	const char *what = v == CL_OVER_CLIENT ? "connections_per_client" : "connections";
+	unsigned limit = v == CL_OVER_CLIENT ? cfg->max_connections_per_client : cfg->max_connections;
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+	struct conn *victim = conn_victim(w, v == CL_OVER_CLIENT ? peer : NULL);
+	if (!victim) {
+		climits_count(w->srv->limits, CLE_REFUSED);
+		log_ratelimited(&w->srv->limit_log, LOG_WARNING,
+				"%s = %u reached and none idle: refusing a connection from %s", what,
+				limit, peer_str(peer, a));
+		return false;
+	}
+	climits_count(w->srv->limits, CLE_EVICTED);
+	log_ratelimited(&w->srv->limit_log, LOG_WARNING,
+			"%s = %u reached: closing the longest idle connection (from %s) for one from %s",
+			what, limit, peer_str(&victim->peer, b), peer_str(peer, a));
+	conn_kill(victim);
+	conn_settle(victim);
+	return true;
+}
+
+/* On the connection's own ring: from here on only this ring touches it. It was counted by
+ * climits_open() (verdict), and is uncounted when freed, or here if it never opens. */
+static void conn_open(struct worker *w, int fd, const struct sockaddr_storage *peer,
+		      enum climit_verdict verdict)
+{
+	struct conn *c = NULL;
+	uint8_t *sbuf = NULL;
+	if (!w->stopping && (verdict == CL_OK || make_room(w, peer, verdict))) {
+		c = calloc(1, sizeof *c);
+		sbuf = malloc(SBUF_SIZE);
+		if (!c || !sbuf)
 			log_err("out of memory for a connection: closing it");
+	}
+	if (!c || !sbuf) {
 		free(c);
 		free(sbuf);
+		climits_close(w->srv->limits, peer);
 		close(fd);
 		return;
 	}
@@ -512,6 +664,7 @@ static void conn_open(struct worker *w, int fd, const struct sockaddr_storage *p
 	c->fd = fd;
 	c->sbuf = sbuf;
 	c->peer = *peer;
+	c->last_rx_ns = fiber_now_ns();
 	c->recv_op.cb = on_recv;
 	c->send_op.cb = on_send;
 	c->next = w->conns;
@@ -524,7 +677,7 @@ static void conn_open(struct worker *w, int fd, const struct sockaddr_storage *p
 static void on_handoff(struct fiber_msg *m)
 {
 	struct handoff *h = (struct handoff *)m;
-	conn_open(h->w, h->fd, &h->peer);
+	conn_open(h->w, h->fd, &h->peer, h->verdict);
 	free(h);
 }
 
@@ -533,17 +686,20 @@ static void place_conn(struct worker *acceptor, int fd, const struct sockaddr_st
 {
 	struct server *srv = acceptor->srv;
 	struct worker *w = &srv->workers[srv->next_ring++ % srv->nworkers];
+	enum climit_verdict v = climits_open(srv->limits, peer);
 	if (w == acceptor) {
-		conn_open(w, fd, peer);
+		conn_open(w, fd, peer, v);
 		return;
 	}
 	struct handoff *h = malloc(sizeof *h);
 	if (!h) {
 		log_err("out of memory for a connection: closing it");
+		climits_close(srv->limits, peer);
 		close(fd);
 		return;
 	}
-	*h = (struct handoff){.msg = {.fn = on_handoff}, .w = w, .fd = fd, .peer = *peer};
+	*h = (struct handoff){.msg = {.fn = on_handoff}, .w = w, .fd = fd, .peer = *peer,
+			      .verdict = v};
 	fiber_sched_post(w->sched, &h->msg);
 }
 
@@ -608,7 +764,7 @@ static int listen_on(const char *addr, uint16_t port)
 	/* SO_REUSEADDR only: with SO_REUSEPORT a second daemon started on the same port would
 	 * silently share its connections instead of failing. */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int e = errno;
 		close(fd);
 		return -e;
@@ -649,6 +805,7 @@ static void request_main(void *arg)
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	record_mem_release(&rq->rm);
+	climits_mem_put(w->srv->limits, rq->charged);
 	free(rq);
 	bool was_full = w->inflight >= w->srv->cfg->requests_per_ring;
 	c->inflight--;
@@ -664,6 +821,8 @@ static void request_main(void *arg)
 	conn_settle(c);
 	if (was_full && w->nstalled)
 		server_ring_unstall(w);
+	if (w->nmem_wait)
+		mem_retry(w);
 }
 
 /* ---- the ring's side ---- */
@@ -681,8 +840,50 @@ void server_ring_unstall(struct worker *w)
 	}
 }
 
+/* Nothing in flight, owed or half received: the connection only waits for the client. */
+static bool conn_idle(const struct conn *c)
+{
+	return !c->inflight && !c->sq_head && !c->in_rec && c->head == c->tail;
+}
+
+/* Once a second: a connection whose record has been arriving for longer than record_timeout (a
+ * client trickling bytes holds a record buffer) and one silent for idle_timeout (knfsd closes
+ * those after 6 minutes; clients reconnect when they need to) are closed. */
+static void on_conn_timer(struct fiber_timer *t)
+{
+	struct worker *w = (struct worker *)((char *)t - offsetof(struct worker, conn_timer));
+	const struct config *cfg = w->srv->cfg;
+	uint64_t now = fiber_now_ns();
+	char a[INET6_ADDRSTRLEN];
+	if (w->stopping)
+		return;
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->dead)
+			continue;
+		if (c->rec_start_ns && now - c->rec_start_ns > cfg->record_timeout * SEC_NS) {
+			climits_count(w->srv->limits, CLE_SLOW);
+			log_ratelimited(&w->srv->slow_log, LOG_WARNING,
+					"client %s: a record still incomplete after record_timeout = %u s; "
+					"closing the connection", peer_str(&c->peer, a), cfg->record_timeout);
+		} else if (cfg->idle_timeout && conn_idle(c) &&
+			   now - c->last_rx_ns > cfg->idle_timeout * SEC_NS) {
+			climits_count(w->srv->limits, CLE_IDLE);
+			log_debug("client %s: idle for %u s: closing the connection",
+				  peer_str(&c->peer, a), cfg->idle_timeout);
+		} else {
+			continue;
+		}
+		conn_kill(c);
+		conn_settle(c);
+	}
+	fiber_timer_arm(t, now + SEC_NS);
+}
+
 void server_ring_start(struct worker *w)
 {
+	w->conn_timer.fire = on_conn_timer;
+	fiber_timer_arm(&w->conn_timer, fiber_now_ns() + SEC_NS);
 	if (w->id != 0)
 		return;
 	for (int i = 0; i < 2; i++) {
@@ -701,6 +902,8 @@ void server_ring_start(struct worker *w)
 
 void server_ring_stop(struct worker *w)
 {
+	fiber_timer_disarm(&w->conn_timer);
+	fiber_timer_disarm(&w->mem_timer);
 	for (int i = 0; i < 2; i++)
 		if (w->listeners[i]) {
 			fiber_timer_disarm(&w->listeners[i]->backoff);   /* backing off: no accept to cancel */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bcache.h"
+#include "connlimit.h"
 #include "drc.h"
 #include "dispatch.h"
 #include "stats.h"
@@ -79,6 +80,17 @@ static void stats_get(struct nfs_req *rq, void *argp, void *resp)
 		add(r, "drc_misses", d.misses);
 		add(r, "drc_entries", d.entries);
 		add(r, "drc_bytes", d.bytes);
+	}
+	if (srv->limits) {
+		struct climit_stats l;
+		climits_get_stats(srv->limits, &l);
+		add(r, "connections", l.connections);
+		add(r, "connections_evicted", l.evicted);
+		add(r, "connections_refused", l.refused);
+		add(r, "connections_idle_closed", l.idle_closed);
+		add(r, "connections_slow_closed", l.slow_closed);
+		add(r, "receive_memory_waits", l.mem_waits);
+		add(r, "receive_memory_bytes", l.mem_bytes);
 	}
 	if (srv->cache) {
 		struct bcache_stats b;

@@ -26,6 +26,8 @@ static const char *const export_names[EXP_COUNT] = {
 	[EXP_ALLSQ] = "allsq", [EXP_PRIVATE] = "private",
 };
 
+const char *it_server_conf_extra;
+
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -79,14 +81,14 @@ static int write_conf(const struct itest *t)
 	fprintf(f, "# written by the integration harness\n"
 	        "[server]\nlisten = 127.0.0.1\nport = %u\nmount_port = %u\n"
 	        "threads = 2\n"   /* two rings whatever the machine: tests cross them */
-	        "state_dir = %s/state\nrpcbind = no\n\n"
+	        "state_dir = %s/state\nrpcbind = no\n%s\n"
 	        "[cache]\nsize = 64M\n\n",   /* small: tests write past it */
-	        t->port, t->mount_port, t->dir);
+	        t->port, t->mount_port, t->dir, it_server_conf_extra ? it_server_conf_extra : "");
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure)\n\n", t->exports[EXP_RW]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(ro,no_root_squash,insecure)\n\n", t->exports[EXP_RO]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,root_squash,insecure)\n\n", t->exports[EXP_ROOTSQ]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,all_squash,insecure)\n\n", t->exports[EXP_ALLSQ]);
-	fprintf(f, "[export %s]\nclients = " IT_PRIVATE_CLIENT "(rw,no_root_squash,insecure)\n",
+	fprintf(f, "[export %s]\nclients = " IT_PRIVATE_CLIENT "(rw,no_root_squash,insecure)\n\n",
 	        t->exports[EXP_PRIVATE]);
 	return fclose(f) == 0 ? 0 : -1;
 }

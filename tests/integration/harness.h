@@ -23,6 +23,10 @@
 
 enum it_export { EXP_RW = 0, EXP_RO, EXP_ROOTSQ, EXP_ALLSQ, EXP_PRIVATE, EXP_COUNT };
 
+/* Lines a test program adds to the [server] section of the conf (set before IT_MAIN), e.g. a
+ * short record_timeout; NULL: none. */
+extern const char *it_server_conf_extra;
+
 #define IT_HELLO_NAME "hello.txt"
 #define IT_HELLO_TEXT "hello from the read-only export\n"
 /* The address the private export admits; raw sockets bind it as their source. */

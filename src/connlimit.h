@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What a client may make the server hold, across every ring: connections in all and per client
+ * address (conf connections, connections_per_client), and the memory of the records being
+ * received or run (receive_memory). Connections are counted by the accepting ring and uncounted
+ * by the ring that closes them; the counters are atomics and the per-address table has a mutex,
+ * touched only at open and close. */
+#ifndef NFSD_UC_CONNLIMIT_H
+#define NFSD_UC_CONNLIMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct config;
+struct conn_limits;
+
+enum climit_verdict {
+	CL_OK,
+	CL_OVER_TOTAL,     /* more connections than `connections` */
+	CL_OVER_CLIENT,    /* more from this address than `connections_per_client` */
+};
+
+struct climit_stats {
+	uint64_t connections, evicted, refused, idle_closed, slow_closed, mem_waits, mem_bytes;
+};
+
+int climits_create(const struct config *cfg, struct conn_limits **out);
+void climits_destroy(struct conn_limits *cl);
+
+/* A new connection from peer, counted whatever the verdict: each open is matched by a close. */
+enum climit_verdict climits_open(struct conn_limits *cl, const struct sockaddr_storage *peer);
+void climits_close(struct conn_limits *cl, const struct sockaddr_storage *peer);
+
+/* Charge n bytes of record memory: false (nothing charged) when that would pass the bound and
+ * something is charged already; the caller stops reading until climits_mem_put() makes room. */
+bool climits_mem_take(struct conn_limits *cl, size_t n);
+/* Charge without asking (a record already begun grows by a fragment). */
+void climits_mem_force(struct conn_limits *cl, size_t n);
+void climits_mem_put(struct conn_limits *cl, size_t n);
+
+enum climit_event { CLE_EVICTED, CLE_REFUSED, CLE_IDLE, CLE_SLOW, CLE_MEM_WAIT };
+void climits_count(struct conn_limits *cl, enum climit_event ev);
+void climits_get_stats(struct conn_limits *cl, struct climit_stats *st);
+
+#endif
