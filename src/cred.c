@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -18,6 +19,25 @@ static bool same(const struct rpc_cred *a, const struct rpc_cred *b)
 	       memcmp(a->gids, b->gids, a->ngids * sizeof a->gids[0]) == 0;
 }
 
+/* As knfsd (nfsd_setuser): a caller other than root loses, with the file-system capabilities that
+ * setfsuid() already drops, CAP_SYS_RESOURCE, so quotas and the file system's reserved blocks
+ * hold for NFS users; root gets it back. Per thread (capset of pid 0), as the fs ids are; an
+ * io_uring personality registered afterwards carries it. A daemon that never had the capability
+ * (not in its permitted set) has nothing to do. */
+static int resource_cap(bool on)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	unsigned i = CAP_TO_INDEX(CAP_SYS_RESOURCE);
+	uint32_t bit = CAP_TO_MASK(CAP_SYS_RESOURCE);
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	if (!(d[i].permitted & bit) || !!(d[i].effective & bit) == on)
+		return 0;
+	d[i].effective = on ? d[i].effective | bit : d[i].effective & ~bit;
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
 static int switch_to(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 {
 	/* Raw syscall: glibc's setgroups() is process-wide (it signals every thread). */
@@ -28,7 +48,7 @@ static int switch_to(uid_t uid, gid_t gid, size_t ngids, const gid_t *gids)
 	/* setfsuid/setfsgid report no error; read back to be sure the switch happened. */
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
 		return -EPERM;
-	return 0;
+	return resource_cap(uid == 0);
 }
 
 static int state_root(struct cred_state *s)

@@ -143,10 +143,41 @@ static int op_trim(void *io, uint64_t size)
 	return (int)cred_offload_root(worker_self(), do_trim, &a);
 }
 
+/* Cached data reaches the disk later, from whichever fiber writes it (write-behind, COMMIT, the
+ * bound's eviction): with the credentials of the server, but never past the limits its writer
+ * had. A file an NFS user wrote is written as nobody, without CAP_SYS_RESOURCE (through its
+ * open descriptor: no permission is asked), so reserved blocks and quotas hold as they would
+ * have for the user's own write (knfsd's page cache allocates at write(), as the user). */
+_Static_assert(sizeof(struct cred_state) <= sizeof(struct bcache_writer_saved), "room for creds");
+
+static void op_writer_begin(void *io, bool restricted, struct bcache_writer_saved *saved)
+{
+	static const struct rpc_cred nobody = {.uid = 65534, .gid = 65534};
+	struct worker *w = worker_self();
+	(void)io;
+	if (!w)
+		return;   /* the main thread at exit: as root */
+	memcpy(saved->bytes, &w->creds, sizeof w->creds);
+	if ((restricted ? cred_apply(w, &nobody) : cred_root(w)) < 0)
+		log_warn("cannot take the credentials to write cached data with");
+}
+
+static void op_writer_end(void *io, const struct bcache_writer_saved *saved)
+{
+	struct worker *w = worker_self();
+	struct cred_state cs;
+	(void)io;
+	if (!w)
+		return;
+	memcpy(&cs, saved->bytes, sizeof cs);
+	if ((cs.is_root ? cred_root(w) : cred_apply(w, &cs.cur)) < 0)
+		log_warn("cannot take back a request's credentials after writing cached data");
+}
+
 int fileio_cache_create(struct server *srv)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
-					      op_writev, op_trim};
+					      op_writev, op_trim, op_writer_begin, op_writer_end};
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
 	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;
@@ -244,6 +275,8 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	if (!bf)
 		return -err;
 	fh_hint_extents(rq->w, o);
+	if (!rq->w->creds.is_root && rq->w->creds.cur.uid != 0)
+		bcache_file_restrict(bf);
 	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(rq->rec))
 			   : bcache_write(bf, off, data, count);
 	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */

@@ -80,14 +80,13 @@ struct wb_fiber {
 	struct cred_saved as_server;
 };
 
-static void no_save(void *ctx) { (void)ctx; }
-
 static void writeback_main(void *arg)
 {
 	struct wb_fiber *wf = arg;
 	struct worker *w = wf->w;
-	/* Whatever fiber ran before, this one's I/O goes as the server (the files are open). */
-	fiber_set_hooks(fiber_self(), no_save, cred_restore, &wf->as_server);
+	/* Whatever fiber ran before, this one's I/O goes as the server (the files are open), or as
+	 * the writer_begin op of the cache says while it writes a file: saved across its waits. */
+	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &wf->as_server);
 	cred_restore(&wf->as_server);
 	while (!w->stopping || bcache_writeback_wanted(w->srv->cache)) {
 		ssize_t n = bcache_writeback(w->srv->cache);

@@ -95,7 +95,7 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 			return rc;
 		e->filled = true;
 	}
-	rc = bc_io_result(c, c->ops.write(h->io, base, e->data, ino->bs));
+	rc = bc_io_result(c, bc_dev_write(ino, h->io, base, e->data, ino->bs));
 	if (rc == 0 && size < base + ino->bs)
 		rc = bc_io_result(c, (c->ops.trim ? c->ops.trim : c->ops.truncate)(h->io, size));
 	return rc;
@@ -115,7 +115,7 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	if (need_fill)
 		frc = bc_fill(ino, e, h->io, disk_size);
 	if (frc == 0)
-		rc = bc_io_result(c, c->ops.write(h->io, bc_block_off(ino, e->index), e->data,
+		rc = bc_io_result(c, bc_dev_write(ino, h->io, bc_block_off(ino, e->index), e->data,
 						  ino->bs));
 	co_mutex_lock(&ino->lock);
 	if (need_fill && frc == 0)

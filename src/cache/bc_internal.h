@@ -107,6 +107,7 @@ struct bc_inode {
 	/* Fiber-aware (io/cosync.h): a fiber waiting here, or holding it across the I/O of a
 	 * block past the end of file, leaves its ring free for other calls. */
 	struct co_mutex lock;
+	atomic_bool restricted;  /* a WRITE without CAP_SYS_RESOURCE left data here (sticky) */
 	struct co_cond cond;     /* broadcast when an entry stops being busy or is freed, a span
 				  * leaves, or a handle's in-flight I/O ends */
 	struct bcache_file *handles;
@@ -227,6 +228,12 @@ static inline uint64_t bc_load(_Atomic uint64_t *v)
 }
 
 /* Counts a failed ops call; returns rc. */
+/* Cached data of ino to the device, as whoever wrote it may (ops.writer_begin: a file written by
+ * a caller without CAP_SYS_RESOURCE is written under the same limits, whichever fiber writes
+ * it). 0 or -errno. */
+int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n);
+int bc_dev_write(struct bc_inode *ino, void *io, uint64_t off, void *buf, size_t len);
+
 static inline int bc_io_result(struct bcache *c, int rc)
 {
 	if (rc < 0)

@@ -97,6 +97,27 @@ static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *
 	return 0;
 }
 
+int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n)
+{
+	struct bcache *c = ino->cache;
+	struct bcache_writer_saved sv;
+	bool restricted = atomic_load_explicit(&ino->restricted, memory_order_relaxed);
+
+	if (c->ops.writer_begin)
+		c->ops.writer_begin(io, restricted, &sv);
+	int rc = run_io(c, io, off, iov, n);
+	if (c->ops.writer_begin)
+		c->ops.writer_end(io, &sv);
+	return rc;
+}
+
+int bc_dev_write(struct bc_inode *ino, void *io, uint64_t off, void *buf, size_t len)
+{
+	struct iovec v = { buf, len };
+
+	return bc_dev_writev(ino, io, off, &v, 1);
+}
+
 static void count_run(struct bcache *c, uint64_t bytes)
 {
 	unsigned b = 0;
@@ -125,7 +146,7 @@ static int fill_and_write(struct bc_inode *ino, struct bc_run *r, struct bcache_
 		filled[i] = true;
 	}
 	int n = run_iov(ino, r, iov);
-	int rc = bc_io_result(c, run_io(c, h->io, bc_block_off(ino, r->first), iov, n));
+	int rc = bc_io_result(c, bc_dev_writev(ino, h->io, bc_block_off(ino, r->first), iov, n));
 	if (rc == 0)
 		count_run(c, (uint64_t)r->n * ino->bs);
 	return rc;

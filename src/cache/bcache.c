@@ -236,6 +236,11 @@ uint64_t bcache_file_size_hint(struct bcache_file *h)
 	return hint;
 }
 
+void bcache_file_restrict(struct bcache_file *h)
+{
+	atomic_store_explicit(&h->ino->restricted, true, memory_order_relaxed);
+}
+
 bool bcache_file_crowded(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;

@@ -54,6 +54,11 @@
 /* The layer below, supplied by the server (and faked by the tests). Every function gets the
  * file_io of the handle the cache works through; all may be called from several threads at once
  * for one file_io, on distinct blocks. */
+/* Room for the credentials a writer_begin op saves (opaque to the cache). */
+struct bcache_writer_saved {
+	_Alignas(8) unsigned char bytes[256];
+};
+
 struct bcache_ops {
 	/* O_DIRECT write: off, len and buf all aligned to the file's block size. 0 or -errno
 	 * (a short write is an error: -EIO or -ENOSPC). */
@@ -75,6 +80,12 @@ struct bcache_ops {
 	 * past the end of file, which no WRITE asked for (ctime moves: clients see it as their own
 	 * COMMIT's by its wcc_data). NULL: truncate. */
 	int (*trim)(void *file_io, uint64_t size);
+	/* Around each device write of cached data other than a WRITE's own middle (optional, both
+	 * or neither): take the credentials such data is written with (restricted: a caller
+	 * without CAP_SYS_RESOURCE wrote to this file, so no reserved blocks and quotas apply;
+	 * else the server's), saving the caller's in *saved, then put them back. */
+	void (*writer_begin)(void *file_io, bool restricted, struct bcache_writer_saved *saved);
+	void (*writer_end)(void *file_io, const struct bcache_writer_saved *saved);
 };
 
 #define BCACHE_IOV_MAX 1024
@@ -267,6 +278,9 @@ int64_t bcache_file_size(struct bcache_file *f);
  * Holding back the replies of WRITEs that leave a partial block lets the ones behind catch up. A
  * writer whose partial blocks nobody completes (sparse unaligned writes) is never held back. */
 bool bcache_file_crowded(struct bcache_file *f);
+/* A caller without CAP_SYS_RESOURCE writes to this file: from now on (while the cache knows the
+ * file) its cached data is written with ops.writer_begin(restricted). */
+void bcache_file_restrict(struct bcache_file *f);
 
 /* How many entries the inode holds now (dirty and clean). */
 size_t bcache_file_entries(struct bcache_file *f);
