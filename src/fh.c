@@ -85,12 +85,23 @@ int fh_load_key(const char *dir, uint8_t key[16])
 	return rc;
 }
 
-int fh_kernel_at(int dirfd, const char *name, struct fh_kernel *kh)
+/* Linux 6.13: a handle that also names the parent, so that opening it gives a connected path. */
+#ifndef AT_HANDLE_CONNECTABLE
+#define AT_HANDLE_CONNECTABLE 0x002
+#endif
+
+int fh_kernel_at(int dirfd, const char *name, bool connectable, struct fh_kernel *kh)
 {
 	int mount_id;
 	int flags = name[0] ? 0 : AT_EMPTY_PATH;
 	kh->h.handle_bytes = FH_KMAX;
-	if (name_to_handle_at(dirfd, name, &kh->h, &mount_id, flags) < 0)
+	int rc = name_to_handle_at(dirfd, name, &kh->h, &mount_id,
+				   flags | (connectable ? AT_HANDLE_CONNECTABLE : 0));
+	if (rc < 0 && connectable && errno == EINVAL) {   /* an older kernel */
+		kh->h.handle_bytes = FH_KMAX;
+		rc = name_to_handle_at(dirfd, name, &kh->h, &mount_id, flags);
+	}
+	if (rc < 0)
 		return errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
 	return 0;
 }
@@ -98,20 +109,21 @@ int fh_kernel_at(int dirfd, const char *name, struct fh_kernel *kh)
 struct to_handle {
 	int dirfd;
 	const char *name;
+	bool connectable;
 	struct fh_kernel *kh;
 };
 
 static long do_name_to_handle(void *arg)
 {
 	struct to_handle *a = arg;
-	return fh_kernel_at(a->dirfd, a->name, a->kh);
+	return fh_kernel_at(a->dirfd, a->name, a->connectable, a->kh);
 }
 
 int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const char *name,
 	       struct fh *out)
 {
 	struct fh_kernel kh;
-	struct to_handle a = {dirfd, name, &kh};
+	struct to_handle a = {dirfd, name, exp->subtree_check, &kh};
 	long rc = cred_offload(w, do_name_to_handle, &a);
 	if (rc < 0)
 		return (int)rc;
@@ -529,6 +541,33 @@ found:
 		evict_one(c);
 	*out = (struct fh_obj){.fd = e->fd, .exp = exp, .ent = e, .fh = e->fh};
 	return FH_OK;
+}
+
+/* subtree_check: where the handle's object is now, by its descriptor's path. A handle holds no
+ * path, so a file moved out of the exported directory, or one reached by a handle through a bind
+ * mount or another export of the file system, still opens; this says whether it lies under the
+ * export root. Files get connectable handles (fh_kernel_at), so their path is the real one even
+ * after the dentry cache forgot them; a file whose path is unknown (a disconnected dentry reads
+ * as "/", from a handle made before subtree_check was on or by a kernel older than 6.13) counts
+ * as outside, as knfsd's check fails for what it cannot reconnect. Memory only (d_path), in
+ * place, at every use of the handle, as knfsd checks. */
+static bool under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+	if (n == 1)
+		return path[0] == '/';
+	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+bool fh_in_subtree(struct fh_obj *o)
+{
+	char link[32], path[PATH_MAX];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", o->fd);
+	ssize_t n = readlink(link, path, sizeof path - 1);
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	return under(path, o->exp->cfg->path);
 }
 
 int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct)

@@ -45,8 +45,9 @@ struct fh_kernel {
 	unsigned char bytes[FH_MAX];
 };
 /* name_to_handle_at of dirfd/name, not following symlinks: a plain call on the calling thread,
- * for code already on the blocking pool (READDIRPLUS's batch). 0 or -errno. */
-int fh_kernel_at(int dirfd, const char *name, struct fh_kernel *kh);
+ * for code already on the blocking pool (READDIRPLUS's batch). connectable: a handle that also
+ * names the parent (exports with subtree_check), where the kernel has them. 0 or -errno. */
+int fh_kernel_at(int dirfd, const char *name, bool connectable, struct fh_kernel *kh);
 /* The wire handle of a kernel handle of exp's file system (version, fsid, MAC). */
 void fh_seal(const struct server *srv, const struct export_rt *exp, const struct fh_kernel *kh,
 	     struct fh *out);
@@ -59,6 +60,8 @@ int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const c
  * pinned for the rest of the request (fh_unpin_all at its end): other fibers of the ring cannot
  * evict it meanwhile. On FH_ERR, *err holds the errno. */
 enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, struct fh_obj *out, int *err);
+/* subtree_check: whether the object lies under its export's root now (fh.c says how). */
+bool fh_in_subtree(struct fh_obj *o);
 /* The request is over: release what fh_resolve pinned. */
 void fh_unpin_all(struct nfs_req *rq);
 

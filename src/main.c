@@ -134,6 +134,8 @@ static int open_exports(struct server *srv)
 		}
 		e->dev = sb.st_dev;
 		e->root_ino = sb.st_ino;
+		for (size_t r = 0; r < e->cfg->nclients; r++)
+			e->subtree_check |= e->cfg->clients[r].subtree_check;
 		probe_export(e);
 	}
 	mark_shared_caches(srv);

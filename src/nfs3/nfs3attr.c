@@ -89,6 +89,10 @@ nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
 		log_debug("client not allowed on export %s", out->exp->cfg->path);
 		return NFS3ERR_ACCES;
 	}
+	if (rule->subtree_check && !fh_in_subtree(out)) {
+		log_debug("handle outside export %s (subtree_check)", out->exp->cfg->path);
+		return NFS3ERR_STALE;
+	}
 	/* Credentials of the first handle's export win (RENAME/LINK name two handles of one export). */
 	if (!rq->exp) {
 		rq->exp = out->exp;

@@ -111,7 +111,7 @@ struct dir_cursor {
 	bool end;    /* getdents64 said the directory has no more entries */
 	unsigned delay_ms;   /* fault seam: srv->fault_readdir_delay_ms */
 	/* READDIRPLUS: attributes and handle of every entry of buf, in its order */
-	bool plus, is_root;
+	bool plus, is_root, connectable;
 	int dirfd;               /* the directory's O_PATH descriptor, for the lookups */
 	struct plus_entry *pe;
 	size_t npe, cur;         /* entries in pe; index of the entry cursor_next last gave */
@@ -177,7 +177,7 @@ static void plus_fill(struct dir_cursor *c)
 			  &pe[k].st) < 0)
 			pe[k].rc = -errno;
 		else
-			pe[k].rc = fh_kernel_at(c->dirfd, name, &pe[k].kh);
+			pe[k].rc = fh_kernel_at(c->dirfd, name, c->connectable, &pe[k].kh);
 	}
 }
 
@@ -386,6 +386,7 @@ NFS3_HANDLER(readdirplus)
 		st = cursor_open(rq, &d, a->cookie, &c);
 		c.plus = true;
 		c.is_root = d.is_root;
+		c.connectable = d.o.exp->subtree_check;
 		c.dirfd = d.o.fd;
 	}
 	if (st == NFS3_OK)

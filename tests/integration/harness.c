@@ -23,7 +23,7 @@
 
 static const char *const export_names[EXP_COUNT] = {
 	[EXP_RW] = "export", [EXP_RO] = "ro", [EXP_ROOTSQ] = "rootsq",
-	[EXP_ALLSQ] = "allsq", [EXP_PRIVATE] = "private",
+	[EXP_ALLSQ] = "allsq", [EXP_PRIVATE] = "private", [EXP_SUBTREE] = "subtree",
 };
 
 const char *it_server_conf_extra;
@@ -90,13 +90,15 @@ static int write_conf(const struct itest *t)
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,all_squash,insecure)\n\n", t->exports[EXP_ALLSQ]);
 	fprintf(f, "[export %s]\nclients = " IT_PRIVATE_CLIENT "(rw,no_root_squash,insecure)\n\n",
 	        t->exports[EXP_PRIVATE]);
+	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure,subtree_check)\n",
+	        t->exports[EXP_SUBTREE]);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
 static int make_tree(struct itest *t)
 {
 	char tmpl[PATH_MAX], path[PATH_MAX + 32], real[PATH_MAX];
-	mode_t modes[EXP_COUNT] = { 0755, 0755, 0777, 0777, 0755 };
+	mode_t modes[EXP_COUNT] = { 0755, 0755, 0777, 0777, 0755, 0755 };
 	/* NFSD_UC_IT_TMPDIR: another file system for the tree (tests/integration/on_xfs.sh) */
 	const char *base = getenv("NFSD_UC_IT_TMPDIR");
 

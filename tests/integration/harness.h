@@ -7,6 +7,7 @@
  *   rootsq/     rw, root_squash           (mode 0777)
  *   allsq/      rw, all_squash            (mode 0777)
  *   private/    rw for 127.0.0.2 only     (127.0.0.1, the libnfs clients, is not allowed)
+ *   subtree/    rw, no_root_squash, subtree_check
  *   state/      state_dir
  *   nfsd-uc.conf, daemon.log
  */
@@ -21,7 +22,7 @@
 #include <sys/types.h>
 #include <cmocka.h>
 
-enum it_export { EXP_RW = 0, EXP_RO, EXP_ROOTSQ, EXP_ALLSQ, EXP_PRIVATE, EXP_COUNT };
+enum it_export { EXP_RW = 0, EXP_RO, EXP_ROOTSQ, EXP_ALLSQ, EXP_PRIVATE, EXP_SUBTREE, EXP_COUNT };
 
 /* Lines a test program adds to the [server] section of the conf (set before IT_MAIN), e.g. a
  * short record_timeout; NULL: none. */
