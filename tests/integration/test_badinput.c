@@ -1,8 +1,11 @@
-/* Bad input over a raw TCP socket: random bytes, truncated and oversized records, calls with a
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Bad input over a raw TCP socket: random bytes, truncated and oversized records, a valid call
+ * cut at every length, fragments of length 0 and 2^31 - 1, 16 MiB of garbage, calls with a
  * wrong program, version, procedure, RPC version, auth flavor or arguments. Each gets the reply
  * RFC 5531 prescribes (or the connection is closed), the connection stays usable where it
  * should, and afterwards the daemon is still up and serves the next libnfs client. */
 #include "client.h"
+#include "rawnfs.h"
 #include "rawrpc.h"
 
 #include <string.h>
@@ -386,6 +389,150 @@ static void test_not_a_call(void **state)
 	it_assert_served(t);
 }
 
+/* A valid CREATE (a real directory handle) cut at every length: as a whole record of that
+ * length, each gets GARBAGE_ARGS or an RPC-level refusal, or no answer (a header too short to
+ * answer), never a hang-up that takes the next call with it unnoticed, and none runs (the
+ * file does not appear). Then the same cuts as a record whose mark promised the whole call,
+ * the client leaving after the cut. */
+static void test_every_truncation(void **state)
+{
+	struct itest *t = *state;
+	struct rn_fh root;
+	struct xb b = { .len = 0 };
+	int fd = conn(t, t->port);
+
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	call_root(&b, 0x7700, NFS_PROGRAM, NFS_V3, 8);
+	xb_opaque(&b, root.data, root.len);
+	xb_string(&b, "cut-short");
+	xb_u32(&b, 1);                       /* GUARDED */
+	for (int i = 0; i < 6; i++)
+		xb_u32(&b, 0);
+	for (size_t k = 0; k < b.len; k++) {
+		struct xb null = { .len = 0 };
+		struct raw_reply r;
+		uint32_t want = 0x600d0000u + (uint32_t)k;
+
+		if (raw_send_record(fd, b.buf, k) < 0) {
+			close(fd);                   /* hung up on: a new connection goes on */
+			fd = conn(t, t->port);
+			continue;
+		}
+		call_root(&null, want, NFS_PROGRAM, NFS_V3, 0);
+		if (raw_send_record(fd, null.buf, null.len) < 0) {
+			close(fd);
+			fd = conn(t, t->port);
+			continue;
+		}
+		for (;;) {                           /* maybe a refusal first, then NULL's reply */
+			ssize_t n = raw_recv_record(fd, reply_buf, sizeof(reply_buf), 5000);
+			if (n == -2)
+				fail_msg("cut at %zu: no reply and no hang-up in 5 s", k);
+			if (n < 0) {
+				close(fd);
+				fd = conn(t, t->port);
+				break;
+			}
+			assert_int_equal(raw_parse_reply(reply_buf, (size_t)n, &r), 0);
+			if (r.xid == want) {
+				assert_int_equal(r.accept_stat, 0);
+				break;
+			}
+			assert_int_equal(r.xid, 0x7700);
+			assert_true(r.reply_stat != 0 || r.accept_stat != 0);   /* refused, never run */
+		}
+	}
+	close(fd);
+	for (size_t k = 0; k < b.len; k += 7) {
+		uint8_t mark[4] = { 0x80, 0, (uint8_t)(b.len >> 8), (uint8_t)b.len };
+		fd = conn(t, t->port);
+		assert_int_equal(raw_send_all(fd, mark, 4), 0);
+		assert_int_equal(raw_send_all(fd, b.buf, k), 0);
+		close(fd);
+	}
+	char path[PATH_MAX + 64];
+	it_path(t, EXP_RW, "cut-short", path, sizeof(path));
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_true(it_alive(t));
+	it_assert_served(t);
+}
+
+/* Fragments of length 0: an empty first fragment before the call is no harm (RFC 5531 allows
+ * any split); an empty record on its own is answered by nothing and the connection goes on or
+ * is closed; a header of 2^31 - 1 for a last fragment is refused (past max_record). */
+static void test_zero_and_max_fragments(void **state)
+{
+	struct itest *t = *state;
+	struct xb null = { .len = 0 };
+	struct raw_reply r;
+	uint8_t rec[4 + 4 + sizeof(null.buf)];
+	int fd = conn(t, t->port);
+
+	call_root(&null, 0x2e10, NFS_PROGRAM, NFS_V3, 0);
+	memcpy(rec, "\x00\x00\x00\x00", 4);              /* empty, not last */
+	rec[4] = 0x80, rec[5] = 0, rec[6] = (uint8_t)(null.len >> 8), rec[7] = (uint8_t)null.len;
+	memcpy(rec + 8, null.buf, null.len);
+	assert_int_equal(raw_send_all(fd, rec, 8 + null.len), 0);
+	ssize_t n = raw_recv_record(fd, reply_buf, sizeof(reply_buf), 5000);
+	assert_true(n > 0);
+	assert_int_equal(raw_parse_reply(reply_buf, (size_t)n, &r), 0);
+	assert_int_equal(r.xid, 0x2e10);
+	assert_int_equal(r.accept_stat, 0);
+
+	assert_int_equal(raw_send_all(fd, "\x80\x00\x00\x00", 4), 0);   /* an empty record */
+	if (raw_send_record(fd, null.buf, null.len) == 0) {
+		n = raw_recv_record(fd, reply_buf, sizeof(reply_buf), 5000);
+		if (n == -2)
+			fail_msg("an empty record left the connection hanging");
+		if (n > 0) {
+			assert_int_equal(raw_parse_reply(reply_buf, (size_t)n, &r), 0);
+			assert_int_equal(r.xid, 0x2e10);
+		}
+	}
+	close(fd);
+
+	fd = conn(t, t->port);
+	assert_int_equal(raw_send_all(fd, "\xff\xff\xff\xff", 4), 0);   /* last, 2^31 - 1 */
+	if (!raw_wait_closed(fd, 5000))
+		fail_msg("a 2^31 - 1 byte record was not refused");
+	close(fd);
+	it_assert_served(t);
+}
+
+/* 16 MiB of garbage: unframed on one connection (its first bytes read as an absurd record
+ * mark: closed), and as sixteen well-framed 1 MiB records of random bytes on another (each
+ * refused or ignored without taking the daemon's memory with it). */
+static void test_16mib_of_garbage(void **state)
+{
+	struct itest *t = *state;
+	static uint8_t junk[1 << 20];
+	uint64_t s = 0x16;
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)xorshift(&s);
+	junk[0] |= 0x40;                                  /* a mark past any max_record */
+	int fd = conn(t, t->port);
+	for (int i = 0; i < 16; i++)
+		if (raw_send_all(fd, junk, sizeof(junk)) < 0)
+			break;                                /* hung up on, as it should */
+	if (!raw_wait_closed(fd, 5000))
+		fail_msg("16 MiB of unframed garbage did not get the connection closed");
+	close(fd);
+
+	fd = conn(t, t->port);
+	for (int i = 0; i < 16; i++) {
+		junk[0] = (uint8_t)xorshift(&s);
+		if (raw_send_record(fd, junk, sizeof(junk) - 8) < 0)
+			break;
+	}
+	shutdown(fd, SHUT_WR);
+	if (!raw_wait_closed(fd, 10000))
+		fail_msg("16 framed MiB of garbage: connection still open 10 s after the client left");
+	close(fd);
+	assert_true(it_alive(t));
+	it_assert_served(t);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +547,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_auth_flavors),
 		cmocka_unit_test(test_garbage_args),
 		cmocka_unit_test(test_not_a_call),
+		cmocka_unit_test(test_every_truncation),
+		cmocka_unit_test(test_zero_and_max_fragments),
+		cmocka_unit_test(test_16mib_of_garbage),
 	};
 	return IT_MAIN("integration-badinput", tests);
 }
