@@ -88,6 +88,22 @@ static bool aligned(const struct fake_disk *d, uint64_t off, const void *buf, si
 	return off % d->align == 0 && len % d->align == 0 && (uintptr_t)buf % d->align == 0;
 }
 
+/* The credentials writer_begin took on this thread: -1 none, 0 the server's, 1 restricted. */
+static _Thread_local int writer_mode = -1;
+
+static void fake_writer_begin(void *io, bool restricted, struct bcache_writer_saved *saved)
+{
+	(void)io;
+	memcpy(saved->bytes, &writer_mode, sizeof writer_mode);
+	writer_mode = restricted;
+}
+
+static void fake_writer_end(void *io, const struct bcache_writer_saved *saved)
+{
+	(void)io;
+	memcpy(&writer_mode, saved->bytes, sizeof writer_mode);
+}
+
 /* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length. */
 static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt)
 {
@@ -106,6 +122,10 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 		if (d->writes < FAKE_LOG_MAX)
 			d->log[d->writes] = (struct fake_write){ off, len };
 		d->writes++;
+		if (writer_mode == 0)
+			d->server_writes++;
+		else if (writer_mode == 1)
+			d->restricted_writes++;
 		reserve(d, off + len);
 		uint64_t at = off;
 		for (int i = 0; i < iovcnt; at += iov[i].iov_len, i++) {
@@ -211,4 +231,6 @@ const struct bcache_ops fake_ops = {
 	.sync = fake_sync,
 	.truncate = fake_truncate,
 	.writev = fake_writev,
+	.writer_begin = fake_writer_begin,
+	.writer_end = fake_writer_end,
 };

@@ -28,6 +28,8 @@ struct fake_disk {
 	uint64_t durable_size;
 	unsigned reads, writes, syncs, truncates, misaligned;
 	unsigned vectored;         /* of the writes, those made through writev */
+	/* of the writes, those made inside writer_begin/end, as the server or restricted */
+	unsigned server_writes, restricted_writes;
 	struct fake_write log[FAKE_LOG_MAX];  /* first FAKE_LOG_MAX writes */
 	int write_err;             /* the next write_fail_n writes fail with -write_err */
 	unsigned write_fail_n;

@@ -206,6 +206,33 @@ static void test_complete_chunk_written_behind(void **state)
 	env_free(e);
 }
 
+/* A file a caller without CAP_SYS_RESOURCE wrote to has every later device write of its cached
+ * data (write-behind, COMMIT) made with restricted credentials; other files' with the server's. */
+static void test_restricted_file_written_restricted(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	for (uint64_t off = 0; off < 2 * MiB; off += 47008)
+		put_ok(e, off, 47008, 1);
+	assert_true(bcache_writeback(e->c) > 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_true(e->disk.server_writes > 0);
+	assert_int_equal(e->disk.restricted_writes, 0);
+	assert_int_equal(e->disk.server_writes, e->disk.writes);
+
+	unsigned before = e->disk.writes;
+	bcache_file_restrict(e->f);
+	for (uint64_t off = 2 * MiB; off < 4 * MiB; off += 47008)
+		put_ok(e, off, 47008, 2);
+	assert_true(bcache_writeback(e->c) > 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_true(e->disk.writes > before);
+	assert_int_equal(e->disk.restricted_writes, e->disk.writes - before);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* The seeds' pattern: 8 writers, record i by writer i % 8, arriving out of order. Blocks two
  * records share are completed in memory; the device sees runs of 1 MiB or more, and no read. */
 static void test_interleaved_writers_merge(void **state)
@@ -731,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_record_adopted_until_evicted),
 		cmocka_unit_test(test_record_size_counts),
 		cmocka_unit_test(test_complete_chunk_written_behind),
+		cmocka_unit_test(test_restricted_file_written_restricted),
 		cmocka_unit_test(test_interleaved_writers_merge),
 		cmocka_unit_test(test_overwrite_chunk_waits_for_both_records),
 		cmocka_unit_test(test_dirty_threshold),
