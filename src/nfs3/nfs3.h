@@ -30,6 +30,11 @@ void nfs3_post_op_attr(struct nfs_req *rq, int fd, post_op_attr *out);
 void nfs3_pre_op_attr(const struct statx *st, pre_op_attr *out);
 /* wcc_data: before (may be NULL: no pre-op attributes) and fresh post-op attributes of fd. */
 void nfs3_wcc(struct nfs_req *rq, const struct statx *before, int fd, wcc_data *out);
+/* Whether st, found by name inside exp, lies past a mount point: another file system, or the
+ * root of a mount inside the export (a bind mount of a directory of the same device has the
+ * export's st_dev). Not crossed, as knfsd without crossmnt; the export root itself may be a
+ * mount root (a whole file system exported). */
+bool nfs3_off_export(const struct export_rt *exp, const struct statx *st);
 /* post_op_fh3 + post_op_attr of dirfd/name, as CREATE, MKDIR, SYMLINK, MKNOD and LOOKUP return. */
 nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct export_rt *exp, int dirfd, const char *name,
 		      post_op_fh3 *fh, post_op_attr *attr);

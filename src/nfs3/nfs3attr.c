@@ -198,6 +198,15 @@ void nfs3_fh_out(struct nfs_req *rq, const struct fh *fh, nfs_fh3 *out)
 		memcpy(out->data.data_val, fh->data, fh->len);
 }
 
+bool nfs3_off_export(const struct export_rt *exp, const struct statx *st)
+{
+	if (makedev(st->stx_dev_major, st->stx_dev_minor) != exp->dev)
+		return true;
+	bool mount_root = (st->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+			  (st->stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	return mount_root && st->stx_ino != exp->root_ino;
+}
+
 nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct export_rt *exp, int dirfd, const char *name,
 		      post_op_fh3 *fh, post_op_attr *attr)
 {
@@ -205,7 +214,7 @@ nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct export_rt *exp, int dirfd
 	int rc = nfs3_stat_at(rq, dirfd, name, &st);
 	if (rc < 0)
 		return nfs3_errno(rc);
-	if (st.stx_dev_major != major(exp->dev) || st.stx_dev_minor != minor(exp->dev))
+	if (nfs3_off_export(exp, &st))
 		return NFS3ERR_ACCES;   /* a mount point inside the export: not crossed */
 	attr->attributes_follow = true;
 	nfs3_fattr(rq, &st, &attr->post_op_attr_u.attributes);

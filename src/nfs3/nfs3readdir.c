@@ -316,7 +316,7 @@ static void plus_extras(struct nfs_req *rq, const struct rd_dir *d, const struct
 	if (pe->rc < 0)
 		return;
 	if (pe->rc == 0) {
-		if (makedev(pe->st.stx_dev_major, pe->st.stx_dev_minor) != d->o.exp->dev)
+		if (nfs3_off_export(d->o.exp, &pe->st))
 			return;
 		fh_seal(rq->w->srv, d->o.exp, &pe->kh, &fh);
 		stp = &pe->st;

@@ -3,11 +3,14 @@
  * longer under the exported directory (moved out on the server, or reached through another path
  * of the same file system) gets NFS3ERR_STALE, while without subtree_check (the default, as
  * knfsd's) such a handle keeps working. Handles of files still inside keep working across a
- * restart and a dentry-cache drop (the kernel reconnects them). */
+ * restart and a dentry-cache drop (the kernel reconnects them). A same-device bind mount inside
+ * an export is never crossed. */
 #include "client.h"
 #include "rawnfs.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <sys/mount.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,6 +125,40 @@ static void test_inside_survives_restart_and_cache_drop(void **state)
 	assert_int_equal(getattr_status(t, &dir), NFS3_OK);
 }
 
+static uint32_t lookup_status(const struct itest *t, enum it_export e, const char *name)
+{
+	int fd = raw_connect(t->port, NULL);
+	struct rn_fh root, fh;
+	struct xb b;
+	struct raw_reply r;
+	assert_true(fd >= 0);
+	assert_int_equal(rn_mnt(fd, t->exports[e], &root), 0);
+	rn_enc_lookup_as(&b, next_xid++, &root, name, 0, 0);
+	assert_int_equal(rn_exchange(fd, &b, rbuf, sizeof rbuf, &r), 0);
+	close(fd);
+	return (uint32_t)rn_dec_lookup(&r, &fh);
+}
+
+/* A bind mount inside an export of a directory outside it, on the same device (so st_dev does
+ * not tell): LOOKUP does not cross it, whatever subtree_check says. */
+static void test_same_device_bind_mount_not_crossed(void **state)
+{
+	struct itest *t = *state;
+	char src[PATH_MAX + 64], dst[PATH_MAX + 64];
+	snprintf(src, sizeof src, "%s/outside-bind", t->dir);
+	assert_int_equal(mkdir(src, 0755), 0);
+	it_path(t, EXP_RW, "bindpoint", dst, sizeof dst);
+	assert_int_equal(mkdir(dst, 0755), 0);
+	assert_int_equal(lookup_status(t, EXP_RW, "bindpoint"), NFS3_OK);   /* a plain directory */
+	if (mount(src, dst, NULL, MS_BIND, NULL) < 0) {
+		print_message("no bind mount here (%s): skipped\n", strerror(errno));
+		return;
+	}
+	uint32_t st = lookup_status(t, EXP_RW, "bindpoint");
+	umount2(dst, MNT_DETACH);
+	assert_int_equal(st, NFS3ERR_ACCES);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +166,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dir_moved_out_is_stale),
 		cmocka_unit_test(test_without_subtree_check_handle_follows),
 		cmocka_unit_test(test_inside_survives_restart_and_cache_drop),
+		cmocka_unit_test(test_same_device_bind_mount_not_crossed),
 	};
 	return IT_MAIN("subtree_check", tests);
 }
