@@ -22,7 +22,7 @@
 #define ANON_ID 65534u
 #define MAX_KEYS 24   /* rows per section table; static asserts below the tables check it */
 
-enum section { SECT_NONE, SECT_SERVER, SECT_CACHE, SECT_EXPORT, SECT_COUNT };
+enum section { SECT_NONE, SECT_SERVER, SECT_CACHE, SECT_METRICS, SECT_EXPORT, SECT_COUNT };
 
 struct parser;
 
@@ -278,6 +278,52 @@ static int parse_listen(struct parser *p, const struct key_def *k, const char *v
 	return 0;
 }
 
+/* ADDR:PORT, ADDR an IPv4 literal or a bracketed IPv6 one ([::1]:9101). */
+int config_parse_hostport(const char *val, struct sockaddr_storage *ss)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = strrchr(val, ':');
+	if (!colon || colon == val || (size_t)(colon - val) >= sizeof host)
+		return -1;
+	memcpy(host, val, (size_t)(colon - val));
+	host[colon - val] = '\0';
+	char *end;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || port == 0 || port > 65535)
+		return -1;
+	memset(ss, 0, sizeof *ss);
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	size_t n = strlen(host);
+	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+		host[n - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
+			return -1;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+		return -1;
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons((uint16_t)port);
+	return 0;
+}
+
+static int parse_hostport(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	struct sockaddr_storage ss;
+	if (config_parse_hostport(val, &ss) < 0)
+		return fail(p, "%s = %s is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
+			    "brackets: 127.0.0.1:9101, [::1]:9101)", k->name, val);
+	char *s = strdup(val);
+	if (!s)
+		return out_of_memory(p);
+	free(*FIELD(char *));
+	*FIELD(char *) = s;
+	return 0;
+}
+
 /* Relative to the conf file's directory; need not exist yet (the server creates it). */
 static int parse_dir(struct parser *p, const struct key_def *k, const char *val, void *obj)
 {
@@ -494,6 +540,11 @@ static const struct key_def cache_keys[] = {
 	{NULL, NULL, 0, 0, 0},
 };
 
+static const struct key_def metrics_keys[] = {
+	{"listen", parse_hostport, CFG(metrics_listen), 0, 0},
+	{NULL, NULL, 0, 0, 0},
+};
+
 static const struct key_def export_keys[] = {
 	{"clients", parse_clients, EXP(clients), 0, 0},
 	{"fsid", parse_fsid, EXP(fsid), 1, UINT32_MAX},
@@ -641,9 +692,12 @@ static int section_header(struct parser *p, char *s)
 		return open_section(p, SECT_SERVER, name, server_keys);
 	if (strcmp(name, "cache") == 0)
 		return open_section(p, SECT_CACHE, name, cache_keys);
+	if (strcmp(name, "metrics") == 0)
+		return open_section(p, SECT_METRICS, name, metrics_keys);
 	if (strncmp(name, "export", 6) == 0 && (name[6] == '\0' || isspace((unsigned char)name[6])))
 		return begin_export(p, trim(name + 6));
-	return fail(p, "unknown section [%s] (expected [server], [cache] or [export PATH])", name);
+	return fail(p, "unknown section [%s] (expected [server], [cache], [metrics] or "
+		    "[export PATH])", name);
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
@@ -660,7 +714,8 @@ static const char *section_name(struct parser *p, char *buf, size_t len)
 	if (p->sect == SECT_EXPORT)
 		snprintf(buf, len, "[export %s]", p->cfg->exports[p->cfg->nexports - 1].path);
 	else
-		snprintf(buf, len, "[%s]", p->sect == SECT_SERVER ? "server" : "cache");
+		snprintf(buf, len, "[%s]", p->sect == SECT_SERVER ? "server"
+					   : p->sect == SECT_CACHE ? "cache" : "metrics");
 	return buf;
 }
 
@@ -810,6 +865,7 @@ void config_free(struct config *cfg)
 	}
 	free(cfg->exports);
 	free(cfg->listen);
+	free(cfg->metrics_listen);
 	free(cfg->state_dir);
 	memset(cfg, 0, sizeof *cfg);
 }

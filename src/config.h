@@ -67,6 +67,7 @@ struct config {
 	bool rpcbind;             /* register with rpcbind when it runs, default true */
 	size_t cache_size;        /* [cache] size, default 1G */
 	size_t cache_file_size;   /* [cache] file_size, default 0: half of size */
+	char *metrics_listen;     /* [metrics] listen = ADDR:PORT; NULL: no HTTP endpoint */
 	struct export_cfg *exports;
 	size_t nexports;
 };
@@ -77,6 +78,10 @@ struct config {
  * failure *cfg holds nothing that needs freeing. */
 int config_load(const char *file, struct config *cfg, char *err, size_t errlen);
 void config_free(struct config *cfg);
+
+/* "127.0.0.1:9101", "[::1]:9101" -> *ss. 0, or -1 when it is not ADDRESS:PORT. */
+struct sockaddr_storage;
+int config_parse_hostport(const char *val, struct sockaddr_storage *ss);
 
 /* "64M", "16K", "1G", "4096" -> bytes; -1 on junk or overflow. */
 long long config_parse_size(const char *s);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dispatch.h"
 #include "drc.h"
+#include "metrics.h"
+#include "io/fiber.h"
 #include "stats.h"
 
 #include <stdlib.h>
@@ -152,10 +154,32 @@ static struct reply *call_finish(struct call *cl)
 	return r;
 }
 
+/* The result's status, for the metrics: every NFSv3 result and MOUNT's mountres3 begin with it;
+ * -1 for procedures with none (NULL, and MOUNT's others). */
+static int64_t status_of(const struct rpc_call *hdr, const struct proc_desc *pd, const void *res)
+{
+	bool has = hdr->prog == NFS_PROGRAM ? hdr->proc != NFSPROC3_NULL
+		   : hdr->prog == MOUNT_PROGRAM && hdr->proc == MOUNTPROC3_MNT;
+	if (!has || pd->res_size < sizeof(int32_t))
+		return -1;
+	int32_t st;
+	memcpy(&st, res, sizeof st);
+	return st;
+}
+
+static void record(struct worker *w, const struct rpc_call *hdr, int64_t status, uint64_t t0)
+{
+	if (!w || !w->metrics || (hdr->prog != NFS_PROGRAM && hdr->prog != MOUNT_PROGRAM))
+		return;
+	metrics_record(w->metrics, hdr->prog == NFS_PROGRAM ? MET_NFS : MET_MOUNT, hdr->proc,
+		       status, fiber_now_ns() - t0);
+}
+
 static void call_proc(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
 		      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
 {
 	struct hdr_ctx h = {.xid = hdr->xid, .stat = ACCEPT_GARBAGE_ARGS};
+	uint64_t t0 = fiber_now_ns();
 	struct call *cl = calloc(1, sizeof *cl);
 	*out = NULL;
 	if (!cl)
@@ -181,7 +205,9 @@ static void call_proc(struct worker *w, const struct sockaddr_storage *peer, str
 	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred};
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
+	int64_t status = status_of(hdr, pd, cl->res);
 	*out = call_finish(cl);
+	record(w, hdr, status, t0);
 }
 
 static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_call *call,

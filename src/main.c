@@ -28,6 +28,7 @@
 #include "fh.h"
 #include "io/pool.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "nocmtime.h"
 #include <rpc/rpc.h>
 #include "mount3_prot.h"
@@ -300,13 +301,19 @@ static int serve(struct config *cfg)
 	int rc = 1;
 	if (prepare(&srv) < 0 || server_listen(&srv) < 0)
 		goto out;
-	if (workers_start(&srv, nw) == 0) {
+	struct metrics_http *mh = NULL;
+	if (workers_start(&srv, nw) == 0 && metrics_http_start(&srv, &mh) < 0) {
+		workers_stop(&srv);
+		goto out;
+	}
+	if (srv.workers) {
 		rpcbind_set(cfg, true);
 		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u ring(s)",
 			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, nw);
 		wait_for_signal();
 		rc = 0;
 		rpcbind_set(cfg, false);
+		metrics_http_stop(mh);   /* it reads the rings' counters */
 		/* Replies owed are sent before the rings stop; closing their handle caches writes
 		 * every block still cached; then make it durable. */
 		workers_stop(&srv);

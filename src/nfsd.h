@@ -29,6 +29,7 @@ struct pool;
 struct cred_personalities;
 struct conn_limits;
 struct drc;
+struct ring_metrics;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -133,6 +134,7 @@ struct worker {
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
 	struct cred_state creds;
 	struct cred_personalities *personalities;   /* cred.c: their io_uring personalities */
+	struct ring_metrics *metrics; /* per-procedure figures (metrics.h): written by this ring only */
 };
 
 /* Per-request bump allocator: everything a handler allocates for its result lives until the

@@ -14,6 +14,7 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "log.h"
+#include "metrics.h"
 #include "server.h"
 
 #define SWEEP_SECONDS 10
@@ -318,6 +319,9 @@ static int worker_init(struct worker *w, struct server *srv, unsigned id)
 		return -ENOMEM;
 	if (cred_personalities_init(w) < 0)
 		return -ENOMEM;
+	w->metrics = calloc(1, sizeof *w->metrics);
+	if (!w->metrics)
+		return -ENOMEM;
 	w->fhc = fh_cache_new(srv, srv->fh_cache_max);
 	return w->fhc ? 0 : -ENOMEM;
 }
@@ -332,6 +336,7 @@ static void worker_fini(struct worker *w)
 		fh_cache_free(w->fhc);
 	io_ring_free(w->ring);
 	cred_personalities_free(w);
+	free(w->metrics);
 	fiber_sched_free(w->sched);
 	if (w->ev_fd >= 0)
 		close(w->ev_fd);

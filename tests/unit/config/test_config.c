@@ -114,6 +114,7 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.reply_cache_size, 16 * 1024 * 1024);
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
+	assert_null(cfg.metrics_listen);   /* no HTTP endpoint unless asked */
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
 	assert_int_equal(cfg.nexports, 0);
@@ -169,6 +170,8 @@ static void test_every_key_set(void **state)
 		"reply_cache_size = 1M\n"
 		"state_dir = /srv/state\n"
 		"rpcbind = no\n"
+		"[metrics]\n"
+		"listen = [::1]:9101\n"
 		"[cache]\n"
 		"size = 1G\n"
 		"file_size = 256M\n"
@@ -202,6 +205,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(cfg.reply_cache_size, 1024 * 1024);
 	assert_string_equal(cfg.state_dir, "/srv/state");
 	assert_false(cfg.rpcbind);
+	assert_string_equal(cfg.metrics_listen, "[::1]:9101");
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 256 * 1024 * 1024);
 	assert_int_equal(cfg.nexports, 3);
@@ -231,7 +235,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 25);
+	assert_int_equal(e->line, 27);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
@@ -483,9 +487,11 @@ static void test_structure_errors(void **state)
 {
 	static const struct error_case cases[] = {
 		{"# hi\n\n[bogus]\n",
-		 "3: unknown section [bogus] (expected [server], [cache] or [export PATH])"},
+		 "3: unknown section [bogus] (expected [server], [cache], [metrics] or "
+		 "[export PATH])"},
 		{"[exports data]\n",
-		 "1: unknown section [exports data] (expected [server], [cache] or [export PATH])"},
+		 "1: unknown section [exports data] (expected [server], [cache], [metrics] or "
+		 "[export PATH])"},
 		{"[server\n", "1: missing ']' in section header"},
 		{"[server] port = 1\n", "1: unexpected text after ']': 'port = 1'"},
 		{"[server]\n[cache]\n\n[server]\n", "4: duplicate section [server] (first on line 1)"},
@@ -556,6 +562,15 @@ static void test_value_errors(void **state)
 		{"[server]\nrecord_timeout = 0\n", "2: record_timeout = 0 is out of range (1..3600)"},
 		{"[server]\nreceive_memory = 2M\n",
 		 " receive_memory (2097152) must hold at least two records of max_record (1114112)"},
+		{"[metrics]\nlisten = 127.0.0.1\n",
+		 "2: listen = 127.0.0.1 is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
+		 "brackets: 127.0.0.1:9101, [::1]:9101)"},
+		{"[metrics]\nlisten = ::1:9101\n",
+		 "2: listen = ::1:9101 is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
+		 "brackets: 127.0.0.1:9101, [::1]:9101)"},
+		{"[metrics]\nlisten = 127.0.0.1:70000\n",
+		 "2: listen = 127.0.0.1:70000 is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
+		 "brackets: 127.0.0.1:9101, [::1]:9101)"},
 		{"[server]\nrpcbind = maybe\n",
 		 "2: rpcbind = maybe is not yes/no, true/false, on/off or 1/0"},
 		{"[cache]\nsize = 1K\n", "2: size = 1K is out of range (64K..1024G)"},
