@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 #include <sys/stat.h>
 
 #define KIB 1024ULL
@@ -239,6 +240,18 @@ static int parse_bool(struct parser *p, const struct key_def *k, const char *val
 	return fail(p, "%s = %s is not yes/no, true/false, on/off or 1/0", k->name, val);
 }
 
+static int parse_log_level(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	static const struct { const char *name; int level; } levels[] = {
+		{"error", LOG_ERR}, {"warning", LOG_WARNING}, {"info", LOG_INFO}, {"debug", LOG_DEBUG}};
+	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+		if (strcasecmp(val, levels[i].name) == 0) {
+			*FIELD(int) = levels[i].level;
+			return 0;
+		}
+	return fail(p, "%s = %s is not error, warning, info or debug", k->name, val);
+}
+
 static const char *const io_mode_names[] = {
 	[IO_MODE_DIRECT] = "direct", [IO_MODE_DONTCACHE] = "dontcache",
 	[IO_MODE_BUFFERED] = "buffered", [IO_MODE_CACHED] = "cached",
@@ -399,9 +412,68 @@ static int parse_anon_id(struct parser *p, const char *host, const char *opt,
 	return 0;
 }
 
+/* Edit distance (insertions, deletions, substitutions, swaps of neighbours) of two short words,
+ * for "did you mean": 99 when either is too long to bother. */
+static unsigned distance(const char *a, const char *b)
+{
+	enum { W = 40 };
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned d[W + 1][W + 1];
+	if (la > W || lb > W)
+		return 99;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned best = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) !=
+							   tolower((unsigned char)b[j - 1]));
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/* The known word nearest to word, if near enough to be a typo of it (NULL otherwise). */
+static const char *nearest(const char *word, const char *const *known, size_t n)
+{
+	const char *best = NULL;
+	unsigned bd = 99, limit = strlen(word) < 6 ? 1 : strlen(word) < 12 ? 2 : 3;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = distance(word, known[i]);
+		if (d < bd) {
+			bd = d;
+			best = known[i];
+		}
+	}
+	return bd <= limit ? best : NULL;
+}
+
 struct squash_flags {
 	bool root, all;
 };
+
+static int unknown_option(struct parser *p, const char *host, const char *opt)
+{
+	static const char *const known[] = {
+		"rw", "ro", "root_squash", "no_root_squash", "all_squash", "no_all_squash", "anonuid",
+		"anongid", "secure", "insecure", "subtree_check", "no_subtree_check"};
+	char word[64], hint[80] = "";
+	snprintf(word, sizeof word, "%.*s", (int)strcspn(opt, "="), opt);
+	const char *near = nearest(word, known, sizeof known / sizeof known[0]);
+	if (near)
+		snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+	return fail(p, "clients: %s: unknown option '%s' (%sknown: rw, ro, root_squash, "
+		    "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, secure, "
+		    "insecure, subtree_check, no_subtree_check)", host, opt, hint);
+}
 
 static int parse_option(struct parser *p, const char *host, const char *opt,
 			struct client_rule *r, struct squash_flags *sq)
@@ -427,9 +499,7 @@ static int parse_option(struct parser *p, const char *host, const char *opt,
 	} else if (*opt == '\0')
 		return fail(p, "clients: %s: empty option", host);
 	else
-		return fail(p, "clients: %s: unknown option '%s' (known: rw, ro, root_squash, "
-			    "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, "
-			    "secure, insecure, subtree_check, no_subtree_check)", host, opt);
+		return unknown_option(p, host, opt);
 	return 0;
 }
 
@@ -531,6 +601,7 @@ static const struct key_def server_keys[] = {
 	{"reply_cache_size", parse_size, CFG(reply_cache_size), 0, 16 * GIB},
 	{"state_dir", parse_dir, CFG(state_dir), 0, 0},
 	{"rpcbind", parse_bool, CFG(rpcbind), 0, 0},
+	{"log_level", parse_log_level, CFG(log_level), 0, 0},
 	{NULL, NULL, 0, 0, 0},
 };
 
@@ -696,8 +767,14 @@ static int section_header(struct parser *p, char *s)
 		return open_section(p, SECT_METRICS, name, metrics_keys);
 	if (strncmp(name, "export", 6) == 0 && (name[6] == '\0' || isspace((unsigned char)name[6])))
 		return begin_export(p, trim(name + 6));
-	return fail(p, "unknown section [%s] (expected [server], [cache], [metrics] or "
-		    "[export PATH])", name);
+	static const char *const known[] = {"server", "cache", "metrics", "export"};
+	const char *near = nearest(name, known, sizeof known / sizeof known[0]);
+	char hint[64] = "";
+	if (near)
+		snprintf(hint, sizeof hint, "did you mean [%s%s]? ", near,
+			 strcmp(near, "export") == 0 ? " PATH" : "");
+	return fail(p, "unknown section [%s] (%sexpected [server], [cache], [metrics] or "
+		    "[export PATH])", name, hint);
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
@@ -721,12 +798,18 @@ static const char *section_name(struct parser *p, char *buf, size_t len)
 
 static int unknown_key(struct parser *p, const char *key)
 {
-	char names[256] = "", sect[PATH_MAX + 16];
-	size_t n = 0;
-	for (const struct key_def *k = p->keys; k->name && n < sizeof names; k++)
+	char names[512] = "", sect[PATH_MAX + 16], hint[80] = "";
+	const char *known[MAX_KEYS];
+	size_t n = 0, nk = 0;
+	for (const struct key_def *k = p->keys; k->name && n < sizeof names; k++) {
 		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", k->name);
-	return fail(p, "unknown key '%s' in %s (known: %s)", key, section_name(p, sect, sizeof sect),
-		    names);
+		known[nk++] = k->name;
+	}
+	const char *near = nearest(key, known, nk);
+	if (near)
+		snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+	return fail(p, "unknown key '%s' in %s (%sknown: %s)", key, section_name(p, sect, sizeof sect),
+		    hint, names);
 }
 
 static int key_value(struct parser *p, char *s)
@@ -820,6 +903,7 @@ static int set_defaults(struct config *c)
 		.reply_cache_size = 16 * MIB,
 		.state_dir = strdup("/var/lib/nfsd-uc"),
 		.rpcbind = true,
+		.log_level = LOG_INFO,
 		.cache_size = 1 * GIB,
 	};
 	return c->listen && c->state_dir ? 0 : -1;

@@ -65,6 +65,7 @@ struct config {
 	size_t reply_cache_size;        /* and its bytes, default 16M */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
 	bool rpcbind;             /* register with rpcbind when it runs, default true */
+	int log_level;            /* syslog level: LOG_ERR .. LOG_DEBUG, default LOG_INFO */
 	size_t cache_size;        /* [cache] size, default 1G */
 	size_t cache_file_size;   /* [cache] file_size, default 0: half of size */
 	char *metrics_listen;     /* [metrics] listen = ADDR:PORT; NULL: no HTTP endpoint */

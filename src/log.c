@@ -1,12 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* Atomic so that a reload or a test may change it while workers log. */
 static atomic_int log_level = LOG_INFO;
+/* stderr is the journal's stream: lines carry sd-daemon's <N> priority, and no timestamp. */
+static atomic_bool to_journal;
+
+void log_init(void)
+{
+	/* systemd sets JOURNAL_STREAM=DEV:INO to the stream it connected stderr to; a stderr
+	 * redirected elsewhere since (a shell in between) keeps the plain format. */
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat sb;
+	if (js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &sb) == 0 &&
+	    (unsigned long long)sb.st_dev == dev && (unsigned long long)sb.st_ino == ino)
+		atomic_store(&to_journal, true);
+}
 
 void log_set_level(int level) { atomic_store(&log_level, level); }
 int log_get_level(void) { return atomic_load(&log_level); }
@@ -49,6 +67,12 @@ static void log_line(int level, const char *prefix, const char *fmt, va_list ap)
 	if (level > log_get_level())
 		return;
 	char line[1024];
+	if (atomic_load(&to_journal)) {
+		int n = snprintf(line, sizeof line, "<%d>%s", level & 7, prefix);
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+		fprintf(stderr, "%s\n", line);
+		return;
+	}
 	struct timespec ts;
 	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &ts);

@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging to stderr, one line per event, with a level filter set once at start-up. */
 #ifndef NFSD_UC_LOG_H
 #define NFSD_UC_LOG_H
 
 #include <syslog.h>   /* LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG */
 
+/* Once, first: is stderr the journal (then each line starts with sd-daemon's <priority>)? */
+void log_init(void);
 void log_set_level(int level);
 int log_get_level(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <syslog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -115,6 +116,7 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
 	assert_null(cfg.metrics_listen);   /* no HTTP endpoint unless asked */
+	assert_int_equal(cfg.log_level, LOG_INFO);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
 	assert_int_equal(cfg.nexports, 0);
@@ -170,6 +172,7 @@ static void test_every_key_set(void **state)
 		"reply_cache_size = 1M\n"
 		"state_dir = /srv/state\n"
 		"rpcbind = no\n"
+		"log_level = debug\n"
 		"[metrics]\n"
 		"listen = [::1]:9101\n"
 		"[cache]\n"
@@ -206,6 +209,7 @@ static void test_every_key_set(void **state)
 	assert_string_equal(cfg.state_dir, "/srv/state");
 	assert_false(cfg.rpcbind);
 	assert_string_equal(cfg.metrics_listen, "[::1]:9101");
+	assert_int_equal(cfg.log_level, LOG_DEBUG);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 256 * 1024 * 1024);
 	assert_int_equal(cfg.nexports, 3);
@@ -235,7 +239,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 27);
+	assert_int_equal(e->line, 28);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
@@ -502,11 +506,24 @@ static void test_structure_errors(void **state)
 		{"[server]\nport =   # none\n", "2: key 'port' has no value"},
 		{"[server]\nport = 1\n# c\nport = 2\n", "4: duplicate key 'port' (first set on line 2)"},
 		{"[server]\nprot = 1\n",
-		 "2: unknown key 'prot' in [server] (known: listen, port, mount_port, threads, "
+		 "2: unknown key 'prot' in [server] (did you mean 'port'? known: listen, port, "
+		 "mount_port, threads, "
 		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, "
 		 "connections, connections_per_client, receive_memory, idle_timeout, record_timeout, "
-		 "reply_cache_entries, reply_cache_size, state_dir, rpcbind)"},
-		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (known: size, file_size)"},
+		 "reply_cache_entries, reply_cache_size, state_dir, rpcbind, log_level)"},
+		{"[server]\nrecord_timout = 5\n",
+		 "2: unknown key 'record_timout' in [server] (did you mean 'record_timeout'? known: "
+		 "listen, port, mount_port, threads, requests_per_connection, requests_per_ring, "
+		 "blocking_threads, max_record, connections, connections_per_client, receive_memory, "
+		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, state_dir, "
+		 "rpcbind, log_level)"},
+		{"[cahce]\n",
+		 "1: unknown section [cahce] (did you mean [cache]? expected [server], [cache], "
+		 "[metrics] or [export PATH])"},
+		{"[exprot data]\n",
+		 "1: unknown section [exprot data] (expected [server], [cache], [metrics] or "
+		 "[export PATH])"},
+		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (did you mean 'size'? known: size, file_size)"},
 		{"[export data]\nclients = *\nsync = yes\n",
 		 "3: unknown key 'sync' in [export {D}/data] (known: clients, fsid, write_mode, "
 		 "read_mode, block)"},
@@ -571,6 +588,8 @@ static void test_value_errors(void **state)
 		{"[metrics]\nlisten = 127.0.0.1:70000\n",
 		 "2: listen = 127.0.0.1:70000 is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
 		 "brackets: 127.0.0.1:9101, [::1]:9101)"},
+		{"[server]\nlog_level = loud\n",
+		 "2: log_level = loud is not error, warning, info or debug"},
 		{"[server]\nrpcbind = maybe\n",
 		 "2: rpcbind = maybe is not yes/no, true/false, on/off or 1/0"},
 		{"[cache]\nsize = 1K\n", "2: size = 1K is out of range (64K..1024G)"},
@@ -629,6 +648,11 @@ static void test_client_errors(void **state)
 		 "2: clients: 127.0.0.1: unknown option 'sync' (known: rw, ro, root_squash, "
 		 "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, secure, "
 		 "insecure, subtree_check, no_subtree_check)"},
+		{"[export data]\nclients = 127.0.0.1(rw,no_root_sqaush)\n",
+		 "2: clients: 127.0.0.1: unknown option 'no_root_sqaush' (did you mean "
+		 "'no_root_squash'? known: rw, ro, root_squash, no_root_squash, all_squash, "
+		 "no_all_squash, anonuid=N, anongid=N, secure, insecure, subtree_check, "
+		 "no_subtree_check)"},
 		{"[export data]\nclients = 127.0.0.1(rw,,ro)\n", "2: clients: 127.0.0.1: empty option"},
 		{"[export data]\nclients = *(anonuid=-2)\n",
 		 "2: clients: *: bad value in 'anonuid=-2' (0..4294967294)"},
