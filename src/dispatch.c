@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dispatch.h"
 #include "drc.h"
+#include "exptable.h"
 #include "metrics.h"
 #include "io/fiber.h"
 #include "stats.h"
@@ -136,6 +137,8 @@ static void call_free(struct call *cl)
 			xdr_free(cl->pd->decode, cl->args);
 	}
 	fh_unpin_all(&cl->rq);
+	if (cl->rq.tbl)
+		exptable_put(cl->rq.w, cl->rq.tbl);
 	arena_free(&cl->rq.arena);
 	free(cl->args);
 	free(cl->res);
@@ -202,7 +205,8 @@ static void call_proc(struct worker *w, const struct sockaddr_storage *peer, str
 		call_free(cl);
 		return;
 	}
-	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred};
+	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred,
+				  .tbl = w && w->table ? exptable_get(w) : NULL};
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
 	int64_t status = status_of(hdr, pd, cl->res);

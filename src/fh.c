@@ -16,6 +16,7 @@
 
 #include "bcache.h"
 #include "cred.h"
+#include "exptable.h"
 #include "fileio.h"
 #include "io/ring.h"
 #include "log.h"
@@ -289,17 +290,9 @@ unsigned fh_sweep(struct worker *w)
 	return n;
 }
 
-static const struct export_rt *export_of(const struct server *srv, uint32_t fsid)
-{
-	for (size_t i = 0; i < srv->cfg->nexports; i++)
-		if (srv->exports[i].cfg->fsid == fsid)
-			return &srv->exports[i];
-	return NULL;
-}
-
 /* Check the layout and the MAC; *exp is the export the handle names. */
-static enum fh_status fh_check(const struct server *srv, const uint8_t *p, size_t len,
-			       const struct export_rt **exp)
+static enum fh_status fh_check(const struct server *srv, const struct export_table *tbl,
+			       const uint8_t *p, size_t len, const struct export_rt **exp)
 {
 	if (len < FH_HDR + FH_MAC || len > FH_MAX || p[0] != FH_VERSION || len != (size_t)FH_HDR + p[1] + FH_MAC)
 		return FH_BADHANDLE;
@@ -307,7 +300,7 @@ static enum fh_status fh_check(const struct server *srv, const uint8_t *p, size_
 	mac(srv->fh_key, p, len - FH_MAC, want);
 	if (sodium_memcmp(want, p + len - FH_MAC, FH_MAC) != 0)
 		return FH_BADHANDLE;
-	*exp = export_of(srv, get32(p + 2));
+	*exp = exptable_by_fsid(tbl, get32(p + 2));
 	return *exp ? FH_OK : FH_STALE;
 }
 
@@ -489,7 +482,7 @@ enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, stru
 	}
 	const uint8_t *p = data;
 	const struct export_rt *exp = NULL;
-	enum fh_status st = fh_check(w->srv, p, len, &exp);
+	enum fh_status st = fh_check(w->srv, rq->tbl, p, len, &exp);
 	if (st != FH_OK)
 		return st;
 	uint64_t hash;

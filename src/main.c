@@ -18,12 +18,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "bcache.h"
 #include "config.h"
 #include "connlimit.h"
 #include "drc.h"
+#include "exptable.h"
 #include "fileio.h"
 #include "fh.h"
 #include "io/pool.h"
@@ -44,115 +46,6 @@ static void usage(FILE *f)
 		"       nfsd-uc --check -c FILE  validate FILE: exit 0, or print FILE:LINE: error and exit 2\n"
 		"       nfsd-uc --help | --version\n"
 		"options: -v, --verbose   debug logging\n");
-}
-
-/* Only a cached export writes after the reply, and so needs writes that leave the times alone
- * (a direct one's WRITE writes, and the kernel stamps the times then). Asked once, here. */
-static void probe_times(struct export_rt *e, int fd)
-{
-	if (e->cfg->write_mode != IO_MODE_CACHED)
-		return;
-	int q = nocmtime_open(fd, e->root_fd);
-	e->keeps_times = q >= 0;
-	if (q >= 0)
-		close(q);
-	else
-		log_info("export %s: write-behind will move mtime and ctime (%s: only XFS keeps them)",
-			 e->cfg->path, strerror(-q));
-}
-
-/* Can this export take O_DIRECT, and at what alignment? An unnamed temporary file tells without
- * leaving anything behind. */
-static void probe_export(struct export_rt *e)
-{
-	const struct export_cfg *c = e->cfg;
-	struct statfs sfs;
-	size_t block = 4096, dio_align = 0;
-	if (fstatfs(e->root_fd, &sfs) == 0 && (size_t)sfs.f_bsize > block)
-		block = (size_t)sfs.f_bsize;
-	int fd = openat(e->root_fd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
-	bool direct_ok = fd >= 0;
-	if (fd >= 0) {
-		struct statx st;
-		if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN))
-			dio_align = st.stx_dio_offset_align;
-		probe_times(e, fd);
-		e->extent_hints = fh_set_extent_hint(fd) == 1;
-		close(fd);
-	}
-	if (dio_align > block)
-		block = dio_align;
-	e->block = c->block ? c->block : block;
-	e->write_mode = c->write_mode;
-	e->read_mode = c->read_mode;
-	bool cache_writes = io_mode_uses_cache(e->write_mode);
-	if (!direct_ok && (cache_writes || e->read_mode == IO_MODE_DIRECT)) {
-		log_warn("export %s: file system refuses O_DIRECT (%s); serving it as dontcache", c->path,
-			 strerror(errno));
-		if (cache_writes)
-			e->write_mode = IO_MODE_DONTCACHE;
-		if (e->read_mode == IO_MODE_DIRECT)
-			e->read_mode = IO_MODE_DONTCACHE;
-	}
-	log_info("export %s fsid %u block %zu write %s read %s", c->path, c->fsid, e->block,
-		 io_mode_name(e->write_mode), io_mode_name(e->read_mode));
-}
-
-/* Two exports of one file system, one through nfsd-uc's cache and one through the page cache: a
- * file reached through both must not show the paged one stale cached bytes, nor have them
- * written over its newer ones later. */
-static void mark_shared_caches(struct server *srv)
-{
-	for (size_t i = 0; i < srv->cfg->nexports; i++) {
-		struct export_rt *e = &srv->exports[i];
-		for (size_t j = 0; j < srv->cfg->nexports && !io_mode_uses_cache(e->write_mode); j++)
-			if (j != i && srv->exports[j].dev == e->dev &&
-			    io_mode_uses_cache(srv->exports[j].write_mode)) {
-				e->shares_cache = true;
-				/* its cache handles must take the inode's block size (the first open
-				 * sets it), or the cached export's would be refused */
-				e->block = srv->exports[j].block;
-			}
-		if (e->shares_cache)
-			log_info("export %s shares its file system with a cached export: its calls "
-				 "flush and drop what the cache holds of a file first", e->cfg->path);
-	}
-}
-
-static int open_exports(struct server *srv)
-{
-	srv->exports = calloc(srv->cfg->nexports, sizeof *srv->exports);
-	if (!srv->exports)
-		return -ENOMEM;
-	for (size_t i = 0; i < srv->cfg->nexports; i++) {
-		struct export_rt *e = &srv->exports[i];
-		e->cfg = &srv->cfg->exports[i];
-		e->root_fd = open(e->cfg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct stat sb;
-		if (e->root_fd < 0 || fstat(e->root_fd, &sb) < 0) {
-			log_err("export %s: %s", e->cfg->path, strerror(errno));
-			return -errno;
-		}
-		e->dev = sb.st_dev;
-		e->root_ino = sb.st_ino;
-		for (size_t r = 0; r < e->cfg->nclients; r++)
-			e->subtree_check |= e->cfg->clients[r].subtree_check;
-		probe_export(e);
-	}
-	mark_shared_caches(srv);
-	srv->place_align = 4096;
-	for (size_t i = 0; i < srv->cfg->nexports; i++)
-		while (srv->place_align < srv->exports[i].block)
-			srv->place_align *= 2;
-	return 0;
-}
-
-static void close_exports(struct server *srv)
-{
-	for (size_t i = 0; srv->exports && i < srv->cfg->nexports; i++)
-		if (srv->exports[i].cfg && srv->exports[i].root_fd >= 0)
-			close(srv->exports[i].root_fd);
-	free(srv->exports);
 }
 
 /* Each ring's handle cache keeps up to three descriptors per file (O_PATH, read/write,
@@ -256,7 +149,7 @@ static int prepare(struct server *srv)
 		return -1;
 	}
 	server_rotate_verf(srv);
-	if (open_exports(srv) < 0)
+	if (exptable_open(srv) < 0)
 		return -1;
 	if (fileio_cache_create(srv) < 0) {
 		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
@@ -283,18 +176,37 @@ static int prepare(struct server *srv)
 	return 0;
 }
 
-static void wait_for_signal(void)
+static uint64_t monotonic_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Until SIGTERM or SIGINT; each SIGHUP meanwhile reloads the file (exptable.h). */
+static void serve_until_stopped(struct server *srv, const char *file, bool verbose)
 {
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	int sig = 0;
-	sigwait(&set, &sig);
-	log_info("signal %d: finishing requests in flight", sig);
+	sigaddset(&set, SIGHUP);
+	for (;;) {
+		int sig = 0;
+		sigwait(&set, &sig);
+		if (sig != SIGHUP) {
+			log_info("signal %d: finishing requests in flight", sig);
+			return;
+		}
+		log_info("SIGHUP: reloading %s", file);
+		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
+			   (unsigned long long)monotonic_usec(), file);
+		exptable_reload(srv, file, verbose);
+		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s)", srv->table->n);
+	}
 }
 
-static int serve(struct config *cfg)
+static int serve(struct config *cfg, const char *file, bool verbose)
 {
 	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = {-1, -1}};
 	unsigned nw = ring_count(cfg);
@@ -310,7 +222,11 @@ static int serve(struct config *cfg)
 		rpcbind_set(cfg, true);
 		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u ring(s)",
 			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, nw);
-		wait_for_signal();
+		/* systemd's Type=notify: both ports serve now (a no-op without NOTIFY_SOCKET). */
+		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s) on %s:%u", cfg->nexports,
+			   cfg->listen, cfg->port);
+		serve_until_stopped(&srv, file, verbose);
+		sd_notify(0, "STOPPING=1\nSTATUS=finishing the requests in flight");
 		rc = 0;
 		rpcbind_set(cfg, false);
 		metrics_http_stop(mh);   /* it reads the rings' counters */
@@ -318,18 +234,20 @@ static int serve(struct config *cfg)
 		 * every block still cached; then make it durable. */
 		workers_stop(&srv);
 	}
-	for (size_t i = 0; i < cfg->nexports && srv.exports; i++)
-		if (srv.exports[i].root_fd >= 0 && syncfs(srv.exports[i].root_fd) < 0) {
-			log_err("export %s: syncfs: %s", cfg->exports[i].path, strerror(errno));
+	for (size_t i = 0; srv.table && i < srv.table->n; i++) {
+		const struct export_rt *e = &srv.table->exports[i];
+		if (e->root_fd >= 0 && syncfs(e->root_fd) < 0) {
+			log_err("export %s: syncfs: %s", e->cfg->path, strerror(errno));
 			rc = 1;
 		}
+	}
 out:
 	pool_free(srv.pool);
 	server_unlisten(&srv);
 	bcache_destroy(srv.cache);
 	drc_destroy(srv.drc);
 	climits_destroy(srv.limits);
-	close_exports(&srv);
+	exptable_close_all(&srv);
 	mount_list_free(&srv);
 	if (rc == 0)
 		log_info("stopped");
@@ -343,15 +261,16 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
 		{"verbose", no_argument, NULL, 'v'},      {0, 0, 0, 0}};
 	const char *file = NULL;
-	bool check = false;
+	bool check = false, verbose = false;
 	int o;
+	log_init();
 	while ((o = getopt_long(argc, argv, "c:hVv", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': file = optarg; break;
 		case 'C': check = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("nfsd-uc %s\n", NFSD_UC_VERSION); return 0;
-		case 'v': log_set_level(LOG_DEBUG); break;
+		case 'v': verbose = true; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -369,16 +288,18 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return 0;
 	}
+	log_set_level(verbose ? LOG_DEBUG : cfg.log_level);
 	/* Signals are taken by sigwait in the main thread; rings and pool threads inherit the mask. */
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* Modes come from the client, already filtered by its umask: ours must not filter again. */
 	umask(0);
-	int rc = serve(&cfg);
+	int rc = serve(&cfg, file, verbose);
 	config_free(&cfg);
 	return rc;
 }

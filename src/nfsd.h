@@ -30,6 +30,7 @@ struct cred_personalities;
 struct conn_limits;
 struct drc;
 struct ring_metrics;
+struct export_table;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -52,6 +53,7 @@ struct export_rt {
 	bool extent_hints;
 	/* Some client rule has subtree_check: its handles are connectable (fh_kernel_at). */
 	bool subtree_check;
+	bool owns_root;           /* its export table closes root_fd (exptable.c) */
 };
 
 /* Request counters (the boundary cache keeps its own). */
@@ -61,7 +63,9 @@ struct server_counters {
 
 struct server {
 	struct config *cfg;
-	struct export_rt *exports;    /* cfg->nexports entries */
+	struct export_table *table;   /* the exports in force (exptable.h); the main thread's */
+	struct export_table **retired;   /* tables a reload could not free yet (freed at exit) */
+	size_t nretired;
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	atomic_uint nparked;          /* parked WRITEs of every ring: the idle check's first look */
@@ -135,6 +139,12 @@ struct worker {
 	struct cred_state creds;
 	struct cred_personalities *personalities;   /* cred.c: their io_uring personalities */
 	struct ring_metrics *metrics; /* per-procedure figures (metrics.h): written by this ring only */
+	/* the exports its requests use (exptable.h): the table in force, the one before it while
+	 * requests that began under it run, and how many do */
+	struct export_table *table, *old_table, *table_next;
+	unsigned table_refs, old_refs;
+	atomic_uint table_released;   /* gen of table once old_table is let go (read by main) */
+	struct fiber_msg table_msg;
 };
 
 /* Per-request bump allocator: everything a handler allocates for its result lives until the
@@ -169,6 +179,7 @@ struct nfs_req {
 	const struct rpc_call *call;
 	struct sockaddr_storage peer;
 	struct rpc_cred cred;         /* as sent; squashed per export when a handle is resolved */
+	struct export_table *tbl;     /* the exports as they were when the call began */
 	const struct export_rt *exp;  /* the export of the (first) handle resolved */
 	const struct client_rule *rule;
 	struct arena arena;

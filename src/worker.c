@@ -10,6 +10,7 @@
 
 #include "bcache.h"
 #include "cred.h"
+#include "exptable.h"
 #include "fh.h"
 #include "io/fiber.h"
 #include "io/ring.h"
@@ -319,6 +320,8 @@ static int worker_init(struct worker *w, struct server *srv, unsigned id)
 		return -ENOMEM;
 	if (cred_personalities_init(w) < 0)
 		return -ENOMEM;
+	w->table = srv->table;
+	atomic_store(&w->table_released, srv->table ? srv->table->gen : 0);
 	w->metrics = calloc(1, sizeof *w->metrics);
 	if (!w->metrics)
 		return -ENOMEM;

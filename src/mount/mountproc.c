@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MOUNT v3 (RFC 1813 appendix I). MNT resolves a path to the root handle of an export (or of a
  * directory below it), after checking the client against the export's rules. Blocking calls:
  * openat2 at MNT time (RESOLVE_BENEATH has no io_uring form in liburing 2.3). */
@@ -14,6 +15,7 @@
 #include "cred.h"
 #include "dispatch.h"
 #include "export.h"
+#include "exptable.h"
 #include "fh.h"
 #include "log.h"
 #include <rpc/rpc.h>
@@ -42,17 +44,18 @@ static uint16_t peer_port(const struct sockaddr_storage *ss)
 }
 
 /* The export holding path, and path's remainder below the export root ("" for the root). */
-static const struct export_rt *export_for(const struct server *srv, const char *path, const char **rest)
+static const struct export_rt *export_for(const struct export_table *t, const char *path,
+					   const char **rest)
 {
 	const struct export_rt *best = NULL;
 	size_t best_len = 0;
-	for (size_t i = 0; i < srv->cfg->nexports; i++) {
-		const char *ep = srv->exports[i].cfg->path;
+	for (size_t i = 0; t && i < t->n; i++) {
+		const char *ep = t->exports[i].cfg->path;
 		size_t n = strlen(ep);
 		if (strcmp(ep, "/") == 0)
 			n = 0;
 		if (strncmp(path, ep, n) == 0 && (path[n] == 0 || path[n] == '/') && (!best || n > best_len)) {
-			best = &srv->exports[i];
+			best = &t->exports[i];
 			best_len = n;
 		}
 	}
@@ -132,11 +135,10 @@ static long do_open_beneath(void *arg)
  * plays no part. Access to what the handle reaches is checked per NFS request, as the caller. */
 static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh)
 {
-	struct server *srv = rq->w->srv;
 	if (cred_root(rq->w) < 0)
 		return MNT3ERR_SERVERFAULT;
 	const char *rest;
-	const struct export_rt *exp = export_for(srv, path, &rest);
+	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
 	if (!exp)
 		return MNT3ERR_NOENT;
 	const struct client_rule *rule = export_match(exp->cfg, (const struct sockaddr *)&rq->peer);
@@ -233,9 +235,9 @@ static void mnt_export(struct nfs_req *rq, void *argp, void *resp)
 {
 	(void)argp;
 	exports *out = resp;
-	const struct server *srv = rq->w->srv;
-	for (size_t i = srv->cfg->nexports; i-- > 0;) {
-		const struct export_cfg *e = &srv->cfg->exports[i];
+	const struct config *cfg = rq->tbl ? rq->tbl->cfg : NULL;
+	for (size_t i = cfg ? cfg->nexports : 0; i-- > 0;) {
+		const struct export_cfg *e = &cfg->exports[i];
 		struct exportnode *n = arena_alloc(&rq->arena, sizeof *n);
 		if (!n)
 			return;
@@ -254,16 +256,16 @@ static void mnt_export(struct nfs_req *rq, void *argp, void *resp)
 }
 
 static const struct proc_desc mount3_procs[] = {
-	[MOUNTPROC3_NULL] = {"MNT_NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, mnt_null},
+	[MOUNTPROC3_NULL] = {"MNT_NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, mnt_null, false},
 	[MOUNTPROC3_MNT] = {"MNT", XDRPROC(xdr_dirpath), NULL, XDRPROC(xdr_mountres3), sizeof(dirpath),
-			    sizeof(mountres3), mnt_mnt},
+			    sizeof(mountres3), mnt_mnt, false},
 	[MOUNTPROC3_DUMP] = {"DUMP", XDRPROC(xdr_void), NULL, XDRPROC(xdr_mountlist), 0, sizeof(mountlist),
-			     mnt_dump},
+			     mnt_dump, false},
 	[MOUNTPROC3_UMNT] = {"UMNT", XDRPROC(xdr_dirpath), NULL, XDRPROC(xdr_void), sizeof(dirpath), 0,
-			     mnt_umnt},
-	[MOUNTPROC3_UMNTALL] = {"UMNTALL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, mnt_umntall},
+			     mnt_umnt, false},
+	[MOUNTPROC3_UMNTALL] = {"UMNTALL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, mnt_umntall, false},
 	[MOUNTPROC3_EXPORT] = {"EXPORT", XDRPROC(xdr_void), NULL, XDRPROC(xdr_exports), 0, sizeof(exports),
-			       mnt_export},
+			       mnt_export, false},
 };
 
 const struct prog_desc mount3_program = {MOUNT_PROGRAM, MOUNT_V3, mount3_procs,
