@@ -278,16 +278,34 @@ static int parse_io_mode(struct parser *p, const struct key_def *k, const char *
 	return fail(p, "%s = %s is not cached, direct, dontcache or buffered", k->name, val);
 }
 
+/* One address or several, space-separated: IPv4 and IPv6 literals, each listened on. */
 static int parse_listen(struct parser *p, const struct key_def *k, const char *val, void *obj)
 {
+	struct config *c = obj;
+	char copy[CFG_LISTEN_MAX * (INET6_ADDRSTRLEN + 1) + 1], *save;
 	unsigned char buf[16];
-	if (inet_pton(AF_INET, val, buf) != 1 && inet_pton(AF_INET6, val, buf) != 1)
-		return fail(p, "%s = %s is not an IPv4 or IPv6 address", k->name, val);
+	size_t n = 0;
+	if (strlen(val) >= sizeof copy)
+		return fail(p, "%s: more than %d addresses", k->name, CFG_LISTEN_MAX);
+	strcpy(copy, val);
+	for (char *a = strtok_r(copy, " \t,", &save); a; a = strtok_r(NULL, " \t,", &save)) {
+		if (inet_pton(AF_INET, a, buf) != 1 && inet_pton(AF_INET6, a, buf) != 1)
+			return fail(p, "%s = %s is not an IPv4 or IPv6 address", k->name, a);
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(c->listen_addr[i], a) == 0)
+				return fail(p, "%s: %s is listed twice", k->name, a);
+		if (n == CFG_LISTEN_MAX)
+			return fail(p, "%s: more than %d addresses", k->name, CFG_LISTEN_MAX);
+		snprintf(c->listen_addr[n++], INET6_ADDRSTRLEN, "%s", a);
+	}
+	if (n == 0)
+		return fail(p, "%s: no address", k->name);
 	char *s = strdup(val);
 	if (!s)
 		return out_of_memory(p);
-	free(*FIELD(char *));
-	*FIELD(char *) = s;
+	free(c->listen);
+	c->listen = s;
+	c->nlisten = n;
 	return 0;
 }
 
@@ -887,6 +905,8 @@ static int set_defaults(struct config *c)
 {
 	*c = (struct config){
 		.listen = strdup("127.0.0.1"),
+		.listen_addr = {"127.0.0.1"},
+		.nlisten = 1,
 		.port = 2049,
 		.mount_port = 20048,
 		.threads = 0,

@@ -47,8 +47,12 @@ struct export_cfg {
 	unsigned line;            /* line of the [export ...] header, for messages */
 };
 
+#define CFG_LISTEN_MAX 8           /* addresses of [server] listen */
+
 struct config {
-	char *listen;             /* address to bind, default 127.0.0.1 */
+	char *listen;             /* the addresses to bind, as written, default 127.0.0.1 */
+	char listen_addr[CFG_LISTEN_MAX][46];   /* each of them (INET6_ADDRSTRLEN) */
+	size_t nlisten;
 	uint16_t port;            /* NFS, default 2049 */
 	uint16_t mount_port;      /* MOUNT, default 20048 */
 	unsigned threads;         /* rings, one thread each; default 0: one per online CPU */

@@ -208,7 +208,7 @@ static void serve_until_stopped(struct server *srv, const char *file, bool verbo
 
 static int serve(struct config *cfg, const char *file, bool verbose)
 {
-	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = {-1, -1}};
+	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER};
 	unsigned nw = ring_count(cfg);
 	int rc = 1;
 	if (prepare(&srv) < 0 || server_listen(&srv) < 0)

@@ -19,6 +19,8 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 
+#define SERVER_LISTEN_MAX (2 * CFG_LISTEN_MAX)
+
 struct fh_cache;
 struct fh_entry;
 struct bcache;
@@ -80,7 +82,8 @@ struct server {
 	struct forget_ring *forgets;  /* inodes gone through one ring, for the others (worker.c) */
 	struct worker *workers;       /* the rings */
 	unsigned nworkers;
-	int listen_fd[2];             /* NFS and MOUNT ports; ring 0 accepts on both */
+	int listen_fd[SERVER_LISTEN_MAX];   /* NFS and MOUNT port of each listen address */
+	size_t nlisten_fds;           /* ring 0 accepts on them all */
 	unsigned next_ring;           /* round robin of new connections (ring 0 only) */
 	struct server_counters ctr;
 	struct log_ratelimit write_errors, accept_errors;
@@ -112,7 +115,7 @@ struct worker {
 	bool started;
 	unsigned id;
 	/* connections and requests (server.c) */
-	struct listener *listeners[2];   /* ring 0 only */
+	struct listener *listeners[SERVER_LISTEN_MAX];   /* ring 0 only */
 	struct conn *conns;
 	unsigned inflight;            /* request fibers running or waiting */
 	unsigned nstalled;            /* connections held back because inflight hit the bound */

@@ -740,7 +740,7 @@ static void on_accept(struct io_op *op, int res)
 		accept_again(l);     /* stopping: the listener is freed with the ring (server_ring_free) */
 }
 
-static int listen_on(const char *addr, uint16_t port)
+static int listen_on(const char *addr, uint16_t port, bool v6only)
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t len;
@@ -764,6 +764,8 @@ static int listen_on(const char *addr, uint16_t port)
 	/* SO_REUSEADDR only: with SO_REUSEPORT a second daemon started on the same port would
 	 * silently share its connections instead of failing. */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (ss.ss_family == AF_INET6 && v6only)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int e = errno;
 		close(fd);
@@ -777,15 +779,15 @@ static int listen_on(const char *addr, uint16_t port)
  * at once would otherwise fail.  Another live server on the port still fails, after the wait. */
 #define LISTEN_RETRY_MS 10000
 
-static int listen_retrying(const char *addr, uint16_t port)
+static int listen_retrying(const char *addr, uint16_t port, bool v6only)
 {
-	int fd = listen_on(addr, port);
+	int fd = listen_on(addr, port, v6only);
 	for (int waited = 0; fd == -EADDRINUSE && waited < LISTEN_RETRY_MS; waited += 100) {
 		if (waited == 0)
 			log_warn("%s port %u is in use; retrying for up to %d s", addr, port,
 				 LISTEN_RETRY_MS / 1000);
 		nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
-		fd = listen_on(addr, port);
+		fd = listen_on(addr, port, v6only);
 	}
 	return fd;
 }
@@ -886,7 +888,7 @@ void server_ring_start(struct worker *w)
 	fiber_timer_arm(&w->conn_timer, fiber_now_ns() + SEC_NS);
 	if (w->id != 0)
 		return;
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < w->srv->nlisten_fds; i++) {
 		struct listener *l = calloc(1, sizeof *l);
 		if (!l) {
 			log_err("out of memory for a listener");
@@ -904,7 +906,7 @@ void server_ring_stop(struct worker *w)
 {
 	fiber_timer_disarm(&w->conn_timer);
 	fiber_timer_disarm(&w->mem_timer);
-	for (int i = 0; i < 2; i++)
+	for (size_t i = 0; i < w->srv->nlisten_fds; i++)
 		if (w->listeners[i]) {
 			fiber_timer_disarm(&w->listeners[i]->backoff);   /* backing off: no accept to cancel */
 			io_ring_cancel_fd(w->ring, w->srv->listen_fd[i]);
@@ -930,7 +932,7 @@ void server_ring_free(struct worker *w)
 {
 	while (w->conns)
 		conn_free(w->conns);
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < SERVER_LISTEN_MAX; i++) {
 		free(w->listeners[i]);   /* their accepts ended with the loop */
 		w->listeners[i] = NULL;
 	}
@@ -940,24 +942,26 @@ int server_listen(struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
 	uint16_t ports[2] = {cfg->port, cfg->mount_port};
-	srv->listen_fd[0] = srv->listen_fd[1] = -1;
-	for (int i = 0; i < 2; i++) {
-		srv->listen_fd[i] = listen_retrying(cfg->listen, ports[i]);
-		if (srv->listen_fd[i] < 0) {
-			log_err("listen on %s port %u: %s", cfg->listen, ports[i], strerror(-srv->listen_fd[i]));
-			srv->listen_fd[i] = -1;
-			server_unlisten(srv);
-			return -1;
+	srv->nlisten_fds = 0;
+	/* With several addresses, "::" means IPv6 alone: 0.0.0.0 beside it is the IPv4 side. */
+	bool v6only = cfg->nlisten > 1;
+	for (size_t a = 0; a < cfg->nlisten; a++)
+		for (int i = 0; i < 2; i++) {
+			int fd = listen_retrying(cfg->listen_addr[a], ports[i], v6only);
+			if (fd < 0) {
+				log_err("listen on %s port %u: %s", cfg->listen_addr[a], ports[i],
+					strerror(-fd));
+				server_unlisten(srv);
+				return -1;
+			}
+			srv->listen_fd[srv->nlisten_fds++] = fd;
 		}
-	}
 	return 0;
 }
 
 void server_unlisten(struct server *srv)
 {
-	for (int i = 0; i < 2; i++) {
-		if (srv->listen_fd[i] >= 0)
-			close(srv->listen_fd[i]);
-		srv->listen_fd[i] = -1;
-	}
+	for (size_t i = 0; i < srv->nlisten_fds; i++)
+		close(srv->listen_fd[i]);
+	srv->nlisten_fds = 0;
 }

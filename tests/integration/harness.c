@@ -78,12 +78,14 @@ static int write_conf(const struct itest *t)
 		fprintf(stderr, "harness: %s: %s\n", t->conf, strerror(errno));
 		return -1;
 	}
+	const char *extra = it_server_conf_extra ? it_server_conf_extra : "";
 	fprintf(f, "# written by the integration harness\n"
-	        "[server]\nlisten = 127.0.0.1\nport = %u\nmount_port = %u\n"
+	        "[server]\n%sport = %u\nmount_port = %u\n"
 	        "threads = 2\n"   /* two rings whatever the machine: tests cross them */
 	        "state_dir = %s/state\nrpcbind = no\n%s\n"
 	        "[cache]\nsize = 64M\n\n",   /* small: tests write past it */
-	        t->port, t->mount_port, t->dir, it_server_conf_extra ? it_server_conf_extra : "");
+	        strstr(extra, "listen =") ? "" : "listen = 127.0.0.1\n",
+	        t->port, t->mount_port, t->dir, extra);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure)\n\n", t->exports[EXP_RW]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(ro,no_root_squash,insecure)\n\n", t->exports[EXP_RO]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,root_squash,insecure)\n\n", t->exports[EXP_ROOTSQ]);

@@ -302,6 +302,20 @@ static void test_listen_addresses(void **state)
 	}
 }
 
+static void test_several_listen_addresses(void **state)
+{
+	struct config cfg = load_ok(*state, "[server]\nlisten = 127.0.0.1 ::1, 10.1.2.3\n");
+	assert_int_equal(cfg.nlisten, 3);
+	assert_string_equal(cfg.listen_addr[0], "127.0.0.1");
+	assert_string_equal(cfg.listen_addr[1], "::1");
+	assert_string_equal(cfg.listen_addr[2], "10.1.2.3");
+	config_free(&cfg);
+	cfg = load_ok(*state, "[server]\n");
+	assert_int_equal(cfg.nlisten, 1);
+	assert_string_equal(cfg.listen_addr[0], "127.0.0.1");
+	config_free(&cfg);
+}
+
 static void test_syntax_tolerance(void **state)
 {
 	/* Tabs, no spaces around '=', trailing comments, CRLF line ends, indented lines. */
@@ -557,6 +571,9 @@ static void test_value_errors(void **state)
 	static const struct error_case cases[] = {
 		{"[server]\nlisten = localhost\n",
 		 "2: listen = localhost is not an IPv4 or IPv6 address"},
+		{"[server]\nlisten = 127.0.0.1 ::1 127.0.0.1\n", "2: listen: 127.0.0.1 is listed twice"},
+		{"[server]\nlisten = ::1 localhost\n",
+		 "2: listen = localhost is not an IPv4 or IPv6 address"},
 		{"[server]\nlisten = 10.0.0.0/8\n",
 		 "2: listen = 10.0.0.0/8 is not an IPv4 or IPv6 address"},
 		{"[server]\nport = 0\n", "2: port = 0 is out of range (1..65535)"},
@@ -727,6 +744,7 @@ int main(int argc, char **argv)
 		T(test_range_limits_accepted),
 		T(test_bool_spellings),
 		T(test_listen_addresses),
+		T(test_several_listen_addresses),
 		T(test_syntax_tolerance),
 		T(test_parse_size),
 		T(test_relative_paths_against_conf_dir),
