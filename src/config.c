@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,13 +374,25 @@ static int host_error(struct parser *p, const char *host)
 {
 	if (host[0] == '@')
 		return fail(p, "clients: netgroups (%s) are not supported yet; use an IPv4 or IPv6 "
-			    "address, ADDR/PREFIX or *", host);
+			    "address, ADDR/PREFIX, a host name, a wildcard name or *", host);
 	if (strchr(host, ':'))
 		return fail(p, "clients: '%s' is not a valid IPv6 address", host);
-	if (strspn(host, "0123456789.") == strlen(host))
-		return fail(p, "clients: '%s' is not a valid IPv4 address", host);
-	return fail(p, "clients: hostnames (%s) are not supported yet; use an IPv4 or IPv6 address, "
-		    "ADDR/PREFIX or *", host);
+	return fail(p, "clients: '%s' is not a valid IPv4 address", host);
+}
+
+/* A name as DNS allows it (letters, digits, '-', '.', '_'), with the wildcards * ? [ ]. */
+static bool name_like(const char *s, bool *wild)
+{
+	*wild = false;
+	if (!*s || strspn(s, "0123456789.") == strlen(s))
+		return false;
+	for (; *s; s++) {
+		if (strchr("*?[]", *s))
+			*wild = true;
+		else if (!isalnum((unsigned char)*s) && !strchr("-._", *s))
+			return false;
+	}
+	return true;
 }
 
 /* A v4-mapped IPv6 rule becomes the IPv4 rule it means, so that matching only ever compares
@@ -403,6 +416,16 @@ static int parse_host(struct parser *p, char *host, struct client_rule *r)
 		return 0;
 	}
 	char *slash = strchr(host, '/');
+	bool wild;
+	if (!slash && name_like(host, &wild)) {
+		if (strlen(host) >= CFG_PATTERN_MAX)
+			return fail(p, "clients: '%s' is longer than %d characters", host,
+				    CFG_PATTERN_MAX - 1);
+		r->family = AF_UNSPEC;
+		snprintf(r->pattern, sizeof r->pattern, "%s", host);
+		r->prefix = wild ? 0 : 1;      /* 1: a host name to resolve (parse_clients) */
+		return 0;
+	}
 	if (slash)
 		*slash++ = '\0';
 	if (inet_pton(AF_INET, host, r->addr) == 1)
@@ -566,6 +589,49 @@ static int parse_client(struct parser *p, char *tok, struct client_rule *r)
 	return parse_options(p, tok, opts, r);
 }
 
+/* A host name becomes one rule per address it resolves to, now (at load and at each reload),
+ * as exportfs does; one that does not resolve stops the load (a typo, or DNS not up yet). */
+static int resolve_host(struct parser *p, const struct client_rule *r, struct client_rule **rules,
+			size_t *n)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
+	int rc = getaddrinfo(r->pattern, NULL, &hints, &ai);
+	if (rc != 0)
+		return fail(p, "clients: cannot resolve host name '%s': %s", r->pattern,
+			    gai_strerror(rc));
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		struct client_rule one = *r;
+		one.pattern[0] = '\0';
+		if (a->ai_family == AF_INET) {
+			one.family = AF_INET;
+			one.prefix = 32;
+			memcpy(one.addr, &((struct sockaddr_in *)a->ai_addr)->sin_addr, 4);
+		} else if (a->ai_family == AF_INET6) {
+			one.family = AF_INET6;
+			one.prefix = 128;
+			memcpy(one.addr, &((struct sockaddr_in6 *)a->ai_addr)->sin6_addr, 16);
+			unmap_v4(&one);
+		} else {
+			continue;
+		}
+		bool dup = false;
+		for (size_t i = 0; i < *n && !dup; i++)
+			dup = (*rules)[i].family == one.family && (*rules)[i].prefix == one.prefix &&
+			      memcmp((*rules)[i].addr, one.addr, 16) == 0 && !(*rules)[i].pattern[0];
+		if (dup)
+			continue;
+		struct client_rule *grown = reallocarray(*rules, *n + 1, sizeof **rules);
+		if (!grown) {
+			freeaddrinfo(ai);
+			return out_of_memory(p);
+		}
+		*rules = grown;
+		(*rules)[(*n)++] = one;
+	}
+	freeaddrinfo(ai);
+	return 0;
+}
+
 static int parse_clients(struct parser *p, const struct key_def *k, const char *val, void *obj)
 {
 	(void)k;
@@ -576,15 +642,21 @@ static int parse_clients(struct parser *p, const struct key_def *k, const char *
 	if (!copy)
 		return out_of_memory(p);
 	for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		struct client_rule r;
+		if (parse_client(p, tok, &r) < 0)
+			goto fail;
+		if (r.pattern[0] && r.prefix == 1) {
+			if (resolve_host(p, &r, &rules, &n) < 0)
+				goto fail;
+			continue;
+		}
 		struct client_rule *grown = reallocarray(rules, n + 1, sizeof *rules);
 		if (!grown) {
 			out_of_memory(p);
 			goto fail;
 		}
 		rules = grown;
-		if (parse_client(p, tok, &rules[n]) < 0)
-			goto fail;
-		n++;
+		rules[n++] = r;
 	}
 	free(copy);
 	e->clients = rules;

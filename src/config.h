@@ -23,8 +23,13 @@ static inline bool io_mode_uses_cache(enum io_mode m)
 enum squash_mode { SQUASH_ROOT = 0, SQUASH_NONE, SQUASH_ALL };
 
 /* One entry of an export's "clients =" list, as in exports(5): ADDR[/PREFIX](opts) or *(opts). */
+#define CFG_PATTERN_MAX 128
+
 struct client_rule {
-	int family;               /* AF_INET, AF_INET6, or AF_UNSPEC for "*" (any address) */
+	int family;               /* AF_INET, AF_INET6, or AF_UNSPEC for "*" (any address) and for
+				   * a wildcard name (pattern) */
+	char pattern[CFG_PATTERN_MAX];   /* "*.example.com": matched against the client's name
+					  * (reverse, then forward-confirmed); "" otherwise */
 	uint8_t addr[16];         /* network byte order; IPv4 uses the first 4 bytes */
 	unsigned prefix;          /* prefix length in bits (32 / 128 for a single host) */
 	bool rw;                  /* default ro, as exports(5) */

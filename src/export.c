@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Export access rules at run time: read-only over the parsed config, so any worker may call
  * these without locks. */
 #include "export.h"
 
+#include <fnmatch.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <string.h>
 
 static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned bits)
@@ -38,9 +41,13 @@ static int peer_addr(const struct sockaddr *peer, uint8_t out[16])
 	return AF_UNSPEC;
 }
 
-const struct client_rule *export_match(const struct export_cfg *exp, const struct sockaddr *peer)
+const struct client_rule *export_match_named(const struct export_cfg *exp,
+					     const struct sockaddr *peer, export_name_fn name,
+					     void *ctx)
 {
 	uint8_t addr[16];
+	const char *peer_name = NULL;
+	bool asked = false;
 	if (!exp || !peer)
 		return NULL;
 	int family = peer_addr(peer, addr);
@@ -49,12 +56,26 @@ const struct client_rule *export_match(const struct export_cfg *exp, const struc
 		return NULL;
 	for (size_t i = 0; i < exp->nclients; i++) {
 		const struct client_rule *r = &exp->clients[i];
+		if (r->pattern[0]) {
+			if (!asked && name) {
+				peer_name = name(ctx);   /* once, and only if a rule needs it */
+				asked = true;
+			}
+			if (peer_name && *peer_name && fnmatch(r->pattern, peer_name, FNM_CASEFOLD) == 0)
+				return r;
+			continue;
+		}
 		if (r->family == AF_UNSPEC)
 			return r;
 		if (r->family == family && prefix_equal(r->addr, addr, r->prefix))
 			return r;
 	}
 	return NULL;
+}
+
+const struct client_rule *export_match(const struct export_cfg *exp, const struct sockaddr *peer)
+{
+	return export_match_named(exp, peer, NULL, NULL);
 }
 
 void export_squash(const struct client_rule *rule, struct rpc_cred *cred)

@@ -33,6 +33,7 @@ struct conn_limits;
 struct drc;
 struct ring_metrics;
 struct export_table;
+struct peer_names;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -148,6 +149,7 @@ struct worker {
 	unsigned table_refs, old_refs;
 	atomic_uint table_released;   /* gen of table once old_table is let go (read by main) */
 	struct fiber_msg table_msg;
+	struct peer_names *names;     /* clients' confirmed names, for wildcard rules (peername.c) */
 };
 
 /* Per-request bump allocator: everything a handler allocates for its result lives until the

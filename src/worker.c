@@ -340,6 +340,7 @@ static void worker_fini(struct worker *w)
 	io_ring_free(w->ring);
 	cred_personalities_free(w);
 	free(w->metrics);
+	free(w->names);
 	fiber_sched_free(w->sched);
 	if (w->ev_fd >= 0)
 		close(w->ev_fd);

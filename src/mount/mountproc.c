@@ -15,6 +15,7 @@
 #include "cred.h"
 #include "dispatch.h"
 #include "export.h"
+#include "peername.h"
 #include "exptable.h"
 #include "fh.h"
 #include "log.h"
@@ -141,7 +142,8 @@ static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *f
 	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
 	if (!exp)
 		return MNT3ERR_NOENT;
-	const struct client_rule *rule = export_match(exp->cfg, (const struct sockaddr *)&rq->peer);
+	const struct client_rule *rule = export_match_named(exp->cfg, (const struct sockaddr *)&rq->peer,
+							    peer_confirmed_name, rq);
 	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024))
 		return MNT3ERR_ACCES;
 	if (!*rest)
@@ -218,10 +220,12 @@ static void mnt_umntall(struct nfs_req *rq, void *argp, void *resp)
 	forget(rq->w->srv, host, NULL);
 }
 
-/* exports(5)-style text of a client rule: "*", "10.0.0.0/8", "::1". */
+/* exports(5)-style text of a client rule: "*", "10.0.0.0/8", "::1", "*.example.com". */
 static char *rule_name(struct nfs_req *rq, const struct client_rule *c)
 {
 	char a[INET6_ADDRSTRLEN + 5] = "*";
+	if (c->pattern[0])
+		return arena_strdup(&rq->arena, c->pattern);
 	if (c->family == AF_INET || c->family == AF_INET6) {
 		inet_ntop(c->family, c->addr, a, INET6_ADDRSTRLEN);
 		unsigned full = c->family == AF_INET ? 32 : 128;

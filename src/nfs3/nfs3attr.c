@@ -10,6 +10,7 @@
 
 #include "cred.h"
 #include "export.h"
+#include "peername.h"
 #include "fileio.h"
 #include "io/ring.h"
 #include "log.h"
@@ -84,7 +85,9 @@ nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
 		log_warn("cannot open file handle: %s", strerror(err));
 		return nfs3_errno(err);
 	}
-	const struct client_rule *rule = export_match(out->exp->cfg, (const struct sockaddr *)&rq->peer);
+	const struct client_rule *rule = export_match_named(out->exp->cfg,
+							    (const struct sockaddr *)&rq->peer,
+							    peer_confirmed_name, rq);
 	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024)) {
 		log_debug("client not allowed on export %s", out->exp->cfg->path);
 		return NFS3ERR_ACCES;

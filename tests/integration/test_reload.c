@@ -4,10 +4,13 @@
  * request of a client no longer listed, a file that does not load is logged with its FILE:LINE
  * and the old configuration keeps serving, settings that need a restart are logged as ignored,
  * and connections and unstable data survive (a COMMIT after the reload returns the WRITE's
- * verifier, on the same connection). */
+ * verifier, on the same connection). Client lists may name hosts and wildcard names. */
 #include "client.h"
 #include "rawnfs.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +231,53 @@ static void test_unstable_data_and_connection_survive(void **state)
 	close(fd);
 }
 
+/* Export dir, as the conf's last section, with this clients line (replacing it if there). */
+static void set_clients(struct itest *t, const char *dir, const char *clients)
+{
+	char sect[2 * PATH_MAX];
+	snprintf(sect, sizeof sect, "\n[export %s]\nclients = %s\n", dir, clients);
+	char *c = read_all(t->conf);
+	char head[PATH_MAX + 16];
+	snprintf(head, sizeof head, "\n[export %s]\n", dir);
+	char *p = strstr(c, head);
+	if (p)
+		*p = '\0';
+	size_t n = strlen(c) + strlen(sect) + 1;
+	char *out = malloc(n);
+	assert_non_null(out);
+	snprintf(out, n, "%s%s", c, sect);
+	write_all(t->conf, out);
+	free(out);
+	free(c);
+}
+
+/* Client lists name hosts: a host name is resolved at the reload (localhost), and a wildcard
+ * name matches the client's confirmed name (127.0.0.1's, as this machine's resolver has it). */
+static void test_host_names_and_wildcards(void **state)
+{
+	struct itest *t = *state;
+	char dir[PATH_MAX + 32], name[256], pattern[300];
+	struct rn_fh root;
+	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	snprintf(dir, sizeof dir, "%s/named", t->dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	set_clients(t, dir, "localhost(rw,no_root_squash,insecure)");
+	reload(t);
+	assert_int_equal(mnt_status(t, dir, &root), 0);
+	set_clients(t, dir, "*.nowhere.invalid(rw,insecure)");
+	reload(t);
+	assert_int_equal(mnt_status(t, dir, &root), MNT3ERR_ACCES);
+	if (getnameinfo((struct sockaddr *)&lo, sizeof lo, name, sizeof name, NULL, 0,
+			NI_NAMEREQD) != 0) {
+		print_message("127.0.0.1 has no name here: wildcard match not checked\n");
+		return;
+	}
+	snprintf(pattern, sizeof pattern, "%.*s*(rw,insecure)", (int)(strlen(name) - 1), name);
+	set_clients(t, dir, pattern);
+	reload(t);
+	assert_int_equal(mnt_status(t, dir, &root), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +286,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_client_list_applies_to_next_request),
 		cmocka_unit_test(test_bad_file_keeps_serving),
 		cmocka_unit_test(test_unstable_data_and_connection_survive),
+		cmocka_unit_test(test_host_names_and_wildcards),
 	};
 	return IT_MAIN("reload", tests);
 }

@@ -632,15 +632,11 @@ static void test_value_errors(void **state)
 static void test_client_errors(void **state)
 {
 	static const struct error_case cases[] = {
-		{"[export data]\nclients = server.example.com(rw)\n",
-		 "2: clients: hostnames (server.example.com) are not supported yet; use an IPv4 or "
-		 "IPv6 address, ADDR/PREFIX or *"},
-		{"[export data]\nclients = *.example.com\n",
-		 "2: clients: hostnames (*.example.com) are not supported yet; use an IPv4 or IPv6 "
-		 "address, ADDR/PREFIX or *"},
 		{"[export data]\nclients = 127.0.0.1 @trusted(rw)\n",
 		 "2: clients: netgroups (@trusted) are not supported yet; use an IPv4 or IPv6 "
-		 "address, ADDR/PREFIX or *"},
+		 "address, ADDR/PREFIX, a host name, a wildcard name or *"},
+		{"[export data]\nclients = bad!name(rw)\n",
+		 "2: clients: 'bad!name' is not a valid IPv4 address"},
 		{"[export data]\nclients = 10.0.0.256\n",
 		 "2: clients: '10.0.0.256' is not a valid IPv4 address"},
 		{"[export data]\nclients = 10/8\n", "2: clients: '10' is not a valid IPv4 address"},
@@ -679,6 +675,43 @@ static void test_client_errors(void **state)
 		 "2: clients: *: bad value in 'anonuid=' (0..4294967294)"},
 	};
 	RUN(cases);
+}
+
+/* A host name is resolved at load into a rule per address (localhost: /etc/hosts), with the
+ * entry's options; a wildcard name stays a pattern, matched against the client's name later;
+ * a name that does not resolve stops the load with its line. */
+static void test_host_names_and_wildcards(void **state)
+{
+	struct config cfg = load_ok(*state, "[export data]\n"
+					    "clients = localhost(rw,insecure) *.example.com(ro)\n");
+	const struct export_cfg *e = &cfg.exports[0];
+	size_t v4 = 0, wild = 0;
+	for (size_t i = 0; i < e->nclients; i++) {
+		const struct client_rule *r = &e->clients[i];
+		if (r->pattern[0]) {
+			assert_string_equal(r->pattern, "*.example.com");
+			assert_false(r->rw);
+			assert_int_equal(i, e->nclients - 1);     /* after localhost's, in order */
+			wild++;
+			continue;
+		}
+		assert_true(r->rw);
+		assert_false(r->secure);
+		if (r->family == AF_INET) {
+			assert_memory_equal(r->addr, ((uint8_t[]){127, 0, 0, 1}), 4);
+			assert_int_equal(r->prefix, 32);
+			v4++;
+		}
+	}
+	assert_int_equal(v4, 1);
+	assert_int_equal(wild, 1);
+	config_free(&cfg);
+
+	struct scratch *s = *state;
+	char err[512];
+	assert_int_equal(scratch_load(s, "[export data]\nclients = no-such-host.invalid(rw)\n", &cfg,
+				      err, sizeof err), -1);
+	assert_non_null(strstr(err, ":2: clients: cannot resolve host name 'no-such-host.invalid': "));
 }
 
 static void test_unreadable_files(void **state)
@@ -745,6 +778,7 @@ int main(int argc, char **argv)
 		T(test_bool_spellings),
 		T(test_listen_addresses),
 		T(test_several_listen_addresses),
+		T(test_host_names_and_wildcards),
 		T(test_syntax_tolerance),
 		T(test_parse_size),
 		T(test_relative_paths_against_conf_dir),

@@ -172,6 +172,46 @@ static void test_first_match_wins(void **state)
 	assert_false(e->clients[0].rw);
 }
 
+struct namer {
+	const char *name;
+	int asked;
+};
+
+static const char *name_of(void *ctx)
+{
+	struct namer *n = ctx;
+	n->asked++;
+	return n->name;
+}
+
+/* Wildcard names match the client's name, asked once and only when such a rule is reached; a
+ * client with no (confirmed) name matches none of them; first match still wins. */
+static void test_match_wildcard_names(void **state)
+{
+	const struct export_cfg *e = export_with(state,
+		"10.0.0.1(rw) *.lab.example.com(ro) host?.example.com(rw) 10.0.0.0/8(ro,all_squash)");
+	struct sockaddr_storage near = peer("10.0.0.1"), far = peer("10.9.9.9");
+	struct namer n = {"build7.lab.example.com", 0};
+	const struct client_rule *r;
+	r = export_match_named(e, (const struct sockaddr *)&near, name_of, &n);
+	assert_ptr_equal(r, &e->clients[0]);
+	assert_int_equal(n.asked, 0);                 /* an address rule matched first */
+	r = export_match_named(e, (const struct sockaddr *)&far, name_of, &n);
+	assert_ptr_equal(r, &e->clients[1]);
+	assert_int_equal(n.asked, 1);
+	n = (struct namer){"HOST3.Example.COM", 0};   /* names compare without case */
+	r = export_match_named(e, (const struct sockaddr *)&far, name_of, &n);
+	assert_ptr_equal(r, &e->clients[2]);
+	assert_int_equal(n.asked, 1);                 /* once for both wildcard rules */
+	n = (struct namer){"", 0};                    /* no name: the network rule */
+	r = export_match_named(e, (const struct sockaddr *)&far, name_of, &n);
+	assert_ptr_equal(r, &e->clients[3]);
+	assert_ptr_equal(export_match(e, (const struct sockaddr *)&far), &e->clients[3]);
+	e = export_with(state, "*.example.com(rw)");
+	n = (struct namer){"example.org", 0};
+	assert_null(export_match_named(e, (const struct sockaddr *)&far, name_of, &n));
+}
+
 static void test_match_refuses_non_inet_peer(void **state)
 {
 	const struct export_cfg *e = export_with(state, "*(rw)");
@@ -342,6 +382,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_match_ipv4_host_and_networks),
+		T(test_match_wildcard_names),
 		T(test_match_host_bits_in_rule_ignored),
 		T(test_match_slash_zero_and_star),
 		T(test_match_ipv6),
