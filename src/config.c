@@ -48,6 +48,7 @@ struct parser {
 	unsigned seen[MAX_KEYS];        /* line where each key of the section was set; 0 = not yet */
 	unsigned sect_line[SECT_COUNT]; /* first [server] / [cache] line, to refuse a second one */
 	unsigned fsid_line;             /* line of the current export's "fsid =", 0 = derive it */
+	unsigned memory_line;           /* the later of receive_memory's and max_record's lines */
 };
 
 #define FIELD(type) ((type *)((char *)obj + k->off))
@@ -924,6 +925,9 @@ static int key_value(struct parser *p, char *s)
 	if (*val == '\0')
 		return fail(p, "key '%s' has no value", key);
 	*seen = p->line;
+	if (p->sect == SECT_SERVER && (strcmp(k->name, "receive_memory") == 0 ||
+				       strcmp(k->name, "max_record") == 0))
+		p->memory_line = p->line;     /* for the check of the two together, at the end */
 	return k->parse(p, k, val, section_object(p));
 }
 
@@ -1021,8 +1025,8 @@ int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
 	fclose(f);
 	free(p.dir);
 	if (rc == 0 && c.receive_memory < 2 * c.max_record)
-		rc = fail_at(&p, 0, "receive_memory (%zu) must hold at least two records of max_record "
-			     "(%zu)", c.receive_memory, c.max_record);
+		rc = fail_at(&p, p.memory_line, "receive_memory (%zu) must hold at least two "
+			     "records of max_record (%zu)", c.receive_memory, c.max_record);
 	if (rc < 0) {
 		config_free(&c);
 		return -1;

@@ -595,7 +595,7 @@ static void test_value_errors(void **state)
 		{"[server]\nconnections = 0\n", "2: connections = 0 is out of range (1..1048576)"},
 		{"[server]\nrecord_timeout = 0\n", "2: record_timeout = 0 is out of range (1..3600)"},
 		{"[server]\nreceive_memory = 2M\n",
-		 " receive_memory (2097152) must hold at least two records of max_record (1114112)"},
+		 "2: receive_memory (2097152) must hold at least two records of max_record (1114112)"},
 		{"[metrics]\nlisten = 127.0.0.1\n",
 		 "2: listen = 127.0.0.1 is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
 		 "brackets: 127.0.0.1:9101, [::1]:9101)"},
