@@ -86,9 +86,14 @@ int fh_load_key(const char *dir, uint8_t key[16])
 	return rc;
 }
 
-/* Linux 6.13: a handle that also names the parent, so that opening it gives a connected path. */
+/* Linux 6.13: a handle that also names the parent, so that opening it gives a connected path;
+ * its type carries these flags. */
 #ifndef AT_HANDLE_CONNECTABLE
 #define AT_HANDLE_CONNECTABLE 0x002
+#endif
+#ifndef FILEID_IS_CONNECTABLE
+#define FILEID_IS_CONNECTABLE 0x10000
+#define FILEID_IS_DIR 0x20000
 #endif
 
 int fh_kernel_at(int dirfd, const char *name, bool connectable, struct fh_kernel *kh)
@@ -98,7 +103,11 @@ int fh_kernel_at(int dirfd, const char *name, bool connectable, struct fh_kernel
 	kh->h.handle_bytes = FH_KMAX;
 	int rc = name_to_handle_at(dirfd, name, &kh->h, &mount_id,
 				   flags | (connectable ? AT_HANDLE_CONNECTABLE : 0));
-	if (rc < 0 && connectable && errno == EINVAL) {   /* an older kernel */
+	/* A plain handle again: for an older kernel (EINVAL; so with AT_EMPTY_PATH too), and for
+	 * a directory, which opens connected anyway and must keep one handle whichever way it
+	 * was reached (MNT and LOOKUP "." give the plain one). */
+	if ((rc < 0 && connectable && errno == EINVAL) ||
+	    (rc == 0 && (kh->h.handle_type & FILEID_IS_DIR))) {
 		kh->h.handle_bytes = FH_KMAX;
 		rc = name_to_handle_at(dirfd, name, &kh->h, &mount_id, flags);
 	}
@@ -428,6 +437,30 @@ static int cache_write_fd(struct worker *w, struct fh_obj *o, int fd)
 	return fd;
 }
 
+/* The cache knows a file by (dev, key). The inode number alone would let a new file that reuses
+ * the number of a deleted one, still cached, inherit its blocks: the key is a hash of the kernel
+ * handle instead, which holds the inode's generation (and not the export id, so two exports of
+ * one file system share a file's entries). A connectable handle (subtree_check) also names the
+ * directory it was found in: two links, or a rename, would give one inode two keys, and two
+ * caches of one block. Its plain handle is hashed instead (memory only, in place). */
+static void cache_key(struct worker *w, const struct fh_entry *e, uint64_t *key)
+{
+	const uint8_t *bytes = e->fh.data + 6;
+	size_t len = e->fh.len - 6 - FH_MAC;
+	uint32_t type;
+	memcpy(&type, e->fh.data + 6, sizeof type);
+	struct fh_kernel kh;
+	if ((type & FILEID_IS_CONNECTABLE) && fh_kernel_at(e->fd, "", false, &kh) == 0) {
+		uint8_t plain[4 + FH_KMAX];
+		memcpy(plain, &kh.h.handle_type, 4);
+		memcpy(plain + 4, kh.h.f_handle, kh.h.handle_bytes);
+		crypto_shorthash_siphash24((unsigned char *)key, plain, 4 + kh.h.handle_bytes,
+					   w->srv->fh_key);
+		return;
+	}
+	crypto_shorthash_siphash24((unsigned char *)key, bytes, len, w->srv->fh_key);
+}
+
 struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err)
 {
 	struct fh_entry *e = o->ent;
@@ -449,13 +482,8 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 	}
 	if (e->bf)
 		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, nocmtime) */
-	/* The cache knows a file by (dev, key). The inode number alone would let a new file that
-	 * reuses the number of a deleted one, still cached, inherit its blocks: the key is a hash of
-	 * the kernel handle instead, which holds the inode's generation (and not the export id, so
-	 * two exports of one file system share a file's entries). */
 	uint64_t key;
-	crypto_shorthash_siphash24((unsigned char *)&key, e->fh.data + 6, e->fh.len - 6 - FH_MAC,
-				   w->srv->fh_key);
+	cache_key(w, e, &key);
 	struct bcache_file *bf;
 	int rc = bcache_file_open(w->srv->cache, e->dev, key, block, &e->fio, &bf);
 	if (rc < 0) {

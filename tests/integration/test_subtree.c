@@ -125,6 +125,58 @@ static void test_inside_survives_restart_and_cache_drop(void **state)
 	assert_int_equal(getattr_status(t, &dir), NFS3_OK);
 }
 
+static struct rn_fh lookup_in(int fd, const struct rn_fh *dir, const char *name)
+{
+	struct xb b;
+	struct raw_reply r;
+	struct rn_fh fh;
+	rn_enc_lookup_as(&b, next_xid++, dir, name, 0, 0);
+	assert_int_equal(rn_exchange(fd, &b, rbuf, sizeof rbuf, &r), 0);
+	assert_int_equal(rn_dec_lookup(&r, &fh), 0);
+	return fh;
+}
+
+/* One file, two links in two directories: its two handles (each names its directory) must
+ * still be one file to the cache. Half a block through each, then COMMIT: both halves on disk,
+ * and no block completed from the disk. */
+static void test_two_links_one_cache(void **state)
+{
+	struct itest *t = *state;
+	char a[PATH_MAX + 64], b[PATH_MAX + 64], fa[PATH_MAX + 80], fb[PATH_MAX + 80];
+	it_path(t, EXP_SUBTREE, "la", a, sizeof a);
+	it_path(t, EXP_SUBTREE, "lb", b, sizeof b);
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	snprintf(fa, sizeof fa, "%s/f", a);
+	snprintf(fb, sizeof fb, "%s/f", b);
+	it_write_file(t, EXP_SUBTREE, "la/f", "", 0, 0644);
+	assert_int_equal(link(fa, fb), 0);
+	int fd = raw_connect(t->port, NULL);
+	struct rn_fh root, da, db, ha, hb;
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_SUBTREE], &root), 0);
+	da = lookup_in(fd, &root, "la");
+	db = lookup_in(fd, &root, "lb");
+	ha = lookup_in(fd, &da, "f");
+	hb = lookup_in(fd, &db, "f");
+	uint64_t fills = rn_counter_must(t->port, "cache_fill_reads");
+	static uint8_t half[2][2048];
+	memset(half[0], 'A', sizeof half[0]);
+	memset(half[1], 'B', sizeof half[1]);
+	assert_int_equal(rn_write(fd, &ha, 0, half[0], 2048, RN_UNSTABLE), 0);
+	assert_int_equal(rn_write(fd, &hb, 2048, half[1], 2048, RN_UNSTABLE), 0);
+	assert_int_equal(rn_commit(fd, &ha), 0);
+	assert_int_equal(rn_commit(fd, &hb), 0);
+	close(fd);
+	FILE *f = fopen(fa, "rb");
+	assert_non_null(f);
+	uint8_t got[4096];
+	assert_int_equal(fread(got, 1, sizeof got, f), 4096);
+	fclose(f);
+	assert_memory_equal(got, half[0], 2048);
+	assert_memory_equal(got + 2048, half[1], 2048);
+	assert_int_equal(rn_counter_must(t->port, "cache_fill_reads"), fills);
+}
+
 static uint32_t lookup_status(const struct itest *t, enum it_export e, const char *name)
 {
 	int fd = raw_connect(t->port, NULL);
@@ -167,6 +219,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_without_subtree_check_handle_follows),
 		cmocka_unit_test(test_inside_survives_restart_and_cache_drop),
 		cmocka_unit_test(test_same_device_bind_mount_not_crossed),
+		cmocka_unit_test(test_two_links_one_cache),
 	};
 	return IT_MAIN("subtree_check", tests);
 }
