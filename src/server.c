@@ -49,6 +49,7 @@ struct conn {
 	bool mem_wait;                /* stopped reading: record memory is at receive_memory */
 	uint64_t last_rx_ns;          /* when bytes last came (idle_timeout) */
 	uint64_t rec_start_ns;        /* since when a record is arriving, 0: none (record_timeout) */
+	uint64_t last_tx_ns;          /* when a send last made progress (a client not reading) */
 	size_t rec_charged;           /* record memory charged for rec_mem */
 	/* stream buffer: bytes [head, tail) not yet consumed */
 	uint8_t *sbuf;
@@ -187,6 +188,7 @@ static void on_send(struct io_op *op, int res)
 	}
 	size_t n = (size_t)res;
 	c->sq_bytes -= n;
+	c->last_tx_ns = fiber_now_ns();
 	/* Advance over what went out; a short send leaves the rest of this reply for the next call. */
 	while (n && c->msg.msg_iovlen) {
 		struct iovec *v = c->msg.msg_iov;
@@ -266,6 +268,8 @@ static void queue_reply(struct conn *c, struct reply *r)
 {
 	if (!r)
 		return;
+	if (!c->sq_head)
+		c->last_tx_ns = fiber_now_ns();   /* the send deadline starts with the first reply */
 	if (c->sq_tail) c->sq_tail->next = r; else c->sq_head = r;
 	c->sq_tail = r;
 	c->sq_bytes += r->hdr_len + r->payload_len + r->pad;
@@ -325,6 +329,7 @@ void record_mem_release(struct record_mem *rm)
 static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len,
 			  size_t charged)
 {
+	c->rec_start_ns = 0;          /* a record whole: the next one's deadline starts afresh */
 	struct request *rq = calloc(1, sizeof *rq);
 	if (rq && !mem) {
 		uint8_t *start;
@@ -543,8 +548,12 @@ static void conn_pump(struct conn *c)
 	if (c->head == c->tail && !c->recv_busy)
 		c->head = c->tail = 0;
 	conn_post_recv(c);
-	/* The record deadline runs only while we wait for the client's bytes. */
-	if (!(c->in_rec || c->head < c->tail) || !c->recv_busy)
+	/* The record deadline runs while the current partial record waits for the client: for its
+	 * bytes, or for it to read the replies that hold our reading back (not while our own ring
+	 * or receive_memory does). handle_record() restarts it for each record. */
+	bool partial = c->in_rec || c->head < c->tail;
+	bool clients_turn = c->recv_busy || c->sq_bytes >= SENDQ_MAX;
+	if (!partial || !clients_turn)
 		c->rec_start_ns = 0;
 	else if (!c->rec_start_ns)
 		c->rec_start_ns = fiber_now_ns();
@@ -598,13 +607,19 @@ static void conn_post_recv(struct conn *c)
 
 /* ---- accepting ---- */
 
-/* The connection of this ring that has been silent longest with nothing in flight or owed (of
- * peer's address, when given), NULL if every one is busy. */
+/* Nothing in flight, owed or half received: the connection only waits for the client. */
+static bool conn_idle(const struct conn *c)
+{
+	return !c->inflight && !c->sq_head && !c->in_rec && c->head == c->tail;
+}
+
+/* The connection of this ring that has been silent longest with nothing in flight, owed or half
+ * received (of peer's address, when given), NULL if every one is busy. */
 static struct conn *conn_victim(struct worker *w, const struct sockaddr_storage *peer)
 {
 	struct conn *best = NULL;
 	for (struct conn *c = w->conns; c; c = c->next) {
-		if (c->dead || c->inflight || c->sq_head || (peer && !same_addr(&c->peer, peer)))
+		if (c->dead || !conn_idle(c) || (peer && !same_addr(&c->peer, peer)))
 			continue;
 		if (!best || c->last_rx_ns < best->last_rx_ns)
 			best = c;
@@ -842,12 +857,6 @@ void server_ring_unstall(struct worker *w)
 	}
 }
 
-/* Nothing in flight, owed or half received: the connection only waits for the client. */
-static bool conn_idle(const struct conn *c)
-{
-	return !c->inflight && !c->sq_head && !c->in_rec && c->head == c->tail;
-}
-
 /* Once a second: a connection whose record has been arriving for longer than record_timeout (a
  * client trickling bytes holds a record buffer) and one silent for idle_timeout (knfsd closes
  * those after 6 minutes; clients reconnect when they need to) are closed. */
@@ -868,6 +877,11 @@ static void on_conn_timer(struct fiber_timer *t)
 			log_ratelimited(&w->srv->slow_log, LOG_WARNING,
 					"client %s: a record still incomplete after record_timeout = %u s; "
 					"closing the connection", peer_str(&c->peer, a), cfg->record_timeout);
+		} else if (c->sq_head && now - c->last_tx_ns > cfg->record_timeout * SEC_NS) {
+			climits_count(w->srv->limits, CLE_SLOW);
+			log_ratelimited(&w->srv->slow_log, LOG_WARNING,
+					"client %s: reads no reply for record_timeout = %u s; closing the "
+					"connection", peer_str(&c->peer, a), cfg->record_timeout);
 		} else if (cfg->idle_timeout && conn_idle(c) &&
 			   now - c->last_rx_ns > cfg->idle_timeout * SEC_NS) {
 			climits_count(w->srv->limits, CLE_IDLE);

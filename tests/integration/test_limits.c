@@ -59,6 +59,87 @@ static void test_trickling_client_closed(void **state)
 	assert_int_equal(rn_counter_must(t->port, "connections_slow_closed"), before + 1);
 }
 
+/* A busy client whose stream never ends on a record boundary (each segment ends inside the
+ * next record, every record whole within 20 ms) is not a slow one: 3.5 s of it, past the 2 s
+ * record_timeout, and the connection is still served. */
+static void test_pipelined_records_not_timed_out(void **state)
+{
+	struct itest *t = *state;
+	struct xb b = {0}, cred = {0};
+	uint8_t rec[2][4 + 64], junk[4096];
+	xb_auth_sys(&cred, 0, 0);
+	xb_call(&b, 0x7e110000u, 2, 100003, 3, 0, RAW_AUTH_SYS, &cred);
+	uint32_t mark = htonl(0x80000000u | (uint32_t)b.len);
+	memcpy(rec[0], &mark, 4);
+	memcpy(rec[0] + 4, b.buf, b.len);
+	size_t n = 4 + b.len;
+	memcpy(rec[1], rec[0], n);
+	int fd = raw_connect(t->port, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(raw_send_all(fd, rec[0], n / 2), 0);     /* half a record first */
+	for (int i = 0; i < 175; i++) {                           /* 3.5 s */
+		uint8_t two[2 * sizeof rec[0]];
+		memcpy(two, rec[0] + n / 2, n - n / 2);           /* the rest of one ... */
+		memcpy(two + (n - n / 2), rec[1], n / 2);         /* ... half of the next */
+		assert_int_equal(raw_send_all(fd, two, n), 0);
+		while (recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0)
+			;
+		it_sleep_ms(20);
+	}
+	assert_false(closed_within(fd, 0));
+	close(fd);
+}
+
+static int connect_read_call(const struct itest *t, struct rn_fh *file)
+{
+	int fd = raw_connect(t->port, NULL);
+	struct rn_fh root;
+	struct xb b;
+	struct raw_reply r;
+	static uint8_t buf[65536];
+	assert_true(fd >= 0);
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	rn_enc_lookup_as(&b, 0x7e120000u, &root, "limits-big", 0, 0);
+	assert_int_equal(rn_exchange(fd, &b, buf, sizeof buf, &r), 0);
+	assert_int_equal(rn_dec_lookup(&r, file), 0);
+	return fd;
+}
+
+/* A client that sends READs and never reads the replies, then begins a WRITE: its connection
+ * holds a record buffer and the replies, and must go at the deadline, whatever holds our
+ * reading back. Counted before the test reads anything (reading would let it go on). */
+static void test_client_not_reading_replies_closed(void **state)
+{
+	struct itest *t = *state;
+	static uint8_t mib[1 << 20];
+	it_write_file(t, EXP_RW, "limits-big", mib, sizeof mib, 0644);
+	struct rn_fh file;
+	int fd = connect_read_call(t, &file);
+	int sz = 64 << 10;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+	uint64_t before = rn_counter_must(t->port, "connections_slow_closed");
+	for (int i = 0; i < 120; i++) {
+		struct xb b;
+		rn_enc_read(&b, 0x7e130000u + (uint32_t)i, &file, 0, 1u << 20);
+		if (raw_send_record(fd, b.buf, b.len) < 0)
+			break;
+	}
+	it_sleep_ms(500);                                 /* the replies pile up */
+	uint32_t mark = htonl(0x80000000u | (1u << 20));
+	uint8_t start[4 + 4096] = {0};
+	memcpy(start, &mark, 4);
+	(void)send(fd, start, sizeof start, MSG_NOSIGNAL | MSG_DONTWAIT);
+	it_sleep_ms(500);
+	(void)send(fd, start + 4, 100, MSG_NOSIGNAL | MSG_DONTWAIT);
+	bool closed = false;
+	for (int i = 0; i < 60 && !closed; i++) {         /* record_timeout 2 s, checked each s */
+		it_sleep_ms(100);
+		closed = rn_counter_must(t->port, "connections_slow_closed") > before;
+	}
+	close(fd);
+	assert_true(closed);
+}
+
 /* Nothing sent, or one call and then silence: closed after idle_timeout (3 s). */
 static void test_idle_connection_closed(void **state)
 {
@@ -163,6 +244,8 @@ int main(int argc, char **argv)
 	it_server_conf_extra = extra;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_trickling_client_closed),
+		cmocka_unit_test(test_pipelined_records_not_timed_out),
+		cmocka_unit_test(test_client_not_reading_replies_closed),
 		cmocka_unit_test(test_idle_connection_closed),
 		cmocka_unit_test(test_per_client_limit_evicts_idlest),
 		cmocka_unit_test(test_emfile_backs_off),
