@@ -44,8 +44,10 @@ struct drc_shard {
 	pthread_mutex_t lock;
 	struct drc_entry **buckets;
 	size_t mask;
-	struct drc_entry *oldest, *newest;
-	size_t entries, bytes, max_entries, max_bytes;
+	struct drc_entry *oldest, *newest;          /* the answered ones */
+	size_t entries, bytes;                       /* all, running ones too */
+	size_t answered, answered_bytes;             /* on the list: what the bounds hold */
+	size_t max_entries, max_bytes;
 };
 
 struct drc {
@@ -140,6 +142,8 @@ static void lru_unlink(struct drc_shard *s, struct drc_entry *e)
 	if (e->older) e->older->newer = e->newer; else s->oldest = e->newer;
 	if (e->newer) e->newer->older = e->older; else s->newest = e->older;
 	e->older = e->newer = NULL;
+	s->answered--;
+	s->answered_bytes -= entry_bytes(e);
 }
 
 static void lru_append(struct drc_shard *s, struct drc_entry *e)
@@ -148,6 +152,8 @@ static void lru_append(struct drc_shard *s, struct drc_entry *e)
 	e->newer = NULL;
 	if (s->newest) s->newest->newer = e; else s->oldest = e;
 	s->newest = e;
+	s->answered++;
+	s->answered_bytes += entry_bytes(e);
 }
 
 static void entry_remove(struct drc_shard *s, struct drc_entry *e)
@@ -164,12 +170,16 @@ static void entry_remove(struct drc_shard *s, struct drc_entry *e)
 	free(e);
 }
 
-/* Expired entries go; then the oldest answered ones while the shard is over a bound. */
+/* Expired entries go; then, to keep an answer of adding bytes (0: none), the oldest answered
+ * ones while the answers are at a bound. Calls still running do not count: they are bounded by
+ * the requests in flight, and cannot be pushed out (counting them would empty the answered list
+ * whenever many calls run at once). */
 static void shard_trim(struct drc_shard *s, size_t adding)
 {
 	uint64_t now = now_ns();
 	while (s->oldest && (now - s->oldest->when_ns > DRC_EXPIRE_NS ||
-			     s->entries >= s->max_entries || s->bytes + adding > s->max_bytes))
+			     (adding && (s->answered >= s->max_entries ||
+					 s->answered_bytes + adding > s->max_bytes))))
 		entry_remove(s, s->oldest);
 }
 
@@ -215,7 +225,7 @@ enum drc_verdict drc_lookup(struct drc *d, const struct drc_key *k, struct drc_e
 		pthread_mutex_unlock(&s->lock);
 		return v;
 	}
-	shard_trim(s, sizeof *e);
+	shard_trim(s, 0);             /* expired ones only: a running call takes no answer's room */
 	e = calloc(1, sizeof *e);
 	if (e) {
 		e->id = id;
@@ -243,7 +253,7 @@ void drc_done(struct drc *d, struct drc_entry *e, const uint8_t *reply, size_t l
 	if (!copy) {
 		entry_remove(s, e);    /* nothing to answer a retransmission with: let it run */
 	} else {
-		shard_trim(s, len);
+		shard_trim(s, sizeof *e + len);
 		e->reply = copy;
 		e->len = len;
 		e->done = true;

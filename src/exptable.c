@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -235,14 +236,20 @@ static bool all_released(const struct server *srv, unsigned gen)
 	return true;
 }
 
-/* Until every ring let go of the table before gen, at most RELEASE_WAIT_MS. */
-static bool wait_released(const struct server *srv, unsigned gen)
+/* Until every ring let go of the table before gen, at most RELEASE_WAIT_MS; a SIGTERM or SIGINT
+ * meanwhile ends the wait at once (srv->stop_pending: the server stops next). */
+static bool wait_released(struct server *srv, unsigned gen)
 {
 	struct timespec tick = {0, 10 * 1000 * 1000};
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
 	for (int ms = 0; !all_released(srv, gen); ms += 10) {
-		if (ms >= RELEASE_WAIT_MS)
+		if (ms >= RELEASE_WAIT_MS || srv->stop_pending)
 			return false;
-		nanosleep(&tick, NULL);
+		if (sigtimedwait(&stop, NULL, &tick) > 0)
+			srv->stop_pending = true;
 	}
 	return true;
 }
@@ -381,7 +388,8 @@ void exptable_reload(struct server *srv, const char *file, bool verbose)
 		return;
 	}
 	if (!all_released(srv, srv->table->gen) && !wait_released(srv, srv->table->gen)) {
-		log_err("reload: the previous reload's requests still run; try again later");
+		if (!srv->stop_pending)
+			log_err("reload: the previous reload's requests still run; try again later");
 		config_free(nc);
 		free(nc);
 		return;

@@ -170,8 +170,13 @@ static void op_writer_end(void *io, const struct bcache_writer_saved *saved)
 	if (!w)
 		return;
 	memcpy(&cs, saved->bytes, sizeof cs);
-	if ((cs.is_root ? cred_root(w) : cred_apply(w, &cs.cur)) < 0)
-		log_warn("cannot take back a request's credentials after writing cached data");
+	if ((cs.is_root ? cred_root(w) : cred_apply(w, &cs.cur)) < 0) {
+		/* Never go on as root for a user (cred_apply fell back to root): as nobody, its
+		 * calls fail rather than overreach, as cred_restore does. */
+		static const struct rpc_cred nobody = {.uid = 65534, .gid = 65534};
+		log_err("cannot take back a request's credentials after writing cached data");
+		cred_apply(w, &nobody);
+	}
 }
 
 int fileio_cache_create(struct server *srv)

@@ -63,6 +63,10 @@ static void size_handle_caches(struct server *srv, unsigned workers)
 	srv->fh_cache_max = per > 4096 ? 4096 : per < 16 ? 16 : (unsigned)per;
 }
 
+/* Threads for reverse and forward lookups of clients' names (wildcard rules), apart from the
+ * blocking pool so that a slow DNS server cannot hold that. */
+#define RESOLVER_THREADS 2
+
 /* `threads = 0` (the default): one ring per CPU this process may run on. */
 static unsigned ring_count(const struct config *cfg)
 {
@@ -169,7 +173,8 @@ static int prepare(struct server *srv)
 		log_warn("fault seam: every READDIR buffer waits %u ms", srv->fault_readdir_delay_ms);
 	}
 	srv->pool = pool_new(cfg->blocking_threads, NULL, NULL);
-	if (!srv->pool) {
+	srv->resolver = srv->pool ? pool_new(RESOLVER_THREADS, NULL, NULL) : NULL;
+	if (!srv->pool || !srv->resolver) {
 		log_err("cannot start %u blocking threads: %s", cfg->blocking_threads, strerror(errno));
 		return -1;
 	}
@@ -203,6 +208,10 @@ static void serve_until_stopped(struct server *srv, const char *file, bool verbo
 			   (unsigned long long)monotonic_usec(), file);
 		exptable_reload(srv, file, verbose);
 		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s)", srv->table->n);
+		if (srv->stop_pending) {
+			log_info("stop signal during the reload: finishing requests in flight");
+			return;
+		}
 	}
 }
 
@@ -242,6 +251,7 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 		}
 	}
 out:
+	pool_free(srv.resolver);
 	pool_free(srv.pool);
 	server_unlisten(&srv);
 	bcache_destroy(srv.cache);

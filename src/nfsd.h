@@ -78,6 +78,8 @@ struct server {
 	struct log_ratelimit limit_log, mem_log, slow_log;   /* connlimit's warnings, a kind each */
 	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
 	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */
+	struct pool *resolver;        /* clients' names for wildcard rules (peername.c) */
+	bool stop_pending;            /* SIGTERM came while a reload waited (main thread only) */
 	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */
 	atomic_uint sweep_gen;        /* bumped to make every ring sweep its handle cache now */
 	struct forget_ring *forgets;  /* inodes gone through one ring, for the others (worker.c) */

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "cred.h"
 #include "io/fiber.h"
+#include "io/pool.h"
 #include "nfsd.h"
 
 #define NAMES 64
@@ -26,9 +26,22 @@ struct peer_names {
 };
 
 struct lookup {
-	struct sockaddr_storage addr;
+	struct sockaddr_storage addr;   /* an IPv4 client on a dual-stack socket made AF_INET */
 	char name[NI_MAXHOST];
 };
+
+/* ::ffff:a.b.c.d, as a dual-stack listener sees an IPv4 client, is looked up as a.b.c.d: its
+ * forward records are A records, which an AF_INET6 query would not return. */
+static void unmap(struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
+		return;
+	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = a6->sin6_port};
+	memcpy(&a4.sin_addr, a6->sin6_addr.s6_addr + 12, 4);
+	memset(ss, 0, sizeof *ss);
+	memcpy(ss, &a4, sizeof a4);
+}
 
 static bool same_host(const struct sockaddr *a, const struct sockaddr *b)
 {
@@ -88,13 +101,16 @@ const char *peer_confirmed_name(void *arg)
 {
 	struct nfs_req *rq = arg;
 	struct worker *w = rq->w;
-	if (!w->names && !(w->names = calloc(1, sizeof *w->names)))
+	if (!w->srv->resolver || (!w->names && !(w->names = calloc(1, sizeof *w->names))))
 		return "";
 	uint64_t now = fiber_now_ns();
 	struct name_entry *e = find(w->names, &rq->peer, now);
 	if (!e) {
 		struct lookup l = {.addr = rq->peer};
-		cred_offload_root(w, do_lookup, &l);    /* the fiber waits; the ring goes on */
+		unmap(&l.addr);
+		/* On the resolver's own threads: a slow DNS server holds those, never the pool
+		 * that opens handles and reads directories for every client. */
+		pool_run(w->srv->resolver, do_lookup, &l);   /* the fiber waits; the ring goes on */
 		e = find(w->names, &rq->peer, fiber_now_ns());   /* another fiber may have */
 		if (!e) {
 			e = slot(w->names);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The name of a request's client, for wildcard client rules (*.example.com): its address looked
  * up in reverse, then forward to confirm it (a PTR record alone is the client's to choose), on
- * the blocking pool; kept per ring for a minute. */
+ * threads of its own (srv->resolver: DNS can be slow, and that pool is only for this); kept,
+ * found or not, per ring for a minute. Asked only when a request reaches a wildcard rule. */
 #ifndef NFSD_UC_PEERNAME_H
 #define NFSD_UC_PEERNAME_H
 

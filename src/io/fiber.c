@@ -371,6 +371,7 @@ void fiber_timer_arm(struct fiber_timer *t, uint64_t deadline_ns)
 {
 	struct fiber_sched *s = tls_sched;
 	struct fiber_timer **pp = &s->timers;
+	fiber_timer_disarm(t);        /* armed twice, it would be on the list twice */
 	t->deadline_ns = deadline_ns;
 	while (*pp && (*pp)->deadline_ns <= deadline_ns)
 		pp = &(*pp)->next;

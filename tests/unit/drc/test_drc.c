@@ -146,6 +146,31 @@ static void test_bounds_hold(void **state)
 	drc_destroy(d);
 }
 
+/* Calls still running do not push answered replies out: with a cache of 16 entries (one per
+ * shard), 64 calls in flight leave the one answered reply where it is. */
+static void test_running_calls_do_not_evict(void **state)
+{
+	(void)state;
+	struct drc *d;
+	struct drc_entry *e, *running[64];
+	uint8_t *bytes;
+	size_t n;
+	struct sockaddr_storage p = peer("10.0.0.3", 900);
+	struct drc_key k = key(5, &p);
+	assert_int_equal(drc_create(16, 1 << 20, &d), 0);
+	assert_int_equal(look(d, &k, &e, &bytes, &n), DRC_MISS);
+	drc_done(d, e, (const uint8_t *)"kept", 4);
+	for (uint32_t x = 0; x < 64; x++) {
+		struct drc_key r = key(1000 + x, &p);
+		assert_int_equal(look(d, &r, &running[x], &bytes, &n), DRC_MISS);
+	}
+	assert_int_equal(look(d, &k, &e, &bytes, &n), DRC_HIT);
+	free(bytes);
+	for (int x = 0; x < 64; x++)
+		drc_done(d, running[x], NULL, 0);
+	drc_destroy(d);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0)
@@ -155,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_key_parts_differ),
 		cmocka_unit_test(test_forgotten_call_runs_again),
 		cmocka_unit_test(test_bounds_hold),
+		cmocka_unit_test(test_running_calls_do_not_evict),
 	};
 	return cmocka_run_group_tests_name("drc", tests, NULL, NULL);
 }
