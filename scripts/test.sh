@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install dependencies, build three times (plain; ASan + UBSan; TSan) and run every test suite:
 # unit (CMocka), integration (the daemon driven by libnfs) and linux-client (a Debian kernel in
 # qemu mounting the daemon); the TSan build runs the unit suite (the cache's concurrent writers,
@@ -21,6 +22,8 @@ rc=0
 meson test -C build-tsan --print-errorlogs --suite unit || rc=1
 meson test -C build-asan --print-errorlogs --suite unit --suite integration || rc=1
 meson test -C build-test --print-errorlogs --suite unit --suite integration --suite linux-client || rc=1
+# Every libFuzzer harness for 15 s under ASan + UBSan (tests/fuzz/run.sh; its own clang build).
+tests/fuzz/run.sh 15 || rc=1
 # One closing line over both builds, in the form CI reads.
 python3 - <<'PY'
 import json, sys

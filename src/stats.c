@@ -182,10 +182,10 @@ static void metrics_get(struct nfs_req *rq, void *argp, void *resp)
 }
 
 static const struct proc_desc stats_procs[] = {
-	[0] = {"STATS_NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, stats_null},
-	[1] = {"STATS", XDRPROC(xdr_void), NULL, XDRPROC(xdr_stats_res), 0, sizeof(struct stats_res), stats_get},
+	[0] = {"STATS_NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, stats_null, false},
+	[1] = {"STATS", XDRPROC(xdr_void), NULL, XDRPROC(xdr_stats_res), 0, sizeof(struct stats_res), stats_get, false},
 	[2] = {"METRICS", XDRPROC(xdr_void), NULL, XDRPROC(xdr_metrics_res), 0,
-	       sizeof(struct metrics_res), metrics_get},
+	       sizeof(struct metrics_res), metrics_get, false},
 };
 
 const struct prog_desc stats_program = {STATS_PROGRAM, STATS_V1, stats_procs,

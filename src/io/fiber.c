@@ -172,8 +172,10 @@ static __attribute__((noinline)) void first_entry(struct fiber_sched *volatile s
 
 /* getcontext is declared returns_twice, like setjmp, but this one returns once: nothing ever
  * resumes the context it saved (makecontext gives it a stack and function of its own). */
+#if defined(__GNUC__) && !defined(__clang__)   /* clang has no -Wclobbered (nor the false alarm) */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wclobbered"
+#endif
 static struct fiber *fiber_new(struct fiber_sched *s)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -203,7 +205,9 @@ static struct fiber *fiber_new(struct fiber_sched *s)
 	f->arg = NULL;
 	return f;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 static void fiber_destroy(struct fiber *f)
 {

@@ -388,14 +388,14 @@ static void release_write(void *args) { write3args_zc_free(args); }
 #define PROC_DRC(NAME, name, ARGS, RES) PROC_(NAME, name, ARGS, RES, true)
 
 static const struct proc_desc nfs3_procs[] = {
-	[NFSPROC3_NULL] = {"NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, nfs3_null},
+	[NFSPROC3_NULL] = {"NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, nfs3_null, false},
 	[NFSPROC3_GETATTR] = PROC(GETATTR, getattr, GETATTR3args, GETATTR3res),
 	[NFSPROC3_SETATTR] = PROC_DRC(SETATTR, setattr, SETATTR3args, SETATTR3res),
 	[NFSPROC3_LOOKUP] = PROC(LOOKUP, lookup, LOOKUP3args, LOOKUP3res),
 	[NFSPROC3_ACCESS] = PROC(ACCESS, access, ACCESS3args, ACCESS3res),
 	[NFSPROC3_READLINK] = PROC(READLINK, readlink, READLINK3args, READLINK3res),
 	[NFSPROC3_READ] = {"READ", XDRPROC(xdr_READ3args), NULL, XDRPROC(xdr_READ3res_zc),
-			   sizeof(READ3args), sizeof(READ3res), nfs3_read},
+			   sizeof(READ3args), sizeof(READ3res), nfs3_read, false},
 	[NFSPROC3_WRITE] = {"WRITE", XDRPROC(xdr_WRITE3args_zc), release_write, XDRPROC(xdr_WRITE3res),
 			    sizeof(WRITE3args), sizeof(WRITE3res), nfs3_write, true},
 	[NFSPROC3_CREATE] = PROC_DRC(CREATE, create, CREATE3args, CREATE3res),

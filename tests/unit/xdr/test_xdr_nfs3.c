@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* NFSv3 codecs: every procedure's arguments and results (both arms of each result union) round
  * trip and refuse every truncation; hand-built wire bytes decode to the RFC 1813 layout;
  * oversized lengths are refused; the zero-copy WRITE decoder and READ encoder. */
@@ -82,7 +83,7 @@ static sattr3 mk_sattr_all(void)
 		.gid = { TRUE, .set_gid3_u.gid = 100 },
 		.size = { TRUE, .set_size3_u.size = 0x100000000ULL },
 		.atime = { SET_TO_CLIENT_TIME, .set_atime_u.atime = { 12345, 678 } },
-		.mtime = { SET_TO_SERVER_TIME },
+		.mtime = { .set_it = SET_TO_SERVER_TIME },
 	};
 	return a;
 }

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The server the dispatch and connection harnesses fuzz: the daemon's own code (every source
+ * but main(), see meson.build), started as main.c's prepare() does, with one ring thread, a small
+ * cache and exports on a temporary tree (fz_marks.h). Nothing is faked below dispatch_record():
+ * handlers do their file calls through the ring's io_uring, fibers, the blocking pool and the
+ * handle cache, on real files. What the harness replaces is the socket layer: a record is handed
+ * to dispatch_record() in a fiber of the ring, as server.c's request_main does, and the reply is
+ * checked (fz_check.h) instead of sent. */
+#ifndef NFSD_UC_FZ_SERVER_H
+#define NFSD_UC_FZ_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Start the server once per process (LLVMFuzzerInitialize). Environment: FZ_TRACE=1 prints every
+ * call and its outcome, FZ_LOG=1 lets the server log at debug level, FZ_RESET_EVERY (below). argv names the directories libFuzzer
+ * writes to, which stay writable when the sandbox makes the rest of / read-only. */
+void fz_server_init(int *argc, char ***argv);
+
+/* Around each fuzzer input: begin forgets the last handle of the previous input and, every
+ * FZ_RESET_EVERY inputs (environment, default 64; the first input always), remakes the export
+ * trees; end waits until the ring runs no fiber (write-behind included), so that nothing of one
+ * input runs during the next and LeakSanitizer sees no pointer parked on a fiber's stack. */
+void fz_input_begin(void);
+void fz_input_end(void);
+
+/* Copy in to out with every placeholder (fz_marks.h) replaced; returns the length written.
+ * out must hold fz_subst_cap(len) bytes. */
+size_t fz_subst_cap(size_t len);
+size_t fz_subst(const uint8_t *in, size_t len, uint8_t *out);
+
+/* Run one record (no record mark) through dispatch_record() on the ring, from 127.0.0.1:700, and
+ * check the reply against the call (fz_check.h); a reply that hands out a new handle makes it the
+ * input's last one. Waits until the reply has been checked and freed. */
+void fz_dispatch(const uint8_t *rec, size_t len);
+
+/* The TCP port ring 0 accepts NFS and MOUNT connections on (127.0.0.1), and the largest record
+ * it takes. Connections come from unprivileged ports: only the insecure export (direct) lets
+ * them in. */
+uint16_t fz_server_port(void);
+size_t fz_server_max_record(void);
+/* The server's connection and record-memory counts, to stderr: what a stuck connection waits for. */
+void fz_server_dump(void);
+
+#endif
