@@ -41,6 +41,18 @@ static int peer_addr(const struct sockaddr *peer, uint8_t out[16])
 	return AF_UNSPEC;
 }
 
+bool export_same_host(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return a->sa_family == AF_INET6 &&
+	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+}
+
 const struct client_rule *export_match_named(const struct export_cfg *exp,
 					     const struct sockaddr *peer, export_name_fn name,
 					     void *ctx)

@@ -17,6 +17,9 @@ const struct client_rule *export_match_named(const struct export_cfg *exp,
 					     const struct sockaddr *peer, export_name_fn name,
 					     void *ctx);
 
+/* The same address (the port aside): one client host. */
+bool export_same_host(const struct sockaddr *a, const struct sockaddr *b);
+
 /* Apply root_squash / all_squash to an AUTH_SYS or AUTH_NONE credential in place.
  * AUTH_NONE always maps to anonuid/anongid. */
 void export_squash(const struct client_rule *rule, struct rpc_cred *cred);

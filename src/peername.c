@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "export.h"
 #include "io/fiber.h"
 #include "io/pool.h"
 #include "nfsd.h"
@@ -43,18 +44,6 @@ static void unmap(struct sockaddr_storage *ss)
 	memcpy(ss, &a4, sizeof a4);
 }
 
-static bool same_host(const struct sockaddr *a, const struct sockaddr *b)
-{
-	if (a->sa_family != b->sa_family)
-		return false;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return a->sa_family == AF_INET6 &&
-	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
-}
-
 /* On a pool thread: reverse, then forward, and the forward answer must hold the address. */
 static long do_lookup(void *arg)
 {
@@ -70,7 +59,7 @@ static long do_lookup(void *arg)
 	if (getaddrinfo(name, NULL, &hints, &ai) != 0)
 		return 0;
 	for (struct addrinfo *a = ai; a; a = a->ai_next)
-		if (same_host(a->ai_addr, (struct sockaddr *)&l->addr)) {
+		if (export_same_host(a->ai_addr, (struct sockaddr *)&l->addr)) {
 			strcpy(l->name, name);
 			break;
 		}
@@ -82,7 +71,7 @@ static struct name_entry *find(struct peer_names *pn, const struct sockaddr_stor
 			       uint64_t now)
 {
 	for (int i = 0; i < NAMES; i++)
-		if (pn->e[i].expires_ns > now && same_host((const struct sockaddr *)&pn->e[i].addr,
+		if (pn->e[i].expires_ns > now && export_same_host((const struct sockaddr *)&pn->e[i].addr,
 							   (const struct sockaddr *)a))
 			return &pn->e[i];
 	return NULL;

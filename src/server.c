@@ -22,6 +22,7 @@
 #include "bcache.h"
 #include "cred.h"
 #include "dispatch.h"
+#include "export.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "connlimit.h"
@@ -110,18 +111,6 @@ static const char *peer_str(const struct sockaddr_storage *s, char a[INET6_ADDRS
 	else if (s->ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)s)->sin6_addr, a, INET6_ADDRSTRLEN);
 	return a;
-}
-
-static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return a->ss_family == AF_INET6 &&
-	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
 }
 
 static void conn_free(struct conn *c)
@@ -619,7 +608,8 @@ static struct conn *conn_victim(struct worker *w, const struct sockaddr_storage 
 {
 	struct conn *best = NULL;
 	for (struct conn *c = w->conns; c; c = c->next) {
-		if (c->dead || !conn_idle(c) || (peer && !same_addr(&c->peer, peer)))
+		if (c->dead || !conn_idle(c) || (peer && !export_same_host((const struct sockaddr *)&c->peer,
+							  (const struct sockaddr *)peer)))
 			continue;
 		if (!best || c->last_rx_ns < best->last_rx_ns)
 			best = c;
