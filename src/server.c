@@ -602,16 +602,21 @@ static bool conn_idle(const struct conn *c)
 	return !c->inflight && !c->sq_head && !c->in_rec && c->head == c->tail;
 }
 
-/* The connection of this ring that has been silent longest with nothing in flight, owed or half
- * received (of peer's address, when given), NULL if every one is busy. */
+/* The connection of this ring to close for a new one (of peer's address, when given): one with
+ * nothing in flight or owed, preferring one with nothing half received either, and among those
+ * the one silent longest (a record begun long ago and never finished goes before an active
+ * sender's). NULL if every one is busy. */
 static struct conn *conn_victim(struct worker *w, const struct sockaddr_storage *peer)
 {
 	struct conn *best = NULL;
 	for (struct conn *c = w->conns; c; c = c->next) {
-		if (c->dead || !conn_idle(c) || (peer && !export_same_host((const struct sockaddr *)&c->peer,
-							  (const struct sockaddr *)peer)))
+		if (c->dead || c->inflight || c->sq_head ||
+		    (peer && !export_same_host((const struct sockaddr *)&c->peer,
+					       (const struct sockaddr *)peer)))
 			continue;
-		if (!best || c->last_rx_ns < best->last_rx_ns)
+		bool idle = conn_idle(c), best_idle = best && conn_idle(best);
+		if (!best || (idle && !best_idle) ||
+		    (idle == best_idle && c->last_rx_ns < best->last_rx_ns))
 			best = c;
 	}
 	return best;
