@@ -37,6 +37,8 @@ struct records {
 
 static void rec_add(struct records *r, const uint8_t *p, size_t len)
 {
+	if (len == 0)
+		return;               /* an empty record (bytes may still be NULL) */
 	if (r->len + len > r->cap) {
 		r->cap = (r->len + len) * 2;
 		r->bytes = realloc(r->bytes, r->cap);
