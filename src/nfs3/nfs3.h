@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the NFSv3 procedure handlers share. Each handler decodes nothing and encodes nothing: the
  * dispatcher hands it decoded arguments and encodes the result it fills (as knfsd's nfs3proc.c). */
 #ifndef NFSD_UC_NFS3_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Integration harness: one nfsd-uc daemon per test program, started on a temporary export tree
  * and free high ports, stopped with SIGTERM at the end (its exit status must be 0).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Export access rules: which client rule a peer gets, how its credential is squashed, and
  * the lookups MOUNT and the file-handle code use. Rules come from conf text, as users write
  * them. */
