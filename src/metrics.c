@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "metrics.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -101,60 +102,60 @@ static const struct prog_view progs[] = {
 	{MET_MOUNT, "mount", mount_names, MET_MOUNT_PROCS, "MNT3ERR_"},
 };
 
-static void render_requests(struct server *srv, FILE *f)
+/* Every procedure's figures, summed over the rings once per rendering: sums[g][p]. */
+typedef struct met_sum met_sums[2][MET_NFS_PROCS];
+
+static void render_requests(met_sums sums, FILE *f)
 {
 	fputs("# HELP nfsd_uc_requests_total Calls run, per program and procedure.\n"
 	      "# TYPE nfsd_uc_requests_total counter\n", f);
 	for (size_t g = 0; g < 2; g++)
 		for (unsigned p = 0; p < progs[g].n; p++) {
-			struct met_sum s;
-			sum_proc(srv, progs[g].prog, p, &s);
+			const struct met_sum *s = &sums[g][p];
 			fprintf(f, "nfsd_uc_requests_total{program=\"%s\",procedure=\"%s\"} %llu\n",
-				progs[g].label, progs[g].names[p], (unsigned long long)s.calls);
+				progs[g].label, progs[g].names[p], (unsigned long long)s->calls);
 		}
 }
 
-static void render_errors(struct server *srv, FILE *f)
+static void render_errors(met_sums sums, FILE *f)
 {
 	fputs("# HELP nfsd_uc_errors_total Replies with a status other than OK, per program, "
 	      "procedure and status.\n# TYPE nfsd_uc_errors_total counter\n", f);
 	for (size_t g = 0; g < 2; g++)
 		for (unsigned p = 0; p < progs[g].n; p++) {
-			struct met_sum s;
-			sum_proc(srv, progs[g].prog, p, &s);
+			const struct met_sum *s = &sums[g][p];
 			for (unsigned i = 1; i < MET_STATUS_SLOTS; i++) {
-				if (!s.status[i])
+				if (!s->status[i])
 					continue;
 				const char *name = i < NSTATUS ? statuses[i].name : "OTHER";
 				fprintf(f, "nfsd_uc_errors_total{program=\"%s\",procedure=\"%s\","
 					"status=\"%s%s\"} %llu\n", progs[g].label, progs[g].names[p],
-					progs[g].status_prefix, name, (unsigned long long)s.status[i]);
+					progs[g].status_prefix, name, (unsigned long long)s->status[i]);
 			}
 		}
 }
 
-static void render_latency(struct server *srv, FILE *f)
+static void render_latency(met_sums sums, FILE *f)
 {
 	fputs("# HELP nfsd_uc_request_duration_seconds Time from a call's decode to its encoded "
 	      "reply, per program and procedure.\n"
 	      "# TYPE nfsd_uc_request_duration_seconds histogram\n", f);
 	for (size_t g = 0; g < 2; g++)
 		for (unsigned p = 0; p < progs[g].n; p++) {
-			struct met_sum s;
-			sum_proc(srv, progs[g].prog, p, &s);
+			const struct met_sum *s = &sums[g][p];
 			const char *pl = progs[g].label, *pn = progs[g].names[p];
 			uint64_t cum = 0;
 			for (unsigned b = 0; b < MET_LAT_BUCKETS; b++) {
-				cum += s.lat[b];
+				cum += s->lat[b];
 				fprintf(f, "nfsd_uc_request_duration_seconds_bucket{program=\"%s\","
 					"procedure=\"%s\",le=\"%g\"} %llu\n", pl, pn,
 					(double)(1ull << b) * 1e-6, (unsigned long long)cum);
 			}
-			cum += s.lat[MET_LAT_BUCKETS];
+			cum += s->lat[MET_LAT_BUCKETS];
 			fprintf(f, "nfsd_uc_request_duration_seconds_bucket{program=\"%s\",procedure="
 				"\"%s\",le=\"+Inf\"} %llu\n", pl, pn, (unsigned long long)cum);
 			fprintf(f, "nfsd_uc_request_duration_seconds_sum{program=\"%s\",procedure="
-				"\"%s\"} %.9f\n", pl, pn, (double)s.lat_sum_ns * 1e-9);
+				"\"%s\"} %.9f\n", pl, pn, (double)s->lat_sum_ns * 1e-9);
 			fprintf(f, "nfsd_uc_request_duration_seconds_count{program=\"%s\",procedure="
 				"\"%s\"} %llu\n", pl, pn, (unsigned long long)cum);
 		}
@@ -176,9 +177,20 @@ int metrics_render(struct server *srv, char **out, size_t *len)
 	FILE *f = open_memstream(&buf, &n);
 	if (!f)
 		return -ENOMEM;
-	render_requests(srv, f);
-	render_errors(srv, f);
-	render_latency(srv, f);
+	static_assert(MET_MOUNT_PROCS <= MET_NFS_PROCS, "one row size for both programs");
+	met_sums *sums = malloc(sizeof *sums);
+	if (!sums) {
+		fclose(f);
+		free(buf);
+		return -ENOMEM;
+	}
+	for (size_t g = 0; g < 2; g++)
+		for (unsigned p = 0; p < progs[g].n; p++)
+			sum_proc(srv, progs[g].prog, p, &(*sums)[g][p]);
+	render_requests(*sums, f);
+	render_errors(*sums, f);
+	render_latency(*sums, f);
+	free(sums);
 	stats_collect(srv, &(struct stats_sink){emit_flat, f});
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
