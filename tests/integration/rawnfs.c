@@ -352,6 +352,22 @@ int rn_create(int fd, const struct rn_fh *dir, const char *name, struct rn_fh *f
 	return st;
 }
 
+int rn_lookup(int fd, const struct rn_fh *dir, const char *name, struct rn_fh *fh)
+{
+	struct xb *b = calloc(1, sizeof *b);
+	uint8_t *buf = NULL;
+	struct raw_reply r;
+	int st = -1;
+	if (b) {
+		rn_enc_lookup_as(b, next_xid++, dir, name, 0, 0);
+		if (call(fd, b, &buf, &r) == 0)
+			st = rn_dec_lookup(&r, fh);
+	}
+	free(buf);
+	free(b);
+	return st;
+}
+
 static int write_one(int fd, const struct rn_fh *fh, uint64_t off, const void *data, uint32_t len,
 		     int stable)
 {

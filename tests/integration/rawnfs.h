@@ -56,6 +56,8 @@ int rn_exchange(int fd, const struct xb *b, uint8_t *buf, size_t cap, struct raw
 /* One call and its reply on fd: the status as above, -1 on a transport error. */
 int rn_mnt(int fd, const char *path, struct rn_fh *fh);
 int rn_create(int fd, const struct rn_fh *dir, const char *name, struct rn_fh *fh);
+/* LOOKUP of dir/name as root: its NFS status (0: *fh set), -1 on a transport error. */
+int rn_lookup(int fd, const struct rn_fh *dir, const char *name, struct rn_fh *fh);
 /* WRITE of any length, sent as calls of at most 4 KiB one after the other. */
 int rn_write(int fd, const struct rn_fh *fh, uint64_t off, const void *data, uint32_t len, int stable);
 int rn_commit(int fd, const struct rn_fh *fh);

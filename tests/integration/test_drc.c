@@ -113,12 +113,8 @@ static uint32_t status_of(const uint8_t *rec, size_t len)
 
 static struct rn_fh lookup(int fd, const struct rn_fh *dir, const char *name)
 {
-	struct xb b;
-	struct raw_reply r;
 	struct rn_fh fh;
-	rn_enc_lookup_as(&b, next_xid++, dir, name, 0, 0);
-	assert_int_equal(rn_exchange(fd, &b, rbuf[0], sizeof rbuf[0], &r), 0);
-	assert_int_equal(rn_dec_lookup(&r, &fh), 0);
+	assert_int_equal(rn_lookup(fd, dir, name, &fh), 0);
 	return fh;
 }
 

@@ -94,14 +94,9 @@ static int connect_read_call(const struct itest *t, struct rn_fh *file)
 {
 	int fd = raw_connect(t->port, NULL);
 	struct rn_fh root;
-	struct xb b;
-	struct raw_reply r;
-	static uint8_t buf[65536];
 	assert_true(fd >= 0);
 	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
-	rn_enc_lookup_as(&b, 0x7e120000u, &root, "limits-big", 0, 0);
-	assert_int_equal(rn_exchange(fd, &b, buf, sizeof buf, &r), 0);
-	assert_int_equal(rn_dec_lookup(&r, file), 0);
+	assert_int_equal(rn_lookup(fd, &root, "limits-big", file), 0);
 	return fd;
 }
 

@@ -106,12 +106,9 @@ static void read_everything(const struct itest *t, enum it_export e, const char 
 	int fd = raw_connect(t->port, NULL);
 	struct rn_fh root, fh;
 	struct xb b;
-	struct raw_reply r;
 	assert_true(fd >= 0);
 	assert_int_equal(rn_mnt(fd, t->exports[e], &root), 0);
-	rn_enc_lookup_as(&b, next_xid++, &root, name, 0, 0);
-	assert_int_equal(rn_exchange(fd, &b, rbuf, sizeof rbuf, &r), 0);
-	assert_int_equal(rn_dec_lookup(&r, &fh), 0);
+	assert_int_equal(rn_lookup(fd, &root, name, &fh), 0);
 	fh_call(fd, P_GETATTR, &fh, "GETATTR");
 	hdr(&b, P_ACCESS);
 	xb_opaque(&b, fh.data, fh.len);

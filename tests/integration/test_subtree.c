@@ -48,12 +48,8 @@ static struct rn_fh make_dir(const struct itest *t, enum it_export e, const char
 	assert_int_equal(mkdir(path, 0755), 0);
 	int fd = raw_connect(t->port, NULL);
 	struct rn_fh root, fh;
-	struct xb b;
-	struct raw_reply r;
 	assert_int_equal(rn_mnt(fd, t->exports[e], &root), 0);
-	rn_enc_lookup_as(&b, next_xid++, &root, name, 0, 0);
-	assert_int_equal(rn_exchange(fd, &b, rbuf, sizeof rbuf, &r), 0);
-	assert_int_equal(rn_dec_lookup(&r, &fh), 0);
+	assert_int_equal(rn_lookup(fd, &root, name, &fh), 0);
 	close(fd);
 	return fh;
 }
@@ -127,12 +123,8 @@ static void test_inside_survives_restart_and_cache_drop(void **state)
 
 static struct rn_fh lookup_in(int fd, const struct rn_fh *dir, const char *name)
 {
-	struct xb b;
-	struct raw_reply r;
 	struct rn_fh fh;
-	rn_enc_lookup_as(&b, next_xid++, dir, name, 0, 0);
-	assert_int_equal(rn_exchange(fd, &b, rbuf, sizeof rbuf, &r), 0);
-	assert_int_equal(rn_dec_lookup(&r, &fh), 0);
+	assert_int_equal(rn_lookup(fd, dir, name, &fh), 0);
 	return fh;
 }
 
@@ -181,14 +173,11 @@ static uint32_t lookup_status(const struct itest *t, enum it_export e, const cha
 {
 	int fd = raw_connect(t->port, NULL);
 	struct rn_fh root, fh;
-	struct xb b;
-	struct raw_reply r;
 	assert_true(fd >= 0);
 	assert_int_equal(rn_mnt(fd, t->exports[e], &root), 0);
-	rn_enc_lookup_as(&b, next_xid++, &root, name, 0, 0);
-	assert_int_equal(rn_exchange(fd, &b, rbuf, sizeof rbuf, &r), 0);
+	int st = rn_lookup(fd, &root, name, &fh);
 	close(fd);
-	return (uint32_t)rn_dec_lookup(&r, &fh);
+	return (uint32_t)st;
 }
 
 /* A bind mount inside an export of a directory outside it, on the same device (so st_dev does
