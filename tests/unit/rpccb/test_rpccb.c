@@ -1,0 +1,830 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The server->client call engine against a fake portmapper and a fake RPC server, each a thread
+ * with a UDP socket on a loopback ephemeral port. The fakes decode what they get by hand (not
+ * with the engine's xdr_callmsg), so a wrong header fails here: a call via GETPORT arrives with
+ * its program, version, procedure, arguments and an AUTH_SYS root credential, from the source
+ * address asked for, and done gets the result bytes exactly; dropped datagrams are retransmitted
+ * with the same xid and done still runs once; no server ends in -ECONNREFUSED or -ETIMEDOUT,
+ * port 0 from the portmapper and each RPC-level error in its documented errno; 200 calls from
+ * four threads at once all complete; stop cancels what is pending, once each; a timer fires
+ * once, not early. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rpc/rpc.h>
+
+#include "lock/rpccb.h"
+
+#define NLM_PROG 100021u
+#define NLM_VERS 4u
+#define NLM_GRANTED_MSG 10u
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static struct sockaddr_storage addr4(const char *ip, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof ss);
+	struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+	a->sin_family = AF_INET;
+	a->sin_port = htons(port);
+	assert_int_equal(inet_pton(AF_INET, ip, &a->sin_addr), 1);
+	return ss;
+}
+
+/* A UDP socket on 127.0.0.1 and an ephemeral port. */
+static int udp_bound(uint16_t *port)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_storage a = addr4("127.0.0.1", 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(struct sockaddr_in)), 0);
+	socklen_t len = sizeof a;
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(((struct sockaddr_in *)&a)->sin_port);
+	return fd;
+}
+
+/* ---- the fakes */
+
+enum fake_kind { FAKE_ECHO, FAKE_PMAP, FAKE_SILENT };
+enum fake_answer { ANS_ACCEPT, ANS_DENY_AUTH, ANS_DENY_RPCVERS };
+
+/* One call as the fake decoded it. */
+struct seen {
+	uint32_t xid, prog, vers, proc, flavor, uid, gid, ngids, verf_flavor;
+	bool cred_whole;                        /* the AUTH_SYS body was exactly its length */
+	char machname[MAX_MACHINE_NAME + 1];
+	uint8_t args[256];
+	size_t args_len;
+	struct sockaddr_in from;
+};
+
+struct fake {
+	/* behaviour, set before fake_start */
+	enum fake_kind kind;
+	enum fake_answer answer;
+	uint32_t accept_stat;
+	unsigned drop_first;                    /* datagrams dropped before answering */
+	uint16_t pmap_answer;                   /* FAKE_PMAP: the port it gives */
+	/* running */
+	int fd;
+	uint16_t port;
+	pthread_t thr;
+	atomic_bool stop;
+	/* what it saw, under mu */
+	pthread_mutex_t mu;
+	unsigned received, bad;
+	uint32_t xids[16];
+	struct seen last;
+};
+
+/* libtirpc's xdr_opaque reads a string's padding into one static scratch buffer: the two fakes
+ * decode credentials one at a time, or ThreadSanitizer sees them race on it. */
+static pthread_mutex_t xdr_scratch = PTHREAD_MUTEX_INITIALIZER;
+
+/* The call header by hand: xid, CALL, rpcvers 2, prog, vers, proc, cred, verf, then args. */
+static bool decode_cred(const uint8_t *b, u_int len, struct seen *s)
+{
+	gid_t gids[16];
+	struct authunix_parms aup = {.aup_machname = s->machname, .aup_gids = gids};
+	XDR c;
+	xdrmem_create(&c, (char *)(uintptr_t)b, len, XDR_DECODE);
+	pthread_mutex_lock(&xdr_scratch);
+	bool ok = xdr_authunix_parms(&c, &aup);
+	pthread_mutex_unlock(&xdr_scratch);
+	s->cred_whole = ok && xdr_getpos(&c) == len;
+	xdr_destroy(&c);
+	s->uid = aup.aup_uid;
+	s->gid = aup.aup_gid;
+	s->ngids = aup.aup_len;
+	return ok;
+}
+
+static bool decode_call(const uint8_t *b, size_t n, struct seen *s)
+{
+	u_int dir = 9, rpcvers = 0, credlen = 0, verflen = 0;
+	XDR x;
+	memset(s, 0, sizeof *s);
+	xdrmem_create(&x, (char *)(uintptr_t)b, (u_int)n, XDR_DECODE);
+	bool ok = xdr_u_int(&x, &s->xid) && xdr_u_int(&x, &dir) && dir == 0 &&
+		  xdr_u_int(&x, &rpcvers) && rpcvers == 2 && xdr_u_int(&x, &s->prog) &&
+		  xdr_u_int(&x, &s->vers) && xdr_u_int(&x, &s->proc) &&
+		  xdr_u_int(&x, &s->flavor) && xdr_u_int(&x, &credlen) && credlen <= 400 &&
+		  credlen % 4 == 0 && xdr_getpos(&x) + credlen <= n;
+	if (ok && s->flavor == AUTH_SYS)
+		ok = decode_cred(b + xdr_getpos(&x), credlen, s);
+	ok = ok && xdr_setpos(&x, xdr_getpos(&x) + credlen) && xdr_u_int(&x, &s->verf_flavor) &&
+	     xdr_u_int(&x, &verflen) && verflen == 0;
+	size_t pos = ok ? xdr_getpos(&x) : n;
+	xdr_destroy(&x);
+	if (!ok || n - pos > sizeof s->args)
+		return false;
+	s->args_len = n - pos;
+	memcpy(s->args, b + pos, s->args_len);
+	return true;
+}
+
+/* The reply header by hand too. ECHO's results are "RES!" and the arguments. */
+static size_t encode_reply(const struct fake *f, const struct seen *s, uint8_t *buf, size_t cap)
+{
+	u_int w[8], nw = 0;
+	w[nw++] = s->xid;
+	w[nw++] = 1;                                           /* REPLY */
+	if (f->answer != ANS_ACCEPT) {
+		w[nw++] = 1;                                   /* MSG_DENIED */
+		if (f->answer == ANS_DENY_AUTH) {
+			w[nw++] = 1;                           /* AUTH_ERROR */
+			w[nw++] = 1;                           /* AUTH_BADCRED */
+		} else {
+			w[nw++] = 0;                           /* RPC_MISMATCH */
+			w[nw++] = 2;
+			w[nw++] = 2;
+		}
+	} else {
+		w[nw++] = 0;                                   /* MSG_ACCEPTED */
+		w[nw++] = 0;                                   /* verf AUTH_NONE, */
+		w[nw++] = 0;                                   /* empty */
+		w[nw++] = f->accept_stat;
+		if (f->accept_stat == 2) {                     /* PROG_MISMATCH: low, high */
+			w[nw++] = 1;
+			w[nw++] = 3;
+		}
+	}
+	XDR x;
+	xdrmem_create(&x, (char *)buf, (u_int)cap, XDR_ENCODE);
+	for (u_int i = 0; i < nw; i++)
+		assert_true(xdr_u_int(&x, &w[i]));
+	size_t len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	if (f->answer != ANS_ACCEPT || f->accept_stat != 0)
+		return len;
+	if (f->kind == FAKE_PMAP) {
+		uint32_t port = htonl(f->pmap_answer);
+		memcpy(buf + len, &port, 4);
+		return len + 4;
+	}
+	memcpy(buf + len, "RES!", 4);
+	memcpy(buf + len + 4, s->args, s->args_len);
+	return len + 4 + s->args_len;
+}
+
+/* Record one datagram; true when it is to be answered. */
+static bool fake_note(struct fake *f, const uint8_t *b, size_t n, struct seen *s,
+		      const struct sockaddr_in *from)
+{
+	bool ok = decode_call(b, n, s);
+	s->from = *from;
+	pthread_mutex_lock(&f->mu);
+	if (!ok)
+		f->bad++;
+	else if (f->kind == FAKE_PMAP && (s->prog != 100000 || s->vers != 2 || s->proc != 3))
+		f->bad++;
+	if (f->received < 16)
+		f->xids[f->received] = s->xid;
+	unsigned nth = f->received++;
+	if (ok)
+		f->last = *s;
+	pthread_mutex_unlock(&f->mu);
+	return ok && f->kind != FAKE_SILENT && nth >= f->drop_first;
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	static _Thread_local uint8_t buf[65536], out[65536 + 64];
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = {.fd = f->fd, .events = POLLIN};
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		struct sockaddr_in from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(f->fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+		struct seen s;
+		if (n <= 0 || !fake_note(f, buf, (size_t)n, &s, &from))
+			continue;
+		size_t len = encode_reply(f, &s, out, sizeof out);
+		sendto(f->fd, out, len, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+static void fake_start(struct fake *f)
+{
+	f->fd = udp_bound(&f->port);
+	atomic_init(&f->stop, false);
+	pthread_mutex_init(&f->mu, NULL);
+	assert_int_equal(pthread_create(&f->thr, NULL, fake_main, f), 0);
+}
+
+static void fake_stop(struct fake *f)
+{
+	atomic_store(&f->stop, true);
+	pthread_join(f->thr, NULL);
+	close(f->fd);
+	pthread_mutex_destroy(&f->mu);
+}
+
+static unsigned fake_received(struct fake *f)
+{
+	pthread_mutex_lock(&f->mu);
+	unsigned n = f->received;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+/* ---- calls and what their done saw */
+
+struct waiter {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned total;
+};
+
+struct job {
+	struct waiter *w;
+	uint8_t args[16];
+	size_t args_len;
+	int status;
+	unsigned dones;
+	bool res_ok;                            /* res was exactly "RES!" and args */
+	size_t res_len;
+	pthread_t thread;
+	/* for the re-entrancy test: how many more calls done makes */
+	struct rpccb *e;
+	struct rpccb_target t;
+	unsigned chain;
+	int chain_err;                          /* what rpccb_call from done returned */
+};
+
+static void waiter_init(struct waiter *w)
+{
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->total = 0;
+}
+
+static void waiter_fini(struct waiter *w)
+{
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+}
+
+static bool wait_total(struct waiter *w, unsigned n, unsigned ms)
+{
+	uint64_t end = mono_ms() + ms;
+	pthread_mutex_lock(&w->mu);
+	while (w->total < n && mono_ms() < end) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+	}
+	bool ok = w->total >= n;
+	pthread_mutex_unlock(&w->mu);
+	return ok;
+}
+
+static void job_done(void *ctx, int status, const uint8_t *res, size_t len);
+
+static void job_chain(struct job *j)
+{
+	if (j->chain == 0)
+		return;
+	j->chain--;
+	j->args[0]++;                           /* the next call's own arguments */
+	j->chain_err = rpccb_call(j->e, &j->t, j->args, j->args_len, job_done, j);
+}
+
+static void job_done(void *ctx, int status, const uint8_t *res, size_t len)
+{
+	struct job *j = ctx;
+	struct waiter *w = j->w;
+	pthread_mutex_lock(&w->mu);
+	j->status = status;
+	j->dones++;
+	j->res_len = len;
+	j->res_ok = len == 4 + j->args_len && memcmp(res, "RES!", 4) == 0 &&
+		    memcmp(res + 4, j->args, j->args_len) == 0;
+	j->thread = pthread_self();
+	pthread_mutex_unlock(&w->mu);
+	job_chain(j);
+	pthread_mutex_lock(&w->mu);
+	w->total++;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void job_init(struct job *j, struct waiter *w, uint32_t tag)
+{
+	memset(j, 0, sizeof *j);
+	j->w = w;
+	uint32_t a[3] = {htonl(tag), htonl(0xfeedf00d), htonl(tag ^ 0x5a5a5a5a)};
+	memcpy(j->args, a, sizeof a);
+	j->args_len = sizeof a;
+	j->status = 1;                          /* not a status done can give */
+}
+
+static struct rpccb_target target(uint16_t port, uint16_t pmap_port, unsigned timeout_ms)
+{
+	struct rpccb_target t;
+	memset(&t, 0, sizeof t);
+	t.host = addr4("127.0.0.1", 4242);      /* the port is to be ignored */
+	t.src.ss_family = AF_UNSPEC;
+	t.prog = NLM_PROG;
+	t.vers = NLM_VERS;
+	t.proc = NLM_GRANTED_MSG;
+	t.port = port;
+	t.pmap_port = pmap_port;
+	t.timeout_ms = timeout_ms;
+	return t;
+}
+
+/* One call, waited for: done's status. */
+static int call_once(struct rpccb *e, const struct rpccb_target *t, struct job *j,
+		     struct waiter *w)
+{
+	assert_int_equal(rpccb_call(e, t, j->args, j->args_len, job_done, j), 0);
+	assert_true(wait_total(w, 1, 20000));
+	return j->status;
+}
+
+/* ---- tests */
+
+/* GETPORT first, then the call itself, from the source address asked for (127.0.0.2: any of
+ * 127/8 is local), with a reserved port when root. */
+static void test_getport_then_call(void **state)
+{
+	(void)state;
+	struct fake srv = {.kind = FAKE_ECHO}, pm = {.kind = FAKE_PMAP};
+	fake_start(&srv);
+	pm.pmap_answer = srv.port;
+	fake_start(&pm);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 7);
+	struct rpccb_target t = target(0, pm.port, 10000);
+	t.src = addr4("127.0.0.2", 0);
+	assert_int_equal(call_once(e, &t, &j, &w), 0);
+	assert_true(j.res_ok);
+	assert_int_equal(j.dones, 1);
+	assert_false(pthread_equal(j.thread, pthread_self()));
+	fake_stop(&pm);                         /* joined: what they saw can be read */
+	fake_stop(&srv);
+
+	/* The portmapper was asked for prog 100021 v4 over UDP, with an AUTH_SYS credential. */
+	uint32_t want[4] = {htonl(NLM_PROG), htonl(NLM_VERS), htonl(IPPROTO_UDP), 0};
+	assert_int_equal(pm.bad, 0);
+	assert_int_equal(pm.last.args_len, 16);
+	assert_memory_equal(pm.last.args, want, 16);
+	assert_int_equal(pm.last.flavor, AUTH_SYS);
+
+	char host[MAX_MACHINE_NAME + 1] = {0};
+	assert_int_equal(gethostname(host, sizeof host - 1), 0);
+	const struct seen *s = &srv.last;
+	assert_int_equal(srv.bad, 0);
+	assert_int_equal(srv.received, 1);
+	assert_int_equal(s->prog, NLM_PROG);
+	assert_int_equal(s->vers, NLM_VERS);
+	assert_int_equal(s->proc, NLM_GRANTED_MSG);
+	assert_int_equal(s->flavor, AUTH_SYS);
+	assert_true(s->cred_whole);
+	assert_int_equal(s->uid, 0);
+	assert_int_equal(s->gid, 0);
+	assert_int_equal(s->ngids, 0);
+	assert_string_equal(s->machname, host);
+	assert_int_equal(s->verf_flavor, AUTH_NONE);
+	assert_int_equal(s->args_len, j.args_len);
+	assert_memory_equal(s->args, j.args, j.args_len);
+	assert_int_equal(ntohl(s->from.sin_addr.s_addr), 0x7f000002);
+	if (geteuid() == 0) {
+		assert_in_range(ntohs(s->from.sin_port), 600, 1023);
+		assert_in_range(ntohs(pm.last.from.sin_port), 600, 1023);
+	}
+	assert_int_not_equal(s->xid, pm.last.xid);  /* each stage its own xid */
+
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.started, 1);
+	assert_int_equal(c.ok, 1);
+	assert_int_equal(c.timeouts + c.errors + c.cancelled, 0);
+	rpccb_stop(e);
+	waiter_fini(&w);
+}
+
+/* The server drops the first two datagrams: the third (at about 1.5 s) is answered; all three
+ * carry the same xid; done runs once. */
+static void test_retransmit_same_xid(void **state)
+{
+	(void)state;
+	struct fake srv = {.kind = FAKE_ECHO, .drop_first = 2};
+	fake_start(&srv);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 8);
+	struct rpccb_target t = target(srv.port, 0, 20000);
+	uint64_t t0 = mono_ms();
+	assert_int_equal(call_once(e, &t, &j, &w), 0);
+	assert_true(mono_ms() - t0 >= 1400);    /* retransmitted at 500 ms and 1.5 s, not sooner */
+	assert_true(j.res_ok);
+	usleep(700 * 1000);                     /* a late extra done would come by now */
+	rpccb_stop(e);
+	assert_int_equal(j.dones, 1);
+	assert_int_equal(w.total, 1);
+	fake_stop(&srv);
+	assert_int_equal(srv.received, 3);
+	assert_int_equal(srv.xids[0], srv.xids[1]);
+	assert_int_equal(srv.xids[1], srv.xids[2]);
+	waiter_fini(&w);
+}
+
+/* Nothing listens on the port: loopback answers with ICMP port unreachable, the engine keeps
+ * retrying to the deadline and then says -ECONNREFUSED. */
+static void test_no_server_refused(void **state)
+{
+	(void)state;
+	uint16_t port;
+	close(udp_bound(&port));                /* a port nobody has now */
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 9);
+	struct rpccb_target t = target(port, 0, 1500);
+	uint64_t t0 = mono_ms();
+	/* -ETIMEDOUT would mean the ICMP errors were lost (loopback is not rate-limited per peer) */
+	assert_int_equal(call_once(e, &t, &j, &w), -ECONNREFUSED);
+	assert_true(mono_ms() - t0 >= 1450);    /* retried until the deadline */
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.timeouts, 1);
+	rpccb_stop(e);
+	waiter_fini(&w);
+}
+
+/* A server that reads and never answers: retransmissions with one xid, then -ETIMEDOUT. */
+static void test_black_hole_timeout(void **state)
+{
+	(void)state;
+	struct fake srv = {.kind = FAKE_SILENT};
+	fake_start(&srv);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 10);
+	struct rpccb_target t = target(srv.port, 0, 1500);
+	uint64_t t0 = mono_ms();
+	assert_int_equal(call_once(e, &t, &j, &w), -ETIMEDOUT);
+	assert_true(mono_ms() - t0 >= 1450);
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.timeouts, 1);
+	assert_int_equal(c.ok + c.errors, 0);
+	rpccb_stop(e);
+	waiter_fini(&w);
+	fake_stop(&srv);
+	assert_in_range(srv.received, 2, 3);    /* at 0 and 500 ms; 1.5 s is the deadline */
+	assert_int_equal(srv.bad, 0);
+	assert_int_equal(srv.xids[0], srv.xids[1]);
+}
+
+/* The portmapper answers 0 (not registered): -ENOENT, and the server never hears of it. */
+static void test_getport_zero(void **state)
+{
+	(void)state;
+	struct fake srv = {.kind = FAKE_ECHO}, pm = {.kind = FAKE_PMAP, .pmap_answer = 0};
+	fake_start(&srv);
+	fake_start(&pm);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 11);
+	struct rpccb_target t = target(0, pm.port, 5000);
+	assert_int_equal(call_once(e, &t, &j, &w), -ENOENT);
+	assert_int_equal(j.res_len, 0);
+	assert_int_equal(fake_received(&srv), 0);
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.errors, 1);
+	rpccb_stop(e);
+	waiter_fini(&w);
+	fake_stop(&pm);
+	fake_stop(&srv);
+}
+
+/* Each RPC-level error its own errno. */
+static void test_rpc_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		enum fake_answer answer;
+		uint32_t accept_stat;
+		int status;
+	} rows[] = {
+		{ANS_ACCEPT, 1, -EPFNOSUPPORT},          /* PROG_UNAVAIL */
+		{ANS_ACCEPT, 2, -EPROTONOSUPPORT},       /* PROG_MISMATCH */
+		{ANS_ACCEPT, 3, -EOPNOTSUPP},            /* PROC_UNAVAIL */
+		{ANS_ACCEPT, 4, -EIO},                   /* GARBAGE_ARGS */
+		{ANS_ACCEPT, 5, -EREMOTEIO},             /* SYSTEM_ERR */
+		{ANS_ACCEPT, 77, -EBADMSG},              /* no such accept_stat */
+		{ANS_DENY_AUTH, 0, -EACCES},
+		{ANS_DENY_RPCVERS, 0, -EPROTO},
+	};
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct fake srv = {.kind = FAKE_ECHO, .answer = rows[i].answer,
+				   .accept_stat = rows[i].accept_stat};
+		fake_start(&srv);
+		struct waiter w;
+		waiter_init(&w);
+		struct job j;
+		job_init(&j, &w, 12);
+		struct rpccb_target t = target(srv.port, 0, 5000);
+		assert_int_equal(call_once(e, &t, &j, &w), rows[i].status);
+		assert_int_equal(fake_received(&srv), 1);  /* an error reply is final */
+		waiter_fini(&w);
+		fake_stop(&srv);
+	}
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.errors, sizeof rows / sizeof rows[0]);
+	rpccb_stop(e);
+}
+
+#define MANY 200
+#define POSTERS 4
+
+struct poster {
+	struct rpccb *e;
+	struct rpccb_target t;
+	struct job *jobs;
+	int err;
+};
+
+static void *post_many(void *arg)
+{
+	struct poster *p = arg;
+	for (int i = 0; i < MANY / POSTERS; i++) {
+		struct job *j = &p->jobs[i];
+		int err = rpccb_call(p->e, &p->t, j->args, j->args_len, job_done, j);
+		if (err)
+			p->err = err;
+	}
+	return NULL;
+}
+
+/* 200 calls via GETPORT, made from four threads at once: each gets its own answer, once. */
+static void test_many_concurrent(void **state)
+{
+	(void)state;
+	struct fake srv = {.kind = FAKE_ECHO}, pm = {.kind = FAKE_PMAP};
+	fake_start(&srv);
+	pm.pmap_answer = srv.port;
+	fake_start(&pm);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job *jobs = calloc(MANY, sizeof *jobs);
+	assert_non_null(jobs);
+	for (int i = 0; i < MANY; i++)
+		job_init(&jobs[i], &w, (uint32_t)i);
+	struct poster p[POSTERS];
+	pthread_t th[POSTERS];
+	for (int i = 0; i < POSTERS; i++) {
+		p[i] = (struct poster){.e = e, .t = target(0, pm.port, 20000),
+				       .jobs = jobs + i * (MANY / POSTERS)};
+		assert_int_equal(pthread_create(&th[i], NULL, post_many, &p[i]), 0);
+	}
+	for (int i = 0; i < POSTERS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(p[i].err, 0);
+	}
+	assert_true(wait_total(&w, MANY, 30000));
+	for (int i = 0; i < MANY; i++) {
+		assert_int_equal(jobs[i].status, 0);
+		assert_int_equal(jobs[i].dones, 1);
+		assert_true(jobs[i].res_ok);
+	}
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.started, MANY);
+	assert_int_equal(c.ok, MANY);
+	rpccb_stop(e);
+	free(jobs);
+	waiter_fini(&w);
+	fake_stop(&pm);
+	fake_stop(&srv);
+}
+
+static atomic_int timer_runs;
+
+static void count_timer(void *ctx)
+{
+	(void)ctx;
+	atomic_fetch_add(&timer_runs, 1);
+}
+
+/* Stop with calls in flight (and some perhaps still queued) and a timer pending: every call's
+ * done runs once with -ECANCELED, a call made from such a done is refused, the timer never
+ * runs. */
+static void test_stop_cancels(void **state)
+{
+	(void)state;
+	struct fake srv = {.kind = FAKE_SILENT};
+	fake_start(&srv);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job jobs[10];
+	struct rpccb_target t = target(srv.port, 0, 30000);
+	atomic_store(&timer_runs, 0);
+	assert_int_equal(rpccb_after(e, 100000, count_timer, NULL), 0);
+	for (int i = 0; i < 10; i++) {
+		job_init(&jobs[i], &w, (uint32_t)i);
+		jobs[i].e = e;
+		jobs[i].t = t;
+		jobs[i].chain = 1;              /* its done tries one more call */
+		jobs[i].chain_err = 1;
+		assert_int_equal(rpccb_call(e, &t, jobs[i].args, jobs[i].args_len, job_done,
+					    &jobs[i]), 0);
+		if (i == 4)                     /* the first five are surely in flight */
+			while (fake_received(&srv) < 5)
+				usleep(1000);
+	}
+	rpccb_stop(e);
+	assert_int_equal(w.total, 10);
+	for (int i = 0; i < 10; i++) {
+		assert_int_equal(jobs[i].status, -ECANCELED);
+		assert_int_equal(jobs[i].dones, 1);
+		assert_int_equal(jobs[i].chain_err, -ESHUTDOWN);
+	}
+	assert_int_equal(atomic_load(&timer_runs), 0);
+	waiter_fini(&w);
+	fake_stop(&srv);
+}
+
+struct tick {
+	struct rpccb *e;
+	struct waiter *w;
+	uint64_t at_ms;
+	unsigned runs, rearm;
+};
+
+static void tick_fire(void *ctx)
+{
+	struct tick *k = ctx;
+	pthread_mutex_lock(&k->w->mu);
+	k->runs++;
+	k->at_ms = mono_ms();
+	bool again = k->rearm > 0;
+	if (again)
+		k->rearm--;
+	k->w->total++;
+	pthread_cond_broadcast(&k->w->cv);
+	pthread_mutex_unlock(&k->w->mu);
+	if (again)                              /* periodic: fn queues itself again */
+		assert_int_equal(rpccb_after(k->e, 50, tick_fire, k), 0);
+}
+
+/* A one-shot timer runs once, no sooner than asked; one that re-arms itself runs again. */
+static void test_after(void **state)
+{
+	(void)state;
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct tick once = {.e = e, .w = &w};
+	uint64_t t0 = mono_ms();
+	assert_int_equal(rpccb_after(e, 300, tick_fire, &once), 0);
+	assert_true(wait_total(&w, 1, 10000));
+	assert_true(once.at_ms - t0 >= 299);
+	usleep(400 * 1000);
+	pthread_mutex_lock(&w.mu);
+	assert_int_equal(once.runs, 1);
+	pthread_mutex_unlock(&w.mu);
+
+	struct tick periodic = {.e = e, .w = &w, .rearm = 2};
+	t0 = mono_ms();
+	assert_int_equal(rpccb_after(e, 50, tick_fire, &periodic), 0);
+	assert_true(wait_total(&w, 4, 10000));
+	assert_true(periodic.at_ms - t0 >= 149);
+	rpccb_stop(e);
+	assert_int_equal(periodic.runs, 3);
+	waiter_fini(&w);
+}
+
+/* done makes the next call (five in a row), each answered. */
+static void test_reentrant_done(void **state)
+{
+	(void)state;
+	struct fake srv = {.kind = FAKE_ECHO};
+	fake_start(&srv);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 13);
+	j.e = e;
+	j.t = target(srv.port, 0, 5000);
+	j.chain = 4;
+	assert_int_equal(rpccb_call(e, &j.t, j.args, j.args_len, job_done, &j), 0);
+	assert_true(wait_total(&w, 5, 20000));
+	rpccb_stop(e);
+	assert_int_equal(j.dones, 5);
+	assert_int_equal(j.status, 0);
+	assert_true(j.res_ok);
+	assert_int_equal(j.chain_err, 0);
+	assert_int_equal(fake_received(&srv), 5);
+	waiter_fini(&w);
+	fake_stop(&srv);
+}
+
+static void never_done(void *ctx, int status, const uint8_t *res, size_t len)
+{
+	(void)ctx, (void)status, (void)res, (void)len;
+	fail_msg("done of a call that was refused");
+}
+
+/* Refused synchronously, and then done never runs. */
+static void test_bad_calls(void **state)
+{
+	(void)state;
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	static uint8_t big[RPCCB_ARGS_MAX + 4];
+	struct rpccb_target t = target(999, 0, 1000);
+	assert_int_equal(rpccb_call(e, &t, big, 6, never_done, NULL), -EINVAL);
+	assert_int_equal(rpccb_call(e, &t, big, sizeof big, never_done, NULL), -EMSGSIZE);
+	assert_int_equal(rpccb_call(e, &t, NULL, 4, never_done, NULL), -EINVAL);
+	assert_int_equal(rpccb_call(e, &t, big, 4, NULL, NULL), -EINVAL);
+	t.host.ss_family = AF_UNIX;
+	assert_int_equal(rpccb_call(e, &t, big, 4, never_done, NULL), -EAFNOSUPPORT);
+	t = target(999, 0, 1000);
+	t.src.ss_family = AF_INET6;
+	assert_int_equal(rpccb_call(e, &t, big, 4, never_done, NULL), -EAFNOSUPPORT);
+	assert_int_equal(rpccb_after(e, 1, NULL, NULL), -EINVAL);
+	usleep(50 * 1000);
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.started, 0);
+	rpccb_stop(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_getport_then_call),
+		cmocka_unit_test(test_retransmit_same_xid),
+		cmocka_unit_test(test_no_server_refused),
+		cmocka_unit_test(test_black_hole_timeout),
+		cmocka_unit_test(test_getport_zero),
+		cmocka_unit_test(test_rpc_errors),
+		cmocka_unit_test(test_many_concurrent),
+		cmocka_unit_test(test_stop_cancels),
+		cmocka_unit_test(test_after),
+		cmocka_unit_test(test_reentrant_done),
+		cmocka_unit_test(test_bad_calls),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
