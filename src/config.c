@@ -24,7 +24,7 @@
 #define ANON_ID 65534u
 #define MAX_KEYS 24   /* rows per section table; static asserts below the tables check it */
 
-enum section { SECT_NONE, SECT_SERVER, SECT_CACHE, SECT_METRICS, SECT_EXPORT, SECT_COUNT };
+enum section { SECT_NONE, SECT_SERVER, SECT_CACHE, SECT_METRICS, SECT_LOCK, SECT_EXPORT, SECT_COUNT };
 
 struct parser;
 
@@ -229,17 +229,44 @@ static int parse_block(struct parser *p, const struct key_def *k, const char *va
 	return 0;
 }
 
-static int parse_bool(struct parser *p, const struct key_def *k, const char *val, void *obj)
+/* yes/no, true/false, on/off, 1/0 (any case): 1 or 0; -1 for any other word. */
+static int bool_word(const char *val)
 {
 	static const char *const yes[] = {"yes", "true", "on", "1"};
 	static const char *const no[] = {"no", "false", "off", "0"};
 	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-		if (strcasecmp(val, yes[i]) == 0 || strcasecmp(val, no[i]) == 0) {
-			*FIELD(bool) = strcasecmp(val, yes[i]) == 0;
+		if (strcasecmp(val, yes[i]) == 0)
+			return 1;
+		if (strcasecmp(val, no[i]) == 0)
 			return 0;
-		}
 	}
-	return fail(p, "%s = %s is not yes/no, true/false, on/off or 1/0", k->name, val);
+	return -1;
+}
+
+static const char *const rpcbind_mode_names[] = {
+	[RPCBIND_NO] = "no", [RPCBIND_YES] = "yes", [RPCBIND_AUTO] = "auto", [RPCBIND_OWN] = "own",
+};
+
+const char *rpcbind_mode_name(enum rpcbind_mode m)
+{
+	return (size_t)m < sizeof rpcbind_mode_names / sizeof rpcbind_mode_names[0]
+		       ? rpcbind_mode_names[m] : "?";
+}
+
+/* auto | yes | no | own; the key was a bool, so its spellings still mean yes and no. */
+static int parse_rpcbind(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	int b = bool_word(val);
+	if (b >= 0)
+		*FIELD(enum rpcbind_mode) = b ? RPCBIND_YES : RPCBIND_NO;
+	else if (strcasecmp(val, "auto") == 0)
+		*FIELD(enum rpcbind_mode) = RPCBIND_AUTO;
+	else if (strcasecmp(val, "own") == 0)
+		*FIELD(enum rpcbind_mode) = RPCBIND_OWN;
+	else
+		return fail(p, "%s = %s is not auto, yes, no or own (yes/no also as true/false, on/off "
+			    "or 1/0)", k->name, val);
+	return 0;
 }
 
 static int parse_log_level(struct parser *p, const struct key_def *k, const char *val, void *obj)
@@ -691,7 +718,7 @@ static const struct key_def server_keys[] = {
 	{"reply_cache_entries", parse_unsigned, CFG(reply_cache_entries), 0, 1 << 24},
 	{"reply_cache_size", parse_size, CFG(reply_cache_size), 0, 16 * GIB},
 	{"state_dir", parse_dir, CFG(state_dir), 0, 0},
-	{"rpcbind", parse_bool, CFG(rpcbind), 0, 0},
+	{"rpcbind", parse_rpcbind, CFG(rpcbind), 0, 0},
 	{"log_level", parse_log_level, CFG(log_level), 0, 0},
 	{NULL, NULL, 0, 0, 0},
 };
@@ -704,6 +731,16 @@ static const struct key_def cache_keys[] = {
 
 static const struct key_def metrics_keys[] = {
 	{"listen", parse_hostport, CFG(metrics_listen), 0, 0},
+	{NULL, NULL, 0, 0, 0},
+};
+
+static const struct key_def lock_keys[] = {
+	{"port", parse_port, CFG(lock_port), 0, 65535},
+	{"grace_period", parse_unsigned, CFG(grace_period), 0, 3600},
+	{"locks", parse_unsigned, CFG(max_locks), 1, 1 << 24},
+	{"locks_per_client", parse_unsigned, CFG(max_locks_per_client), 1, 1 << 24},
+	{"waiters", parse_unsigned, CFG(max_waiters), 1, 1 << 20},
+	{"waiters_per_client", parse_unsigned, CFG(max_waiters_per_client), 1, 1 << 20},
 	{NULL, NULL, 0, 0, 0},
 };
 
@@ -856,15 +893,17 @@ static int section_header(struct parser *p, char *s)
 		return open_section(p, SECT_CACHE, name, cache_keys);
 	if (strcmp(name, "metrics") == 0)
 		return open_section(p, SECT_METRICS, name, metrics_keys);
+	if (strcmp(name, "lock") == 0)
+		return open_section(p, SECT_LOCK, name, lock_keys);
 	if (strncmp(name, "export", 6) == 0 && (name[6] == '\0' || isspace((unsigned char)name[6])))
 		return begin_export(p, trim(name + 6));
-	static const char *const known[] = {"server", "cache", "metrics", "export"};
+	static const char *const known[] = {"server", "cache", "metrics", "lock", "export"};
 	const char *near = nearest(name, known, sizeof known / sizeof known[0]);
 	char hint[64] = "";
 	if (near)
 		snprintf(hint, sizeof hint, "did you mean [%s%s]? ", near,
 			 strcmp(near, "export") == 0 ? " PATH" : "");
-	return fail(p, "unknown section [%s] (%sexpected [server], [cache], [metrics] or "
+	return fail(p, "unknown section [%s] (%sexpected [server], [cache], [metrics], [lock] or "
 		    "[export PATH])", name, hint);
 }
 
@@ -883,7 +922,8 @@ static const char *section_name(struct parser *p, char *buf, size_t len)
 		snprintf(buf, len, "[export %s]", p->cfg->exports[p->cfg->nexports - 1].path);
 	else
 		snprintf(buf, len, "[%s]", p->sect == SECT_SERVER ? "server"
-					   : p->sect == SECT_CACHE ? "cache" : "metrics");
+					   : p->sect == SECT_CACHE ? "cache"
+					   : p->sect == SECT_LOCK ? "lock" : "metrics");
 	return buf;
 }
 
@@ -998,9 +1038,15 @@ static int set_defaults(struct config *c)
 		.reply_cache_entries = 16384,
 		.reply_cache_size = 16 * MIB,
 		.state_dir = strdup("/var/lib/nfsd-uc"),
-		.rpcbind = true,
+		.rpcbind = RPCBIND_AUTO,
 		.log_level = LOG_INFO,
 		.cache_size = 1 * GIB,
+		.lock_port = 32803,
+		.grace_period = 90,
+		.max_locks = 1 << 20,
+		.max_locks_per_client = 65536,
+		.max_waiters = 16384,
+		.max_waiters_per_client = 1024,
 	};
 	return c->listen && c->state_dir ? 0 : -1;
 }

@@ -21,6 +21,16 @@ static inline bool io_mode_uses_cache(enum io_mode m)
 	return m == IO_MODE_DIRECT || m == IO_MODE_CACHED;
 }
 enum squash_mode { SQUASH_ROOT = 0, SQUASH_NONE, SQUASH_ALL };
+/* [server] rpcbind: who answers port 111 (pmap_decide() in pmap/pmap.h turns it into what to do).
+ * NO and YES keep the values of the bool this key was (0 and 1): "no" is still false. */
+enum rpcbind_mode {
+	RPCBIND_NO = 0,           /* neither: clients need the ports as mount options */
+	RPCBIND_YES = 1,          /* register with the host's rpcbind */
+	RPCBIND_AUTO = 2,         /* the host's rpcbind when one answers, else our own (default) */
+	RPCBIND_OWN = 3,          /* serve port 111 ourselves (PMAP v2, RPCBIND v3 and v4) */
+};
+/* "no", "yes", "auto" or "own", as the conf spells it. */
+const char *rpcbind_mode_name(enum rpcbind_mode m);
 
 /* One entry of an export's "clients =" list, as in exports(5): ADDR[/PREFIX](opts) or *(opts). */
 #define CFG_PATTERN_MAX 128
@@ -73,11 +83,15 @@ struct config {
 	unsigned reply_cache_entries;   /* duplicate request cache bound, default 16384; 0 off */
 	size_t reply_cache_size;        /* and its bytes, default 16M */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
-	bool rpcbind;             /* register with rpcbind when it runs, default true */
+	enum rpcbind_mode rpcbind;   /* rpcbind = auto | yes | no | own, default auto */
 	int log_level;            /* syslog level: LOG_ERR .. LOG_DEBUG, default LOG_INFO */
 	size_t cache_size;        /* [cache] size, default 1G */
 	size_t cache_file_size;   /* [cache] file_size, default 0: half of size */
 	char *metrics_listen;     /* [metrics] listen = ADDR:PORT; NULL: no HTTP endpoint */
+	uint16_t lock_port;       /* [lock] port of NLM and NSM, TCP and UDP, default 32803; 0: none */
+	unsigned grace_period;    /* [lock] seconds of reclaim-only after a restart, default 90 */
+	unsigned max_locks, max_locks_per_client;       /* [lock] locks, default 1M and 64K */
+	unsigned max_waiters, max_waiters_per_client;   /* [lock] blocked LOCKs, default 16K, 1K */
 	struct export_cfg *exports;
 	size_t nexports;
 };

@@ -68,16 +68,28 @@ static size_t enc_rejected(uint8_t *b, void *c)
 	return rpc_encode_rejected(b, h->xid, (enum rpc_verdict)h->stat);
 }
 
-static const struct prog_desc *find_prog(uint32_t prog, bool *known)
+/* Every program version served, a program's versions side by side (lowest first): a call for a
+ * version in none of them gets PROG_MISMATCH with the program's lowest and highest. */
+static const struct prog_desc *const progs[] = {
+	&nfs3_program, &mount3_program, &stats_program,
+	&nlm1_program, &nlm3_program, &nlm4_program, &nsm1_program,
+	&pmap2_program, &rpcb3_program, &rpcb4_program,
+};
+
+static const struct prog_desc *find_prog(const struct worker *w, uint32_t prog, uint32_t vers,
+					 bool *known, uint32_t *low, uint32_t *high)
 {
-	static const struct prog_desc *const progs[] = {&nfs3_program, &mount3_program, &stats_program};
-	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
-		if (progs[i]->prog == prog) {
-			*known = true;
-			return progs[i];
-		}
-	}
 	*known = false;
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		if (progs[i]->prog != prog || (progs[i]->serves && !progs[i]->serves(w)))
+			continue;
+		if (!*known)
+			*low = progs[i]->vers;
+		*known = true;
+		*high = progs[i]->vers;
+		if (progs[i]->vers == vers)
+			return progs[i];
+	}
 	return NULL;
 }
 
@@ -178,7 +190,8 @@ static void record(struct worker *w, const struct rpc_call *hdr, int64_t status,
 		       status, fiber_now_ns() - t0);
 }
 
-static void call_proc(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
+static void call_proc(struct worker *w, const struct sockaddr_storage *peer,
+		      const struct sockaddr_storage *local, struct record_mem *rm,
 		      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
 {
 	struct hdr_ctx h = {.xid = hdr->xid, .stat = ACCEPT_GARBAGE_ARGS};
@@ -205,7 +218,9 @@ static void call_proc(struct worker *w, const struct sockaddr_storage *peer, str
 		call_free(cl);
 		return;
 	}
-	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *peer, .cred = hdr->cred,
+	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *peer,
+				  .local = local ? *local : (struct sockaddr_storage){.ss_family = AF_UNSPEC},
+				  .cred = hdr->cred,
 				  .tbl = w && w->table ? exptable_get(w) : NULL};
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
@@ -214,8 +229,8 @@ static void call_proc(struct worker *w, const struct sockaddr_storage *peer, str
 	record(w, hdr, status, t0);
 }
 
-static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_call *call,
-				  const struct proc_desc **pd)
+static struct reply *header_reply(const struct worker *w, const uint8_t *rec, size_t len,
+				  struct rpc_call *call, const struct proc_desc **pd)
 {
 	enum rpc_verdict v = rpc_decode_call(rec, len, call);
 	struct hdr_ctx h = {.xid = call->xid};
@@ -231,15 +246,13 @@ static struct reply *header_reply(const uint8_t *rec, size_t len, struct rpc_cal
 		return short_reply(enc_rejected, &h);
 	}
 	bool known;
-	const struct prog_desc *p = find_prog(call->prog, &known);
+	const struct prog_desc *p = find_prog(w, call->prog, call->vers, &known, &h.low, &h.high);
 	if (!known) {
 		h.stat = ACCEPT_PROG_UNAVAIL;
 		return short_reply(enc_accepted, &h);
 	}
-	if (call->vers != p->vers) {
-		h.low = h.high = p->vers;
+	if (!p)
 		return short_reply(enc_mismatch, &h);
-	}
 	if (call->proc >= p->nprocs || !p->procs[call->proc].handler) {
 		h.stat = ACCEPT_PROC_UNAVAIL;
 		return short_reply(enc_accepted, &h);
@@ -263,7 +276,7 @@ static struct reply *replay(uint8_t *bytes, size_t len)
 
 /* A non-idempotent call: run once per (xid, client, ...) however often the client sends it. */
 static void call_once(struct drc *drc, struct worker *w, const struct sockaddr_storage *peer,
-		      struct record_mem *rm, const struct rpc_call *call, const struct proc_desc *pd,
+		      const struct sockaddr_storage *local, struct record_mem *rm, const struct rpc_call *call, const struct proc_desc *pd,
 		      struct reply **out)
 {
 	struct drc_key k = {.xid = call->xid, .prog = call->prog, .vers = call->vers,
@@ -284,26 +297,27 @@ static void call_once(struct drc *drc, struct worker *w, const struct sockaddr_s
 	case DRC_MISS:
 		break;
 	}
-	call_proc(w, peer, rm, call, pd, out);
+	call_proc(w, peer, local, rm, call, pd, out);
 	/* These procedures' replies are header and result only; anything else is not kept. */
 	const struct reply *r = *out;
 	bool keep = r && !r->payload_len && !r->payload_iov;
 	drc_done(drc, slot, keep ? r->hdr : NULL, keep ? r->hdr_len : 0);
 }
 
-void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
+void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
+		     const struct sockaddr_storage *local, struct record_mem *rm,
 		     const uint8_t *rec, size_t len, struct reply **out)
 {
 	struct rpc_call call;
 	const struct proc_desc *pd;
-	*out = header_reply(rec, len, &call, &pd);
+	*out = header_reply(w, rec, len, &call, &pd);
 	if (!pd)
 		return;
 	struct drc *drc = w && w->srv ? w->srv->drc : NULL;
 	if (pd->cache_reply && drc)
-		call_once(drc, w, peer, rm, &call, pd, out);
+		call_once(drc, w, peer, local, rm, &call, pd, out);
 	else
-		call_proc(w, peer, rm, &call, pd, out);
+		call_proc(w, peer, local, rm, &call, pd, out);
 }
 
 bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)

@@ -30,9 +30,15 @@ struct prog_desc {
 	uint32_t prog, vers;
 	const struct proc_desc *procs;
 	size_t nprocs;
+	/* NULL, or whether this daemon serves the program now (the lock manager and the portmapper
+	 * can be off): when not, its calls get PROG_UNAVAIL. w may be NULL (tests). */
+	bool (*serves)(const struct worker *w);
 };
 
 extern const struct prog_desc nfs3_program, mount3_program, stats_program;
+/* The lock manager (lock/nlmproc.c, lock/nsmproc.c) and the portmapper (pmap/pmapproc.c). */
+extern const struct prog_desc nlm1_program, nlm3_program, nlm4_program, nsm1_program;
+extern const struct prog_desc pmap2_program, rpcb3_program, rpcb4_program;
 
 /* An encoded reply, ready for the socket: hdr holds the record mark, the RPC reply header and the
  * encoded result; payload (if any) follows it, then pad zero bytes. */
@@ -50,8 +56,10 @@ struct reply {
 };
 
 /* Handle one record, in the calling fiber (the handler may suspend it while it waits): *out is the
- * reply to send, NULL when none is owed or memory ran out. */
-void dispatch_record(struct worker *w, const struct sockaddr_storage *peer, struct record_mem *rm,
+ * reply to send, NULL when none is owed or memory ran out. local: our address the call came to
+ * (NULL: not known). */
+void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
+		     const struct sockaddr_storage *local, struct record_mem *rm,
 		     const uint8_t *rec, size_t len, struct reply **out);
 void reply_free(struct reply *r);
 

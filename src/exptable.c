@@ -338,6 +338,12 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(rpcbind, "rpcbind");
 	CHECK(cache_size, "[cache] size");
 	CHECK(cache_file_size, "[cache] file_size");
+	CHECK(lock_port, "[lock] port");
+	CHECK(grace_period, "[lock] grace_period");
+	CHECK(max_locks, "[lock] locks");
+	CHECK(max_locks_per_client, "[lock] locks_per_client");
+	CHECK(max_waiters, "[lock] waiters");
+	CHECK(max_waiters_per_client, "[lock] waiters_per_client");
 #undef CHECK
 	if (!SAME_STR(run->state_dir, nc->state_dir))
 		changed[n++] = "state_dir";

@@ -29,9 +29,15 @@
 #include "fileio.h"
 #include "fh.h"
 #include "io/pool.h"
+#include "lock/nlm.h"
+#include "lock/nsm.h"
+#include "lock/rpccb.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "nocmtime.h"
+#include "nlm_prot.h"
+#include "nsm_prot.h"
+#include "pmap/pmap.h"
 #include <rpc/rpc.h>
 #include "mount3_prot.h"
 #include "nfs3_prot.h"
@@ -79,21 +85,79 @@ static unsigned ring_count(const struct config *cfg)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-static void rpcbind_set(const struct config *cfg, bool on)
+/* What nfsd-uc serves, for the portmapper (ours or the host's rpcbind): NFS over TCP; MOUNT,
+ * NLM (versions 1, 3 and 4, as knfsd's lockd) and NSM over TCP and UDP; the portmapper itself
+ * when it is ours. n entries in out (room for PROGS_MAX). */
+#define PROGS_MAX 20
+static size_t our_programs(const struct server *srv, bool pmap_own, struct pmap_prog_port *out)
 {
-	if (!cfg->rpcbind)
-		return;
-	if (!on) {
-		pmap_unset(NFS_PROGRAM, NFS_V3);
-		pmap_unset(MOUNT_PROGRAM, MOUNT_V3);
-		return;
+	const struct config *cfg = srv->cfg;
+	unsigned fam = pmap_families(cfg);
+	size_t n = 0;
+	out[n++] = (struct pmap_prog_port){NFS_PROGRAM, NFS_V3, IPPROTO_TCP, cfg->port, fam};
+	for (int p = 0; p < 2; p++) {
+		int proto = p ? IPPROTO_UDP : IPPROTO_TCP;
+		out[n++] = (struct pmap_prog_port){MOUNT_PROGRAM, MOUNT_V3, proto, cfg->mount_port, fam};
+		if (srv->nlm) {
+			static const uint32_t nlm_vers[] = {NLM_VERS, NLM_VERSX, NLM4_VERS};
+			for (size_t v = 0; v < 3; v++)
+				out[n++] = (struct pmap_prog_port){NLM_PROG, nlm_vers[v], proto,
+								   cfg->lock_port, fam};
+			out[n++] = (struct pmap_prog_port){SM_PROG, SM_VERS, proto, cfg->lock_port, fam};
+		}
+		for (uint32_t v = 2; pmap_own && v <= 4; v++)
+			out[n++] = (struct pmap_prog_port){PMAP_PROG, v, proto, PMAP_PORT, fam};
 	}
-	if (!pmap_set(NFS_PROGRAM, NFS_V3, IPPROTO_TCP, cfg->port) ||
-	    !pmap_set(MOUNT_PROGRAM, MOUNT_V3, IPPROTO_TCP, cfg->mount_port))
-		log_info("rpcbind is not running: serving on the fixed ports only");
-	else
-		log_info("registered NFS v3 (port %u) and MOUNT v3 (port %u) with rpcbind", cfg->port,
-			 cfg->mount_port);
+	return n;
+}
+
+/* Port 111: ours (the registry the portmapper's handlers answer from), or the host's rpcbind
+ * (registered once the rings serve), or nobody. */
+static int portmapper_prepare(struct server *srv, enum pmap_mode *mode)
+{
+	*mode = pmap_decide(srv->cfg);
+	if (*mode != PMAP_OWN)
+		return 0;
+	struct pmap_prog_port list[PROGS_MAX];
+	size_t n = our_programs(srv, true, list);
+	srv->pmap = pmap_reg_new(pmap_families(srv->cfg));
+	if (!srv->pmap || pmap_reg_add_own_list(srv->pmap, list, n) < 0) {
+		log_err("out of memory for the portmapper");
+		return -1;
+	}
+	return 0;
+}
+
+static void rpcbind_set(const struct server *srv, enum pmap_mode mode, bool on)
+{
+	if (mode != PMAP_RPCBIND)
+		return;
+	struct pmap_prog_port list[PROGS_MAX];
+	size_t n = our_programs(srv, false, list);
+	if (!pmap_rpcbind_set(list, n, on) && on)
+		log_warn("rpcbind refused some registrations: clients may need port options");
+	else if (on)
+		log_info("registered NFS v3 (port %u), MOUNT v3 (port %u)%s with rpcbind",
+			 srv->cfg->port, srv->cfg->mount_port, srv->nlm ? ", NLM and NSM" : "");
+}
+
+/* NLM and NSM ([lock] port): the status monitor's state, the callback thread, the lock table. */
+static int lock_manager_start(struct server *srv)
+{
+	const struct config *cfg = srv->cfg;
+	if (!cfg->lock_port)
+		return 0;
+	struct nsm *nsm = nsm_open(cfg->state_dir);
+	struct rpccb *cb = nsm ? rpccb_start() : NULL;
+	if (nsm && !cb)
+		log_err("cannot start the lock manager's callback thread: %s", strerror(errno));
+	srv->nlm = cb ? nlm_new(cfg, nsm, cb) : NULL;
+	if (srv->nlm)
+		return 0;
+	if (cb)
+		rpccb_stop(cb);
+	nsm_close(nsm, false);
+	return -1;
 }
 
 static int lock_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -178,7 +242,7 @@ static int prepare(struct server *srv)
 		log_err("cannot start %u blocking threads: %s", cfg->blocking_threads, strerror(errno));
 		return -1;
 	}
-	return 0;
+	return lock_manager_start(srv);
 }
 
 static uint64_t monotonic_usec(void)
@@ -220,7 +284,8 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER};
 	unsigned nw = ring_count(cfg);
 	int rc = 1;
-	if (prepare(&srv) < 0 || server_listen(&srv) < 0)
+	enum pmap_mode pmode = PMAP_NONE;
+	if (prepare(&srv) < 0 || portmapper_prepare(&srv, &pmode) < 0 || server_listen(&srv) < 0)
 		goto out;
 	struct metrics_http *mh = NULL;
 	if (workers_start(&srv, nw) == 0 && metrics_http_start(&srv, &mh) < 0) {
@@ -228,7 +293,9 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 		goto out;
 	}
 	if (srv.workers) {
-		rpcbind_set(cfg, true);
+		rpcbind_set(&srv, pmode, true);
+		if (srv.nlm)
+			nlm_notify_restart(srv.nlm);   /* the clients that held locks reclaim them now */
 		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u ring(s)",
 			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, nw);
 		/* systemd's Type=notify: both ports serve now (a no-op without NOTIFY_SOCKET). */
@@ -237,7 +304,7 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 		serve_until_stopped(&srv, file, verbose);
 		sd_notify(0, "STOPPING=1\nSTATUS=finishing the requests in flight");
 		rc = 0;
-		rpcbind_set(cfg, false);
+		rpcbind_set(&srv, pmode, false);
 		metrics_http_stop(mh);   /* it reads the rings' counters */
 		/* Replies owed are sent before the rings stop; closing their handle caches writes
 		 * every block still cached; then make it durable. */
@@ -251,9 +318,11 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 		}
 	}
 out:
+	nlm_free(srv.nlm, true);   /* after the rings: no call of theirs uses it any more */
 	pool_free(srv.resolver);
 	pool_free(srv.pool);
 	server_unlisten(&srv);
+	pmap_reg_free(srv.pmap);
 	bcache_destroy(srv.cache);
 	drc_destroy(srv.drc);
 	climits_destroy(srv.limits);

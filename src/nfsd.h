@@ -19,21 +19,26 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 
-#define SERVER_LISTEN_MAX (2 * CFG_LISTEN_MAX)
+/* TCP: NFS, MOUNT, NLM/NSM and the portmapper on each listen address; UDP: all but NFS. */
+#define SERVER_LISTEN_MAX (4 * CFG_LISTEN_MAX + 1)   /* + the portmapper on 127.0.0.1 */
+#define SERVER_UDP_MAX (3 * CFG_LISTEN_MAX + 1)
 
 struct fh_cache;
 struct fh_entry;
 struct bcache;
 struct conn;
 struct listener;
+struct dgram;
 struct forget_ring;
 struct pool;
 struct cred_personalities;
 struct conn_limits;
 struct drc;
+struct nlm;
 struct ring_metrics;
 struct export_table;
 struct peer_names;
+struct pmap_reg;
 
 /* An export as served: its configuration plus what start-up learnt of its file system. */
 struct export_rt {
@@ -74,6 +79,8 @@ struct server {
 	atomic_uint nparked;          /* parked WRITEs of every ring: the idle check's first look */
 	struct bcache *cache;
 	struct drc *drc;              /* duplicate request cache, NULL when off (drc.h) */
+	struct nlm *nlm;              /* the lock manager, NULL when [lock] port = 0 (lock/nlm.h) */
+	struct pmap_reg *pmap;        /* port 111's registry when we serve it (pmap/pmap.h); else NULL */
 	struct conn_limits *limits;   /* connections and record memory (connlimit.h) */
 	struct log_ratelimit limit_log, mem_log, slow_log;   /* connlimit's warnings, a kind each */
 	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
@@ -85,11 +92,13 @@ struct server {
 	struct forget_ring *forgets;  /* inodes gone through one ring, for the others (worker.c) */
 	struct worker *workers;       /* the rings */
 	unsigned nworkers;
-	int listen_fd[SERVER_LISTEN_MAX];   /* NFS and MOUNT port of each listen address */
+	int listen_fd[SERVER_LISTEN_MAX];   /* the TCP ports of each listen address */
 	size_t nlisten_fds;           /* ring 0 accepts on them all */
+	int udp_fd[SERVER_UDP_MAX];   /* the UDP ports of each listen address (dgram.h) */
+	size_t nudp_fds;              /* ring 0 receives on them all */
 	unsigned next_ring;           /* round robin of new connections (ring 0 only) */
 	struct server_counters ctr;
-	struct log_ratelimit write_errors, accept_errors;
+	struct log_ratelimit write_errors, accept_errors, udp_log;
 	/* Fault seams for the tests, from the environment at start (see main.c); 0: off. */
 	unsigned fault_readdir_delay_ms;
 	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
@@ -119,6 +128,7 @@ struct worker {
 	unsigned id;
 	/* connections and requests (server.c) */
 	struct listener *listeners[SERVER_LISTEN_MAX];   /* ring 0 only */
+	struct dgram *dgrams[SERVER_UDP_MAX];            /* ring 0 only */
 	struct conn *conns;
 	unsigned inflight;            /* request fibers running or waiting */
 	unsigned nstalled;            /* connections held back because inflight hit the bound */
@@ -185,6 +195,7 @@ struct nfs_req {
 	struct record_mem *rec;       /* NULL when the caller keeps no record (tests) */
 	const struct rpc_call *call;
 	struct sockaddr_storage peer;
+	struct sockaddr_storage local;   /* the server's address the call came to (AF_UNSPEC: unknown) */
 	struct rpc_cred cred;         /* as sent; squashed per export when a handle is resolved */
 	struct export_table *tbl;     /* the exports as they were when the call began */
 	const struct export_rt *exp;  /* the export of the (first) handle resolved */

@@ -21,12 +21,14 @@
 
 #include "bcache.h"
 #include "cred.h"
+#include "dgram.h"
 #include "dispatch.h"
 #include "export.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "connlimit.h"
 #include "log.h"
+#include "pmap/pmap.h"
 #include "rpc/recmark.h"
 #include "worker.h"
 
@@ -43,6 +45,7 @@ struct conn {
 	unsigned inflight;            /* its requests running: it is not freed before they end */
 	int fd;
 	struct sockaddr_storage peer;
+	struct sockaddr_storage local;   /* our address the client connected to */
 	struct io_op recv_op, send_op;
 	bool recv_busy, send_busy, dead;
 	bool recv_direct;             /* the pending recv targets the record, not the stream buffer */
@@ -674,6 +677,9 @@ static void conn_open(struct worker *w, int fd, const struct sockaddr_storage *p
 	c->fd = fd;
 	c->sbuf = sbuf;
 	c->peer = *peer;
+	socklen_t llen = sizeof c->local;
+	if (getsockname(fd, (struct sockaddr *)&c->local, &llen) < 0)
+		c->local.ss_family = AF_UNSPEC;
 	c->last_rx_ns = fiber_now_ns();
 	c->recv_op.cb = on_recv;
 	c->send_op.cb = on_send;
@@ -813,7 +819,7 @@ static void request_main(void *arg)
 	struct reply *reply = NULL;
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &rq->creds);
 	worker_running(w, true);
-	dispatch_record(w, &c->peer, &rq->rm, rq->rec, rq->len, &reply);
+	dispatch_record(w, &c->peer, &c->local, &rq->rm, rq->rec, rq->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	record_mem_release(&rq->rm);
@@ -909,6 +915,9 @@ void server_ring_start(struct worker *w)
 		w->listeners[i] = l;
 		accept_again(l);
 	}
+	for (size_t i = 0; i < w->srv->nudp_fds; i++)
+		if (!(w->dgrams[i] = dgram_start(w, w->srv->udp_fd[i])))
+			log_err("out of memory for a UDP socket");
 }
 
 void server_ring_stop(struct worker *w)
@@ -920,6 +929,8 @@ void server_ring_stop(struct worker *w)
 			fiber_timer_disarm(&w->listeners[i]->backoff);   /* backing off: no accept to cancel */
 			io_ring_cancel_fd(w->ring, w->srv->listen_fd[i]);
 		}
+	for (size_t i = 0; i < w->srv->nudp_fds; i++)
+		dgram_stop(w->dgrams[i]);
 	/* Connections finish the replies they owe, then close. */
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
@@ -945,26 +956,89 @@ void server_ring_free(struct worker *w)
 		free(w->listeners[i]);   /* their accepts ended with the loop */
 		w->listeners[i] = NULL;
 	}
+	for (size_t i = 0; i < SERVER_UDP_MAX; i++) {
+		dgram_free(w->dgrams[i]);
+		w->dgrams[i] = NULL;
+	}
+}
+
+/* The TCP ports served on each listen address (tcp) or the UDP ones (!tcp), duplicates once:
+ * NFS (TCP only), MOUNT, the lock manager's NLM and NSM when it runs, the portmapper when we are
+ * it. n of them in ports. */
+static size_t served_ports(const struct server *srv, bool tcp, uint16_t ports[4])
+{
+	const struct config *cfg = srv->cfg;
+	uint16_t want[4] = {tcp ? cfg->port : 0, cfg->mount_port, srv->nlm ? cfg->lock_port : 0,
+			    srv->pmap ? PMAP_PORT : 0};
+	size_t n = 0;
+	for (size_t i = 0; i < 4; i++) {
+		bool dup = !want[i];
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = ports[j] == want[i];
+		if (!dup)
+			ports[n++] = want[i];
+	}
+	return n;
+}
+
+/* The portmapper's port taken by something else is not fatal unless rpcbind = own: clients can
+ * still be given the ports. */
+static bool port_optional(const struct server *srv, uint16_t port)
+{
+	return port == PMAP_PORT && srv->cfg->rpcbind != RPCBIND_OWN;
+}
+
+static int open_port(struct server *srv, const char *addr, uint16_t port, bool tcp, bool v6only)
+{
+	int fd = tcp ? listen_retrying(addr, port, v6only) : dgram_open(addr, port, v6only);
+	if (fd >= 0) {
+		if (tcp)
+			srv->listen_fd[srv->nlisten_fds++] = fd;
+		else
+			srv->udp_fd[srv->nudp_fds++] = fd;
+		return 0;
+	}
+	if (port_optional(srv, port)) {
+		log_warn("listen on %s %s port %u: %s: not serving the portmapper there", addr,
+			 tcp ? "TCP" : "UDP", port, strerror(-fd));
+		return 0;
+	}
+	log_err("listen on %s %s port %u: %s", addr, tcp ? "TCP" : "UDP", port, strerror(-fd));
+	return -1;
+}
+
+/* Whether the listen addresses reach 127.0.0.1 already (a wildcard, or a loopback address). */
+static bool reaches_loopback(const struct config *cfg)
+{
+	for (size_t a = 0; a < cfg->nlisten; a++) {
+		const char *s = cfg->listen_addr[a];
+		if (strcmp(s, "0.0.0.0") == 0 || strncmp(s, "127.", 4) == 0 ||
+		    (strcmp(s, "::") == 0 && cfg->nlisten == 1))
+			return true;
+	}
+	return false;
 }
 
 int server_listen(struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
-	uint16_t ports[2] = {cfg->port, cfg->mount_port};
-	srv->nlisten_fds = 0;
+	srv->nlisten_fds = srv->nudp_fds = 0;
 	/* With several addresses, "::" means IPv6 alone: 0.0.0.0 beside it is the IPv4 side. */
 	bool v6only = cfg->nlisten > 1;
-	for (size_t a = 0; a < cfg->nlisten; a++)
-		for (int i = 0; i < 2; i++) {
-			int fd = listen_retrying(cfg->listen_addr[a], ports[i], v6only);
-			if (fd < 0) {
-				log_err("listen on %s port %u: %s", cfg->listen_addr[a], ports[i],
-					strerror(-fd));
-				server_unlisten(srv);
-				return -1;
-			}
-			srv->listen_fd[srv->nlisten_fds++] = fd;
-		}
+	for (int tcp = 1; tcp >= 0; tcp--) {
+		uint16_t ports[4];
+		size_t n = served_ports(srv, tcp, ports);
+		for (size_t a = 0; a < cfg->nlisten; a++)
+			for (size_t i = 0; i < n; i++)
+				if (open_port(srv, cfg->listen_addr[a], ports[i], tcp, v6only) < 0) {
+					server_unlisten(srv);
+					return -1;
+				}
+		/* Local services (a host's own lockd, say) register with the portmapper over
+		 * loopback, whatever addresses clients use. */
+		if (srv->pmap && !reaches_loopback(cfg))
+			open_port(srv, "127.0.0.1", PMAP_PORT, tcp, v6only);
+	}
 	return 0;
 }
 
@@ -972,5 +1046,7 @@ void server_unlisten(struct server *srv)
 {
 	for (size_t i = 0; i < srv->nlisten_fds; i++)
 		close(srv->listen_fd[i]);
-	srv->nlisten_fds = 0;
+	for (size_t i = 0; i < srv->nudp_fds; i++)
+		close(srv->udp_fd[i]);
+	srv->nlisten_fds = srv->nudp_fds = 0;
 }

@@ -15,6 +15,7 @@
 #include "nfsd.h"
 #include "dispatch.h"
 #include "stats.h"
+#include "lock/nlm.h"
 
 #define STATS_MAX 96
 #define METRICS_MAX (8u << 20)
@@ -129,6 +130,26 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		for (unsigned i = 0; i < BCACHE_WB_HIST; i++)
 			C(k, hist[i], b.wb_hist[i]);
 	}
+	if (srv->nlm) {
+		struct nlm_counters n;
+		nlm_counters(srv->nlm, &n);
+		C(k, "lock_granted", n.granted);
+		C(k, "lock_denied", n.denied);
+		C(k, "lock_blocked", n.blocked);
+		C(k, "lock_grace_denied", n.grace_denied);
+		C(k, "lock_nolocks", n.nolocks);
+		C(k, "lock_cancelled", n.cancelled);
+		C(k, "lock_unlocks", n.unlocked);
+		C(k, "lock_callbacks", n.callbacks);
+		C(k, "lock_callbacks_ok", n.callback_ok);
+		C(k, "lock_callbacks_failed", n.callback_failed);
+		C(k, "lock_notifies_sent", n.notifies_sent);
+		C(k, "lock_notifies_received", n.notifies_received);
+		G(k, "lock_locks", n.locks);
+		G(k, "lock_waiters", n.waiters);
+		G(k, "lock_hosts", n.hosts);
+		G(k, "lock_grace_pending", n.grace_pending);
+	}
 }
 
 static void add_pair(void *ctx, const char *name, uint64_t v, bool gauge)
@@ -189,4 +210,4 @@ static const struct proc_desc stats_procs[] = {
 };
 
 const struct prog_desc stats_program = {STATS_PROGRAM, STATS_V1, stats_procs,
-					sizeof stats_procs / sizeof stats_procs[0]};
+					sizeof stats_procs / sizeof stats_procs[0], NULL};

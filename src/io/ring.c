@@ -123,6 +123,13 @@ void io_ring_recv(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t
 	queue_async(r, sqe, op);
 }
 
+void io_ring_recvmsg(struct io_ring *r, struct io_op *op, int fd, struct msghdr *msg)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	io_uring_prep_recvmsg(sqe, fd, msg, 0);
+	queue_async(r, sqe, op);
+}
+
 void io_ring_sendmsg(struct io_ring *r, struct io_op *op, int fd, const struct msghdr *msg)
 {
 	struct io_uring_sqe *sqe = get_sqe(r);

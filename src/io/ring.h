@@ -45,6 +45,7 @@ void io_ring_free(struct io_ring *r);
 void io_ring_accept(struct io_ring *r, struct io_op *op, int fd, struct sockaddr *addr, socklen_t *len);
 void io_ring_recv(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len);
 void io_ring_sendmsg(struct io_ring *r, struct io_op *op, int fd, const struct msghdr *msg);
+void io_ring_recvmsg(struct io_ring *r, struct io_op *op, int fd, struct msghdr *msg);
 void io_ring_read(struct io_ring *r, struct io_op *op, int fd, void *buf, size_t len);
 /* Complete op after ms milliseconds (res -ETIME), or earlier with -ECANCELED at shutdown. */
 void io_ring_timeout(struct io_ring *r, struct io_op *op, struct __kernel_timespec *ts);

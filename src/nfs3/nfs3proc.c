@@ -414,4 +414,5 @@ static const struct proc_desc nfs3_procs[] = {
 	[NFSPROC3_COMMIT] = PROC(COMMIT, commit, COMMIT3args, COMMIT3res),
 };
 
-const struct prog_desc nfs3_program = {NFS_PROGRAM, NFS_V3, nfs3_procs, sizeof nfs3_procs / sizeof nfs3_procs[0]};
+const struct prog_desc nfs3_program = {NFS_PROGRAM, NFS_V3, nfs3_procs,
+				       sizeof nfs3_procs / sizeof nfs3_procs[0], NULL};

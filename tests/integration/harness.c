@@ -27,6 +27,7 @@ static const char *const export_names[EXP_COUNT] = {
 };
 
 const char *it_server_conf_extra;
+const char *it_lock_conf_extra;
 
 static long long now_ms(void)
 {
@@ -83,9 +84,11 @@ static int write_conf(const struct itest *t)
 	        "[server]\n%sport = %u\nmount_port = %u\n"
 	        "threads = 2\n"   /* two rings whatever the machine: tests cross them */
 	        "state_dir = %s/state\nrpcbind = no\n%s\n"
-	        "[cache]\nsize = 64M\n\n",   /* small: tests write past it */
+	        "[cache]\nsize = 64M\n\n"   /* small: tests write past it */
+	        "[lock]\nport = %u\n%s\n",
 	        strstr(extra, "listen =") ? "" : "listen = 127.0.0.1\n",
-	        t->port, t->mount_port, t->dir, extra);
+	        t->port, t->mount_port, t->dir, extra, t->lock_port,
+	        it_lock_conf_extra ? it_lock_conf_extra : "");
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure)\n\n", t->exports[EXP_RW]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(ro,no_root_squash,insecure)\n\n", t->exports[EXP_RO]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,root_squash,insecure)\n\n", t->exports[EXP_ROOTSQ]);
@@ -141,7 +144,7 @@ static int write_hello(const struct itest *t)
 
 int it_setup(struct itest *t, const char *exe)
 {
-	int keep[2] = { -1, -1 }, p, m;
+	int keep[3] = { -1, -1, -1 }, p, m, l;
 
 	memset(t, 0, sizeof(*t));
 	t->exe = exe;
@@ -149,14 +152,17 @@ int it_setup(struct itest *t, const char *exe)
 		return -1;
 	p = free_port(&keep[0]);
 	m = free_port(&keep[1]);
+	l = free_port(&keep[2]);
 	close(keep[0]);
 	close(keep[1]);
-	if (p <= 0 || m <= 0) {
+	close(keep[2]);
+	if (p <= 0 || m <= 0 || l <= 0) {
 		fprintf(stderr, "harness: no free port\n");
 		return -1;
 	}
 	t->port = (uint16_t)p;
 	t->mount_port = (uint16_t)m;
+	t->lock_port = (uint16_t)l;
 	return write_conf(t);
 }
 

@@ -28,6 +28,8 @@ enum it_export { EXP_RW = 0, EXP_RO, EXP_ROOTSQ, EXP_ALLSQ, EXP_PRIVATE, EXP_SUB
 /* Lines a test program adds to the [server] section of the conf (set before IT_MAIN), e.g. a
  * short record_timeout (a "listen =" there replaces the harness's 127.0.0.1); NULL: none. */
 extern const char *it_server_conf_extra;
+/* Lines for the conf's [lock] section (its port is the harness's), set before it_setup. */
+extern const char *it_lock_conf_extra;
 
 #define IT_HELLO_NAME "hello.txt"
 #define IT_HELLO_TEXT "hello from the read-only export\n"
@@ -40,7 +42,7 @@ struct itest {
 	char conf[PATH_MAX];
 	char log[PATH_MAX];
 	char exports[EXP_COUNT][PATH_MAX];
-	uint16_t port, mount_port;
+	uint16_t port, mount_port, lock_port;   /* lock_port: NLM and NSM, TCP and UDP */
 	pid_t pid;                     /* 0 while stopped */
 };
 

@@ -505,11 +505,11 @@ static void test_structure_errors(void **state)
 {
 	static const struct error_case cases[] = {
 		{"# hi\n\n[bogus]\n",
-		 "3: unknown section [bogus] (expected [server], [cache], [metrics] or "
-		 "[export PATH])"},
+		 "3: unknown section [bogus] (expected [server], [cache], [metrics], [lock] "
+		 "or [export PATH])"},
 		{"[exports data]\n",
-		 "1: unknown section [exports data] (expected [server], [cache], [metrics] or "
-		 "[export PATH])"},
+		 "1: unknown section [exports data] (expected [server], [cache], [metrics], [lock] "
+		 "or [export PATH])"},
 		{"[server\n", "1: missing ']' in section header"},
 		{"[server] port = 1\n", "1: unexpected text after ']': 'port = 1'"},
 		{"[server]\n[cache]\n\n[server]\n", "4: duplicate section [server] (first on line 1)"},
@@ -533,11 +533,14 @@ static void test_structure_errors(void **state)
 		 "rpcbind, log_level)"},
 		{"[cahce]\n",
 		 "1: unknown section [cahce] (did you mean [cache]? expected [server], [cache], "
-		 "[metrics] or [export PATH])"},
+		 "[metrics], [lock] or [export PATH])"},
 		{"[exprot data]\n",
-		 "1: unknown section [exprot data] (expected [server], [cache], [metrics] or "
-		 "[export PATH])"},
+		 "1: unknown section [exprot data] (expected [server], [cache], [metrics], [lock] "
+		 "or [export PATH])"},
 		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (did you mean 'size'? known: size, file_size)"},
+		{"[lock]\ngrace_perod = 5\n", "2: unknown key 'grace_perod' in [lock] (did you mean 'grace_period'? known: port, "
+		 "grace_period, locks, locks_per_client, waiters, waiters_per_client)"},
+		{"[lock]\n[lock]\n", "2: duplicate section [lock] (first on line 1)"},
 		{"[export data]\nclients = *\nsync = yes\n",
 		 "3: unknown key 'sync' in [export {D}/data] (known: clients, fsid, write_mode, "
 		 "read_mode, block)"},
@@ -608,7 +611,7 @@ static void test_value_errors(void **state)
 		{"[server]\nlog_level = loud\n",
 		 "2: log_level = loud is not error, warning, info or debug"},
 		{"[server]\nrpcbind = maybe\n",
-		 "2: rpcbind = maybe is not yes/no, true/false, on/off or 1/0"},
+		 "2: rpcbind = maybe is not auto, yes, no or own (yes/no also as true/false, on/off or 1/0)"},
 		{"[cache]\nsize = 1K\n", "2: size = 1K is out of range (64K..1024G)"},
 		{"[cache]\nsize = 1025G\n", "2: size = 1025G is out of range (64K..1024G)"},
 		{"[cache]\nsize = lots\n",

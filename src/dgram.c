@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* RPC over UDP, for the programs clients reach that way: the portmapper, NLM, NSM and MOUNT
+ * (NFS itself is TCP only, as knfsd's default). Ring 0 owns every UDP socket: a recvmsg on the
+ * ring per socket; each datagram is one call, run as a fiber through the same dispatcher as a
+ * TCP record, and its reply leaves from the address the call came to (IP_PKTINFO), so a
+ * server listening on a wildcard address answers from the right one. A datagram never waits
+ * for room: replies are sent with MSG_DONTWAIT, and one the socket cannot take is dropped, as
+ * UDP allows (the client retransmits). */
+#include "dgram.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cred.h"
+#include "dispatch.h"
+#include "io/fiber.h"
+#include "io/ring.h"
+#include "log.h"
+#include "worker.h"
+
+#define DGRAM_MAX 65536
+/* Room for one IP_PKTINFO or IPV6_PKTINFO message (CMSG_SPACE is not a constant expression for
+ * every compiler): 64 bytes each, twice over. */
+#define CTL_MAX 128
+
+struct dgram {
+	struct io_op op;
+	struct worker *w;
+	int fd;
+	struct sockaddr_storage bound;   /* the socket's own address (its port) */
+	struct sockaddr_storage peer;
+	struct iovec iov;
+	struct msghdr msg;
+	_Alignas(struct cmsghdr) char ctl[CTL_MAX];
+	uint8_t buf[DGRAM_MAX];
+};
+
+struct dgram_call {
+	struct dgram *d;
+	struct sockaddr_storage peer, local;
+	struct record_mem rm;
+	size_t len;
+	struct cred_saved creds;
+};
+
+int dgram_open(const char *addr, uint16_t port, bool v6only)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t len;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		len = sizeof *s4;
+	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		len = sizeof *s6;
+	} else {
+		return -EINVAL;
+	}
+	int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	if (ss.ss_family == AF_INET6) {
+		if (v6only)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
+	}
+	/* On a dual-stack socket IPv4 datagrams carry IP_PKTINFO. */
+	setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static void post_recv(struct dgram *d)
+{
+	d->iov = (struct iovec){.iov_base = d->buf, .iov_len = sizeof d->buf};
+	d->msg = (struct msghdr){.msg_name = &d->peer, .msg_namelen = sizeof d->peer,
+				 .msg_iov = &d->iov, .msg_iovlen = 1, .msg_control = d->ctl,
+				 .msg_controllen = sizeof d->ctl};
+	io_ring_recvmsg(d->w->ring, &d->op, d->fd, &d->msg);
+}
+
+/* The address the datagram was sent to, with our port: the reply's source. */
+static void dest_of(struct dgram *d, struct sockaddr_storage *out)
+{
+	*out = d->bound;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&d->msg); c; c = CMSG_NXTHDR(&d->msg, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof pi);
+			if (out->ss_family == AF_INET) {
+				((struct sockaddr_in *)out)->sin_addr = pi.ipi_addr;
+			} else {   /* IPv4 on a dual-stack socket: as a mapped address */
+				struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)out;
+				memset(&s6->sin6_addr, 0, sizeof s6->sin6_addr);
+				s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
+				memcpy(&s6->sin6_addr.s6_addr[12], &pi.ipi_addr, 4);
+			}
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof pi);
+			((struct sockaddr_in6 *)out)->sin6_addr = pi.ipi6_addr;
+		}
+	}
+}
+
+/* Send r from local (the address the call came to) to the caller; the record mark stays out. */
+static void send_reply(struct dgram *d, const struct dgram_call *dc, const struct reply *r)
+{
+	struct iovec iov[2] = {{.iov_base = r->hdr + 4, .iov_len = r->hdr_len - 4},
+			       {.iov_base = r->payload, .iov_len = r->payload_len}};
+	_Alignas(struct cmsghdr) char ctl[CTL_MAX] = {0};
+	struct msghdr msg = {.msg_name = (void *)&dc->peer, .msg_iov = iov,
+			     .msg_iovlen = r->payload_len && r->payload ? 2 : 1};
+	msg.msg_namelen = dc->peer.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							 : sizeof(struct sockaddr_in);
+	const struct sockaddr_in6 *l6 = (const struct sockaddr_in6 *)&dc->local;
+	if (dc->local.ss_family == AF_INET) {
+		struct in_pktinfo pi = {.ipi_spec_dst = ((const struct sockaddr_in *)&dc->local)->sin_addr};
+		msg.msg_control = ctl;
+		msg.msg_controllen = CMSG_SPACE(sizeof pi);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		*c = (struct cmsghdr){.cmsg_level = IPPROTO_IP, .cmsg_type = IP_PKTINFO,
+				      .cmsg_len = CMSG_LEN(sizeof pi)};
+		memcpy(CMSG_DATA(c), &pi, sizeof pi);
+	} else if (dc->local.ss_family == AF_INET6 && !IN6_IS_ADDR_V4MAPPED(&l6->sin6_addr)) {
+		struct in6_pktinfo pi = {.ipi6_addr = l6->sin6_addr};
+		msg.msg_control = ctl;
+		msg.msg_controllen = CMSG_SPACE(sizeof pi);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		*c = (struct cmsghdr){.cmsg_level = IPPROTO_IPV6, .cmsg_type = IPV6_PKTINFO,
+				      .cmsg_len = CMSG_LEN(sizeof pi)};
+		memcpy(CMSG_DATA(c), &pi, sizeof pi);
+	}
+	if (r->payload_iov || r->hdr_len - 4 + r->payload_len > DGRAM_MAX) {
+		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: a reply too large for a datagram "
+				"was dropped");
+		return;
+	}
+	if (sendmsg(d->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: sending a reply: %s",
+				strerror(errno));
+}
+
+static void dgram_main(void *arg)
+{
+	struct dgram_call *dc = arg;
+	struct dgram *d = dc->d;
+	struct worker *w = d->w;
+	struct reply *reply = NULL;
+	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &dc->creds);
+	worker_running(w, true);
+	dispatch_record(w, &dc->peer, &dc->local, &dc->rm, dc->rm.mem, dc->len, &reply);
+	worker_running(w, false);
+	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
+	if (reply && !w->stopping)
+		send_reply(d, dc, reply);
+	reply_free(reply);
+	record_mem_release(&dc->rm);
+	free(dc);
+}
+
+static void on_datagram(struct io_op *op, int res)
+{
+	struct dgram *d = (struct dgram *)op;
+	if (res == -ECANCELED || d->w->stopping)
+		return;
+	if (res > 0) {
+		struct dgram_call *dc = calloc(1, sizeof *dc);
+		void *mem = dc ? malloc((size_t)res) : NULL;
+		if (mem) {
+			memcpy(mem, d->buf, (size_t)res);
+			*dc = (struct dgram_call){.d = d, .peer = d->peer, .rm = {.mem = mem},
+						  .len = (size_t)res, .creds = {.w = d->w}};
+			dest_of(d, &dc->local);
+		}
+		if (!mem || fiber_spawn(d->w->sched, dgram_main, dc) < 0) {
+			log_ratelimited(&d->w->srv->udp_log, LOG_WARNING,
+					"udp: out of memory for a call: dropped");
+			free(mem);
+			free(dc);
+		}
+	} else if (res < 0) {
+		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: receive: %s", strerror(-res));
+	}
+	post_recv(d);
+}
+
+struct dgram *dgram_start(struct worker *w, int fd)
+{
+	struct dgram *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	d->op.cb = on_datagram;
+	d->w = w;
+	d->fd = fd;
+	socklen_t len = sizeof d->bound;
+	if (getsockname(fd, (struct sockaddr *)&d->bound, &len) < 0)
+		d->bound.ss_family = AF_UNSPEC;
+	post_recv(d);
+	return d;
+}
+
+void dgram_stop(struct dgram *d)
+{
+	if (d)
+		io_ring_cancel_fd(d->w->ring, d->fd);
+}
+
+void dgram_free(struct dgram *d)
+{
+	free(d);
+}

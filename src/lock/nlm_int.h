@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Inside the lock manager (nlm.c: state; nlm_lock.c: the calls; nlm_share.c; nlm_cb.c: what
+ * runs on the callback thread). Everything here is under struct nlm's mutex. */
+#ifndef NFSD_UC_LOCK_NLM_INT_H
+#define NFSD_UC_LOCK_NLM_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "fh.h"
+#include "lock/grace.h"
+#include "lock/lk_table.h"
+#include "lock/nlm.h"
+#include "log.h"
+
+#define NLM_FILE_BUCKETS 1024
+#define NLM_HOST_IDLE_NS (120ull * 1000000000ull)   /* then a host without locks is forgotten */
+
+struct nlm_host {
+	struct nlm_host *next;
+	uint64_t id;                    /* the lk_owner.host of its locks */
+	struct sockaddr_storage addr;
+	struct sockaddr_storage local;  /* our address it used last: its callbacks leave from there */
+	char *name;                     /* its latest caller_name */
+	size_t nlocks, nwaiters, nshares;
+	unsigned pending;               /* its calls between nlm_needs_record and nlm_call_done */
+	bool recorded;                  /* on disk (nsm.h): a restart notifies it */
+	uint64_t idle_since;            /* holds nothing since then */
+};
+
+/* One owner's open file description of one file: its OFD locks live on it. */
+struct nlm_ofd {
+	struct nlm_ofd *next;
+	struct lk_owner owner;
+	int fd;
+	bool rdonly, warned;
+	unsigned waiters;               /* its waiters keep it open while they wait */
+};
+
+enum nlm_wait_state {
+	W_BLOCKED,      /* answered BLOCKED, waiting for the range */
+	W_GRANTING,     /* the lock is taken for it; our GRANTED callback is on its way */
+};
+
+/* A blocked LOCK. */
+struct nlm_wait {
+	struct nlm_wait *next, *prev;   /* its file's, in order of arrival */
+	struct nlm_wait *gnext, *gprev; /* every waiter (cookie lookups) */
+	struct nlm_file *file;
+	struct nlm_ofd *ofd;
+	struct lk_owner owner;
+	uint64_t start, end;
+	bool excl;
+	bool reasserted;                /* the client asked again while GRANTED was on its way */
+	enum nlm_wait_state state;
+	uint64_t cookie;                /* ours, in the GRANTED callback */
+	uint32_t vers;
+	struct sockaddr_storage addr, local;
+	uint8_t fh[FH_MAX];
+	uint32_t fh_len;
+	uint32_t oh_len;
+	uint8_t *oh;
+	char *caller_name;
+};
+
+struct nlm_resv;
+
+struct nlm_file {
+	struct nlm_file *next;
+	dev_t dev;
+	ino_t ino;
+	struct lk_file locks;
+	struct nlm_ofd *ofds;
+	struct nlm_wait *waiters, *waiters_tail;
+	struct nlm_resv *shares;
+};
+
+struct nlm {
+	pthread_mutex_t mu;
+	const struct config *cfg;
+	struct nsm *nsm;
+	struct rpccb *cb;
+	struct nlm_file *files[NLM_FILE_BUCKETS];
+	struct nlm_host *hosts;
+	struct nlm_wait *all_waiters;
+	uint64_t next_host_id, next_cookie;
+	size_t nlocks, nwaiters;
+	struct grace grace;
+	bool grace_started;             /* this start had one (grace clears itself when over) */
+	struct nlm_counters ctr;
+	struct log_ratelimit limit_log, cb_log;
+	void *tick;                     /* the callback thread's timer state (nlm_cb.c) */
+};
+
+struct nlm_host *nlm_host_get(struct nlm *m, const struct sockaddr_storage *addr, const char *name);
+struct nlm_host *nlm_host_of(struct nlm *m, uint64_t id);
+struct nlm_file *nlm_file_find(struct nlm *m, dev_t dev, ino_t ino);
+struct nlm_file *nlm_file_get(struct nlm *m, dev_t dev, ino_t ino);
+void nlm_file_put(struct nlm *m, struct nlm_file *f);
+struct nlm_ofd *nlm_ofd_get(struct nlm_file *f, struct lk_owner o, int path_fd, int *err);
+void nlm_ofd_put(struct nlm_file *f, struct lk_owner o);
+int nlm_ofd_apply(struct nlm_ofd *d, short type, uint64_t start, uint64_t end);
+void nlm_count_locks(struct nlm *m, struct nlm_host *h, long delta);
+int nlm_take(struct nlm *m, struct nlm_file *f, struct nlm_ofd *d, struct nlm_host *h,
+	     struct lk_owner o, const void *oh, uint32_t oh_len, uint64_t start, uint64_t end,
+	     bool excl);
+int nlm_release(struct nlm *m, struct nlm_file *f, struct nlm_host *h, struct lk_owner o,
+		uint64_t start, uint64_t end);
+
+/* Waiters (nlm_lock.c). */
+void nlm_waiter_free(struct nlm *m, struct nlm_wait *wt);
+/* A range of f came free: grant what waits there and can go now, in order of arrival. */
+void nlm_file_wake(struct nlm *m, struct nlm_file *f);
+/* Every file with waiters blocked by a lock outside our table: try them again. */
+void nlm_poll_waiters(struct nlm *m);
+
+/* Shares (nlm_share.c). */
+void nlm_shares_clear(struct nlm_file *f);
+void nlm_shares_drop_host(struct nlm_file *f, uint64_t host);
+
+/* The callback thread's side (nlm_cb.c). */
+void nlm_timers_start(struct nlm *m);
+void nlm_send_granted(struct nlm *m, struct nlm_wait *wt);
+void nlm_sweep_hosts(struct nlm *m);
+/* The answer to a GRANTED we sent: status < 0 when the call failed, else the client's st. */
+void nlm_granted_done(struct nlm *m, uint64_t cookie, int status, enum nlm4_stats st);
+
+#endif

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SHARE and UNSHARE: DOS-style share reservations (a whole-file access mode and the modes it
+ * denies others), as PC clients use them. Kept in the table only, as knfsd does: the kernel has
+ * no share reservations for local processes to see. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "lock/nlm_int.h"
+
+struct nlm_resv {
+	struct nlm_resv *next;
+	uint64_t host;
+	fsh_mode mode;
+	fsh_access access;
+	uint32_t oh_len;
+	uint8_t oh[];
+};
+
+void nlm_shares_clear(struct nlm_file *f)
+{
+	for (struct nlm_resv *s = f->shares, *next; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+	f->shares = NULL;
+}
+
+void nlm_shares_drop_host(struct nlm_file *f, uint64_t host)
+{
+	for (struct nlm_resv **pp = &f->shares; *pp;) {
+		struct nlm_resv *s = *pp;
+		if (s->host == host) {
+			*pp = s->next;
+			free(s);
+		} else {
+			pp = &s->next;
+		}
+	}
+}
+
+static bool same_owner(const struct nlm_resv *s, uint64_t host, const struct nlm_lockreq *r)
+{
+	return s->host == host && s->oh_len == r->oh_len && memcmp(s->oh, r->oh, r->oh_len) == 0;
+}
+
+/* The access bits (R = 1, W = 2) and the deny bits line up: fsa_R against fsm_DR, and so on. */
+static bool share_conflict(const struct nlm_file *f, uint64_t host, const struct nlm_lockreq *r,
+			   fsh_mode mode, fsh_access access)
+{
+	for (const struct nlm_resv *s = f->shares; s; s = s->next)
+		if (!same_owner(s, host, r) && (((unsigned)access & (unsigned)s->mode) ||
+						((unsigned)mode & (unsigned)s->access)))
+			return true;
+	return false;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+enum nlm4_stats nlm_req_share(struct nlm *m, const struct nlm_lockreq *r, fsh_mode mode,
+			  fsh_access access, bool reclaim)
+{
+	enum nlm4_stats st = NLM4_DENIED_NOLOCKS;
+	pthread_mutex_lock(&m->mu);
+	struct nlm_host *h = nlm_host_get(m, &r->cl.addr, r->cl.name);
+	struct nlm_file *f = h ? nlm_file_get(m, r->dev, r->ino) : NULL;
+	if (!f)
+		goto out;
+	if (grace_check(&m->grace, now_ns(), h->id, reclaim) != GRACE_OK) {
+		st = NLM4_DENIED_GRACE_PERIOD;
+	} else if (share_conflict(f, h->id, r, mode, access)) {
+		st = NLM4_DENIED;
+	} else {
+		struct nlm_resv *s = NULL;
+		for (s = f->shares; s && !same_owner(s, h->id, r); s = s->next)
+			;
+		if (!s && (s = calloc(1, sizeof *s + r->oh_len))) {
+			s->host = h->id;
+			s->oh_len = r->oh_len;
+			memcpy(s->oh, r->oh, r->oh_len);
+			s->next = f->shares;
+			f->shares = s;
+			h->nshares++;
+		}
+		if (s) {
+			s->mode = mode;
+			s->access = access;
+			st = NLM4_GRANTED;
+		}
+	}
+	nlm_file_put(m, f);
+out:
+	pthread_mutex_unlock(&m->mu);
+	return st;
+}
+
+enum nlm4_stats nlm_req_unshare(struct nlm *m, const struct nlm_lockreq *r)
+{
+	pthread_mutex_lock(&m->mu);
+	struct nlm_host *h = nlm_host_get(m, &r->cl.addr, r->cl.name);
+	struct nlm_file *f = h ? nlm_file_find(m, r->dev, r->ino) : NULL;
+	for (struct nlm_resv **pp = f ? &f->shares : NULL; pp && *pp; pp = &(*pp)->next) {
+		if (same_owner(*pp, h->id, r)) {
+			struct nlm_resv *s = *pp;
+			*pp = s->next;
+			free(s);
+			h->nshares--;
+			break;
+		}
+	}
+	if (f)
+		nlm_file_put(m, f);
+	pthread_mutex_unlock(&m->mu);
+	return NLM4_GRANTED;
+}

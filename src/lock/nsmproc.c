@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* NSM version 1 (program 100024), the status monitor's procedures, built in so that the host's
+ * rpc.statd is not needed. Only the server's half is served: SM_NOTIFY from a client that
+ * restarted frees its locks. We monitor no one on behalf of local programs (there is no local
+ * lock client to serve), so SM_MON answers stat_fail and SM_STAT, SM_UNMON and SM_UNMON_ALL
+ * just give our state number, as the protocol asks of them. */
+#include <arpa/inet.h>
+
+#include "dispatch.h"
+#include "lock/nlm.h"
+#include "log.h"
+#include "nsm_prot.h"
+
+static struct nlm *mgr(struct nfs_req *rq)
+{
+	return rq->w && rq->w->srv ? rq->w->srv->nlm : NULL;
+}
+
+static int32_t state(struct nfs_req *rq)
+{
+	return mgr(rq) ? nlm_nsm_state(mgr(rq)) : 0;
+}
+
+#define H(name) static void name(struct nfs_req *rq, void *argp, void *resp)
+
+H(sm_null) { (void)rq; (void)argp; (void)resp; }
+
+H(sm_stat_h)
+{
+	sm_stat_res *res = resp;
+	(void)argp;
+	*res = (sm_stat_res){.res_stat = stat_fail, .state = state(rq)};
+}
+
+H(sm_unmon)
+{
+	sm_stat *res = resp;
+	(void)argp;
+	res->state = state(rq);
+}
+
+H(sm_simu_crash) { (void)rq; (void)argp; (void)resp; }
+
+H(sm_notify)
+{
+	stat_chge *a = argp;
+	(void)resp;
+	if (!mgr(rq))
+		return;
+	char who[INET6_ADDRSTRLEN] = "?";
+	const struct sockaddr_storage *p = &rq->peer;
+	if (p->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)p)->sin_addr, who, sizeof who);
+	else if (p->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)p)->sin6_addr, who, sizeof who);
+	size_t n = nlm_host_rebooted(mgr(rq), a->mon_name, &rq->peer);
+	log_info("lock: SM_NOTIFY from %s (%s, state %d): it restarted; %zu lock(s) freed", who,
+		 a->mon_name, a->state, n);
+}
+
+#define P(n, fn, A, dec, R, enc) \
+	[n] = {#n, XDRPROC(dec), NULL, XDRPROC(enc), sizeof(A), sizeof(R), fn, false}
+
+static const struct proc_desc nsm1_procs[] = {
+	[SM_NULL] = {"SM_NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, sm_null, false},
+	P(SM_STAT, sm_stat_h, sm_name, xdr_sm_name, sm_stat_res, xdr_sm_stat_res),
+	P(SM_MON, sm_stat_h, mon, xdr_mon, sm_stat_res, xdr_sm_stat_res),
+	P(SM_UNMON, sm_unmon, mon_id, xdr_mon_id, sm_stat, xdr_sm_stat),
+	P(SM_UNMON_ALL, sm_unmon, my_id, xdr_my_id, sm_stat, xdr_sm_stat),
+	[SM_SIMU_CRASH] = {"SM_SIMU_CRASH", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0,
+			   sm_simu_crash, false},
+	P(SM_NOTIFY, sm_notify, stat_chge, xdr_stat_chge, char, xdr_void),
+};
+
+static bool nsm_serves(const struct worker *w)
+{
+	return w && w->srv && w->srv->nlm;
+}
+
+const struct prog_desc nsm1_program = {SM_PROG, SM_VERS, nsm1_procs,
+				       sizeof nsm1_procs / sizeof nsm1_procs[0], nsm_serves};
