@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # setup.sh - prepare the Linux-client test VM on a Debian 12 host (run as root).
 #
 #   setup.sh                 install the host packages with apt-get, then build the VM image
@@ -7,10 +8,12 @@
 #
 # The image is a Debian kernel (linux-image package fetched with `apt-get download`, booted
 # as an uncompressed ELF through QEMU's PVH entry) plus an uncompressed initramfs holding
-# busybox, mount.nfs, fio, coreutils dd/cp/stat/truncate, GNU diff, the static helper nfst and
-# the NFS client modules. It lives in $NFSD_UC_VM_CACHE/img-HASH (default /var/cache/nfsd-uc-vm),
+# busybox, mount.nfs, fio, coreutils dd/cp/stat/truncate, GNU diff, the static helpers nfst and
+# lockt, the NFS client modules (lockd among them) and, for lock.sh, rpcbind, rpc.statd,
+# sm-notify and rpcinfo (then the image's "features" file says "lock"). It lives in
+# $NFSD_UC_VM_CACHE/img-HASH (default /var/cache/nfsd-uc-vm),
 # HASH covering every input: the kernel package, the versions of the host packages copied in,
-# this script, guest/init and helper/nfst.c. Idempotent: a second run only hashes and exits.
+# this script, guest/init and the helpers. Idempotent: a second run only hashes and exits.
 #
 # Environment: NFSD_UC_VM_CACHE (cache root), NFSD_UC_VM_KERNEL (exact linux-image package;
 # default the one linux-image-6.12-amd64 depends on, else linux-image-amd64's).
@@ -36,7 +39,10 @@ die() { log "ERROR: $*"; exit "${2:-1}"; }
 HOST_PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd util-linux iproute2
 	xfsprogs e2fsprogs rpcbind nfs-common fio coreutils diffutils gcc libc6-dev)
 # What the initramfs copies; their versions go into the image hash.
-IMAGE_PKGS=(busybox-static nfs-common fio coreutils diffutils libc6 libtirpc3)
+IMAGE_PKGS=(busybox-static nfs-common rpcbind fio coreutils diffutils libc6 libtirpc3)
+# The NLM/NSM user space of the lock test (lock.sh): the image has it when the host does.
+LOCK_BINS=(/usr/sbin/rpcbind:/sbin/rpcbind /usr/sbin/rpc.statd:/sbin/rpc.statd
+	/usr/sbin/sm-notify:/sbin/sm-notify /usr/bin/rpcinfo:/usr/bin/rpcinfo)
 NEEDED_TOOLS=(qemu-system-x86_64 cpio depmod modprobe xz zstd gcc losetup mkfs.xfs mkfs.ext4
 	/bin/busybox /sbin/mount.nfs /usr/bin/fio)
 
@@ -161,7 +167,8 @@ image_hash() {  # $1=kernel package
 		echo "$1"
 		cat "$CACHE/kernel/$1/kver"
 		dpkg-query -W -f='${Package} ${Version}\n' "${IMAGE_PKGS[@]}" 2>/dev/null
-		cat "$HERE/setup.sh" "$HERE/guest/init" "$HERE/helper/nfst.c" "$HERE/../../bench/guest/lib.sh"
+		cat "$HERE/setup.sh" "$HERE/guest/init" "$HERE/helper/nfst.c" "$HERE/helper/lockt.c" \
+			"$HERE/../../bench/guest/lib.sh"
 	} | sha256sum | cut -c1-16
 }
 
@@ -172,6 +179,7 @@ build_image() {  # $1=kernel package $2=image dir
 	mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,proc,sys,dev,run,tmp,mnt,host,root,lib/modules}
 	install -m755 /bin/busybox "$R/bin/busybox"
 	gcc -static -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o "$R/usr/local/bin/nfst" "$HERE/helper/nfst.c"
+	gcc -static -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o "$R/usr/local/bin/lockt" "$HERE/helper/lockt.c"
 	copy_with_libs "$R" /sbin/mount.nfs /sbin/mount.nfs
 	copy_with_libs "$R" /usr/bin/fio /usr/bin/fio
 	# GNU tools where busybox's differ (dd oflag=direct/seek_bytes, cp -a, diff -r): g-prefixed,
@@ -179,12 +187,25 @@ build_image() {  # $1=kernel package $2=image dir
 	local b
 	for b in dd cp stat truncate; do copy_with_libs "$R" "/usr/bin/$b" "/usr/local/bin/g$b"; done
 	copy_with_libs "$R" /usr/bin/diff /usr/local/bin/gdiff
+	# locking: rpcbind (the kernel's lockd registers through /var/run/rpcbind.sock), rpc.statd
+	# (execs /sbin/sm-notify) and its state directories
+	mkdir -p "$R/var/lib/nfs/sm" "$R/var/lib/nfs/sm.bak"
+	ln -s ../run "$R/var/run"
+	local features="" have=1
+	for b in "${LOCK_BINS[@]}"; do [[ -x ${b%%:*} ]] || have=0; done
+	if ((have)); then
+		for b in "${LOCK_BINS[@]}"; do copy_with_libs "$R" "${b%%:*}" "${b#*:}"; done
+		features+="lock "
+	else
+		log "note: rpcbind/rpc.statd/sm-notify/rpcinfo missing on the host: image without locking (lock.sh skips)"
+	fi
 	cp -a "$kd/modules/." "$R/lib/modules/"
 	cp "$kd/modules.list" "$R/etc/modules.list"
 	cp "$kd/kver" "$R/etc/kver"
 	for b in /etc/netconfig /etc/services /etc/protocols /etc/rpc; do [[ -f $b ]] && cp "$b" "$R$b"; done
 	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'user:x:1000:1000:user:/tmp:/bin/sh' \
-		'other:x:1001:1001:other:/tmp:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$R/etc/passwd"
+		'other:x:1001:1001:other:/tmp:/bin/sh' '_rpc:x:100:65534::/run/rpcbind:/bin/false' \
+		'statd:x:101:65534::/var/lib/nfs:/bin/false' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$R/etc/passwd"
 	printf '%s\n' 'root:x:0:' 'user:x:1000:' 'other:x:1001:' 'nogroup:x:65534:' >"$R/etc/group"
 	printf 'passwd: files\ngroup: files\nhosts: files\n' >"$R/etc/nsswitch.conf"
 	printf '127.0.0.1 localhost\n10.0.2.15 guest\n10.0.2.2 host\n' >"$R/etc/hosts"
@@ -196,6 +217,7 @@ build_image() {  # $1=kernel package $2=image dir
 	cp "$kd/vmlinux" "$out.tmp/vmlinux"
 	cp "$kd/kver" "$out.tmp/kver"
 	echo "$1" >"$out.tmp/kpkg"
+	echo "$features" >"$out.tmp/features"
 	rm -rf "$R"
 	rm -rf "$out"
 	mv "$out.tmp" "$out"
