@@ -8,7 +8,6 @@
  * UDP allows (the client retransmits). */
 #include "dgram.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "log.h"
+#include "server.h"
 #include "worker.h"
 
 #define DGRAM_MAX 65536
@@ -49,37 +49,16 @@ struct dgram_call {
 
 int dgram_open(const char *addr, uint16_t port, bool v6only)
 {
-	struct sockaddr_storage ss = {0};
-	socklen_t len;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		len = sizeof *s4;
-	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		len = sizeof *s6;
-	} else {
-		return -EINVAL;
-	}
-	int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int fd = server_bind(addr, port, SOCK_DGRAM | SOCK_NONBLOCK, v6only);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int one = 1;
-	if (ss.ss_family == AF_INET6) {
-		if (v6only)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
-	}
 	/* On a dual-stack socket IPv4 datagrams carry IP_PKTINFO. */
 	setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one);
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
 	return fd;
 }
 

@@ -756,7 +756,7 @@ static void on_accept(struct io_op *op, int res)
 		accept_again(l);     /* stopping: the listener is freed with the ring (server_ring_free) */
 }
 
-static int listen_on(const char *addr, uint16_t port, bool v6only)
+int server_bind(const char *addr, uint16_t port, int type, bool v6only)
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t len;
@@ -773,16 +773,28 @@ static int listen_on(const char *addr, uint16_t port, bool v6only)
 	} else {
 		return -EINVAL;
 	}
-	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	int one = 1;
 	/* SO_REUSEADDR only: with SO_REUSEPORT a second daemon started on the same port would
 	 * silently share its connections instead of failing. */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if ((type & 0xf) == SOCK_STREAM)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (ss.ss_family == AF_INET6 && v6only)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, SOMAXCONN) < 0) {
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static int listen_on(const char *addr, uint16_t port, bool v6only)
+{
+	int fd = server_bind(addr, port, SOCK_STREAM, v6only);
+	if (fd >= 0 && listen(fd, SOMAXCONN) < 0) {
 		int e = errno;
 		close(fd);
 		return -e;

@@ -11,6 +11,9 @@
  * retrying a while if a killed predecessor's sockets linger. 0, or -1 with a log line. */
 int server_listen(struct server *srv);
 void server_unlisten(struct server *srv);
+/* A socket of type (SOCK_STREAM or SOCK_DGRAM, with SOCK_* flags) bound to the IPv4 or IPv6
+ * literal addr and port, IPV6_V6ONLY when asked. fd or -errno. */
+int server_bind(const char *addr, uint16_t port, int type, bool v6only);
 
 /* On a ring's own thread. */
 void server_ring_start(struct worker *w);        /* ring 0: start accepting */
