@@ -408,19 +408,20 @@ static bool name_eq(const char *a, const char *b)
 	return a && b && *a && strcasecmp(a, b) == 0;
 }
 
-size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_storage *addr)
+/* The caller must be the host itself: from its address (a name alone would let any client free
+ * any other's locks), and for FREE_ALL under its name too, as knfsd's lookup by address and
+ * caller name. */
+size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_storage *addr,
+			 bool notify)
 {
 	size_t dropped = 0;
 	pthread_mutex_lock(&m->mu);
-	if (addr)
-		m->ctr.notifies_received++;   /* SM_NOTIFY names an address; FREE_ALL does not */
-	for (struct nlm_host *h = m->hosts; h; h = h->next) {
-		bool match = name_eq(h->name, name) ||
-			     (addr && export_same_host((const struct sockaddr *)&h->addr,
-						       (const struct sockaddr *)addr));
-		if (match)
+	if (notify)
+		m->ctr.notifies_received++;
+	for (struct nlm_host *h = m->hosts; h; h = h->next)
+		if (export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr) &&
+		    (!name || name_eq(h->name, name)))
 			dropped += host_drop(m, h);
-	}
 	pthread_mutex_unlock(&m->mu);
 	return dropped;
 }

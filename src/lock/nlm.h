@@ -103,9 +103,11 @@ enum nlm4_stats nlm_req_share(struct nlm *m, const struct nlm_lockreq *r, fsh_mo
 			  fsh_access access, bool reclaim);
 enum nlm4_stats nlm_req_unshare(struct nlm *m, const struct nlm_lockreq *r);
 
-/* A client host restarted (SM_NOTIFY from it: by name or address) or freed all (FREE_ALL, by
- * name): drop its locks, shares and waiters. The number of locks dropped. */
-size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_storage *addr);
+/* A client host restarted (SM_NOTIFY from it, notify: any name) or freed all it held (FREE_ALL
+ * under its caller name): drop its locks, shares and waiters. Only from the host's own address.
+ * The number of locks dropped. */
+size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_storage *addr,
+			 bool notify);
 
 /* Whether the grace period runs, and the NSM state number, for NSM's answers. */
 int32_t nlm_nsm_state(struct nlm *m);

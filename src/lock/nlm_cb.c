@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "lock/nlm_int.h"
 #include "lock/nsm.h"
 #include "lock/rpccb.h"
@@ -150,7 +151,9 @@ static void on_notified(void *ctx, int status, const uint8_t *res, size_t len)
 	struct notify_ctx *n = ctx;
 	(void)res;
 	(void)len;
-	if (status < 0)
+	if (status == -ECANCELED)
+		log_debug("lock: SM_NOTIFY to %s not answered before the stop", n->who);
+	else if (status < 0)
 		log_warn("lock: SM_NOTIFY to %s failed: %s (its locks are freed when the grace "
 			 "period ends)", n->who, strerror(-status));
 	else
@@ -194,12 +197,24 @@ static void notify_host(struct nlm *m, const struct nlm_host *h)
 	m->ctr.notifies_sent++;
 }
 
+/* A client that reached us at its own address is this machine: its port 111 may be ours, and
+ * the notify would come back as one from the client, ending its grace period at once. */
+static bool is_self(const struct nlm_host *h)
+{
+	return export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)&h->local);
+}
+
 void nlm_notify_restart(struct nlm *m)
 {
 	pthread_mutex_lock(&m->mu);
-	for (const struct nlm_host *h = m->hosts; h; h = h->next)
-		if (h->recorded)
+	for (const struct nlm_host *h = m->hosts; h; h = h->next) {
+		if (!h->recorded)
+			continue;
+		if (is_self(h))
+			log_info("lock: not notifying this host itself of the restart");
+		else
 			notify_host(m, h);
+	}
 	pthread_mutex_unlock(&m->mu);
 }
 

@@ -88,7 +88,7 @@ struct nlm {
 	struct grace grace;
 	bool grace_started;             /* this start had one (grace clears itself when over) */
 	struct nlm_counters ctr;
-	struct log_ratelimit limit_log, cb_log;
+	struct log_ratelimit limit_log, cb_log, event_log;
 	void *tick;                     /* the callback thread's timer state (nlm_cb.c) */
 };
 

@@ -198,6 +198,22 @@ void nlm_granted_res(struct nlm *m, const void *cookie, uint32_t len, enum nlm4_
 
 /* ---- the calls ---- */
 
+static const char *stat_name(enum nlm4_stats st)
+{
+	static const char *const names[] = {"GRANTED", "DENIED", "DENIED_NOLOCKS", "BLOCKED",
+					    "DENIED_GRACE_PERIOD", "DEADLCK", "ROFS", "STALE_FH",
+					    "FBIG", "FAILED"};
+	return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "?";
+}
+
+/* One line per call at debug level (rate-limited: a busy lock user cannot flood the log). */
+static void note(struct nlm *m, const char *what, const struct nlm_lockreq *r, enum nlm4_stats st)
+{
+	log_ratelimited(&m->event_log, LOG_DEBUG, "lock: %s from %s svid %d [%llu, %llu] %s: %s",
+			what, r->cl.name ? r->cl.name : "?", r->svid, (unsigned long long)r->start,
+			(unsigned long long)r->end, r->excl ? "exclusive" : "shared", stat_name(st));
+}
+
 static enum nlm4_stats grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim)
 {
 	if (grace_check(&m->grace, now_ns(), h->id, reclaim) == GRACE_OK)
@@ -254,6 +270,7 @@ put:
 	nlm_file_put(m, f);
 out:
 	pthread_mutex_unlock(&m->mu);
+	note(m, "TEST", r, st);
 	return st;
 }
 
@@ -330,6 +347,7 @@ put:
 	nlm_file_put(m, f);
 out:
 	pthread_mutex_unlock(&m->mu);
+	note(m, reclaim ? "LOCK (reclaim)" : block ? "LOCK (blocking)" : "LOCK", r, st);
 	return st;
 }
 
@@ -339,6 +357,7 @@ enum nlm4_stats nlm_req_cancel(struct nlm *m, const struct nlm_lockreq *r)
 	struct nlm_host *h = nlm_host_get(m, &r->cl.addr, r->cl.name);
 	struct nlm_file *f = h ? nlm_file_find(m, r->dev, r->ino) : NULL;
 	struct nlm_wait *wt = f ? waiter_find(f, owner_of(h, r), r->start, r->end, r->excl) : NULL;
+	bool found = wt != NULL;
 	if (wt) {
 		m->ctr.cancelled++;
 		if (wt->state == W_GRANTING)
@@ -346,6 +365,7 @@ enum nlm4_stats nlm_req_cancel(struct nlm *m, const struct nlm_lockreq *r)
 		waiter_settle(m, wt, wt->state != W_GRANTING);
 	}
 	pthread_mutex_unlock(&m->mu);
+	note(m, found ? "CANCEL" : "CANCEL (no waiter)", r, NLM4_GRANTED);
 	return NLM4_GRANTED;
 }
 
@@ -364,5 +384,6 @@ enum nlm4_stats nlm_req_unlock(struct nlm *m, const struct nlm_lockreq *r)
 		nlm_file_put(m, f);
 	}
 	pthread_mutex_unlock(&m->mu);
+	note(m, "UNLOCK", r, st);
 	return st;
 }

@@ -175,7 +175,7 @@ static void do_free_all(struct nfs_req *rq, const char *name)
 {
 	if (!mgr(rq) || !name || !*name)
 		return;
-	size_t n = nlm_host_rebooted(mgr(rq), name, NULL);
+	size_t n = nlm_host_rebooted(mgr(rq), name, &rq->peer, false);
 	log_info("lock: FREE_ALL from %s: %zu lock(s) freed", name, n);
 }
 

@@ -53,7 +53,7 @@ H(sm_notify)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)p)->sin_addr, who, sizeof who);
 	else if (p->ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)p)->sin6_addr, who, sizeof who);
-	size_t n = nlm_host_rebooted(mgr(rq), a->mon_name, &rq->peer);
+	size_t n = nlm_host_rebooted(mgr(rq), NULL, &rq->peer, true);
 	log_info("lock: SM_NOTIFY from %s (%s, state %d): it restarted; %zu lock(s) freed", who,
 		 a->mon_name, a->state, n);
 }
