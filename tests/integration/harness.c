@@ -83,11 +83,12 @@ static int write_conf(const struct itest *t)
 	fprintf(f, "# written by the integration harness\n"
 	        "[server]\n%sport = %u\nmount_port = %u\n"
 	        "threads = 2\n"   /* two rings whatever the machine: tests cross them */
-	        "state_dir = %s/state\nrpcbind = no\n%s\n"
+	        "state_dir = %s/state\n%s%s\n"
 	        "[cache]\nsize = 64M\n\n"   /* small: tests write past it */
 	        "[lock]\nport = %u\n%s\n",
 	        strstr(extra, "listen =") ? "" : "listen = 127.0.0.1\n",
-	        t->port, t->mount_port, t->dir, extra, t->lock_port,
+	        t->port, t->mount_port, t->dir,
+	        strstr(extra, "rpcbind =") ? "" : "rpcbind = no\n", extra, t->lock_port,
 	        it_lock_conf_extra ? it_lock_conf_extra : "");
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure)\n\n", t->exports[EXP_RW]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(ro,no_root_squash,insecure)\n\n", t->exports[EXP_RO]);

@@ -26,7 +26,8 @@
 enum it_export { EXP_RW = 0, EXP_RO, EXP_ROOTSQ, EXP_ALLSQ, EXP_PRIVATE, EXP_SUBTREE, EXP_COUNT };
 
 /* Lines a test program adds to the [server] section of the conf (set before IT_MAIN), e.g. a
- * short record_timeout (a "listen =" there replaces the harness's 127.0.0.1); NULL: none. */
+ * short record_timeout (a "listen =" there replaces the harness's 127.0.0.1, a "rpcbind =" its
+ * "rpcbind = no"); NULL: none. */
 extern const char *it_server_conf_extra;
 /* Lines for the conf's [lock] section (its port is the harness's), set before it_setup. */
 extern const char *it_lock_conf_extra;
