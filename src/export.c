@@ -6,7 +6,9 @@
 #include <fnmatch.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned bits)
 {
@@ -43,14 +45,19 @@ static int peer_addr(const struct sockaddr *peer, uint8_t out[16])
 
 bool export_same_host(const struct sockaddr *a, const struct sockaddr *b)
 {
-	if (a->sa_family != b->sa_family)
-		return false;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return a->sa_family == AF_INET6 &&
-	       memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+	uint8_t x[16], y[16];
+	int fa = peer_addr(a, x);
+	/* An IPv4 client is the same client as its ::ffff: form on a dual-stack socket. */
+	return fa != AF_UNSPEC && fa == peer_addr(b, y) && memcmp(x, y, fa == AF_INET ? 4 : 16) == 0;
+}
+
+const char *export_addr_str(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRLEN])
+{
+	uint8_t a[16];
+	int f = peer_addr((const struct sockaddr *)ss, a);
+	if (f == AF_UNSPEC || !inet_ntop(f, a, out, INET6_ADDRSTRLEN))
+		snprintf(out, INET6_ADDRSTRLEN, "?");
+	return out;
 }
 
 const struct client_rule *export_match_named(const struct export_cfg *exp,

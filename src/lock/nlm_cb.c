@@ -3,7 +3,6 @@
  * blocked LOCK that got its range, the _RES answers of _MSG calls, SM_NOTIFY after a restart;
  * and its timers (waiters blocked by local locks, idle hosts). Replies are handled on the
  * engine's thread, which takes the manager's mutex like any ring. */
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -161,22 +160,14 @@ static void on_notified(void *ctx, int status, const uint8_t *res, size_t len)
 	free(n);
 }
 
-static const char *addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	const void *a = ss->ss_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
-						  : (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
-	if (ss->ss_family != AF_INET && ss->ss_family != AF_INET6)
-		return NULL;
-	return inet_ntop(ss->ss_family, a, buf, (socklen_t)len);
-}
-
 /* The monitor name we give: the address the client locked through, which is the name a Linux
  * client monitors a server by (the address it mounted). */
 static void notify_host(struct nlm *m, const struct nlm_host *h)
 {
-	char mon[INET6_ADDRSTRLEN + 1], name[256];
-	const char *mon_name = addr_str(&h->local, mon, sizeof mon);
-	stat_chge args = {.mon_name = (char *)(mon_name ? mon_name : server_name(name, sizeof name)),
+	char mon[INET6_ADDRSTRLEN], name[256];
+	bool known = h->local.ss_family == AF_INET || h->local.ss_family == AF_INET6;
+	stat_chge args = {.mon_name = known ? (char *)export_addr_str(&h->local, mon)
+					    : server_name(name, sizeof name),
 			  .state = nsm_state(m->nsm)};
 	uint8_t buf[2048];
 	size_t len;
@@ -186,8 +177,7 @@ static void notify_host(struct nlm *m, const struct nlm_host *h)
 		return;
 	}
 	n->m = m;
-	if (!addr_str(&h->addr, n->who, sizeof n->who))
-		snprintf(n->who, sizeof n->who, "?");
+	export_addr_str(&h->addr, n->who);
 	struct rpccb_target t = target(&h->addr, &h->local, SM_PROG, SM_VERS, SM_NOTIFY,
 				       NSM_NOTIFY_TIMEOUT_MS);
 	if (rpccb_call(m->cb, &t, buf, len, on_notified, n) < 0) {

@@ -85,9 +85,10 @@ static enum nlm4_stats waiter_add(struct nlm *m, struct nlm_file *f, struct nlm_
 	*wt = (struct nlm_wait){.file = f, .ofd = d, .owner = owner_of(h, r), .start = r->start,
 				.end = r->end, .excl = r->excl, .cookie = ++m->next_cookie,
 				.vers = r->cl.vers, .addr = r->cl.addr, .local = r->cl.local,
-				.fh_len = r->fh_len, .oh_len = r->oh_len, .oh = wt->oh,
+				.fh_len = r->fh_len < FH_MAX ? r->fh_len : FH_MAX,
+				.oh_len = r->oh_len, .oh = wt->oh,
 				.caller_name = wt->caller_name, .prev = f->waiters_tail};
-	memcpy(wt->fh, r->fh, r->fh_len < FH_MAX ? r->fh_len : FH_MAX);
+	memcpy(wt->fh, r->fh, wt->fh_len);   /* resolved handles are never longer */
 	if (r->oh_len)
 		memcpy(wt->oh, r->oh, r->oh_len);
 	if (f->waiters_tail)

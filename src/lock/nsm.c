@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "log.h"
 
 struct nsm {
@@ -44,17 +45,10 @@ static int sync_write(int dirfd, const char *name, const char *text)
 	return rc;
 }
 
-static const char *addr_key(const struct sockaddr_storage *ss, char *buf, size_t len)
+/* A record's file name: the host's address; false for what is not an Internet address. */
+static bool addr_key(const struct sockaddr_storage *ss, char key[INET6_ADDRSTRLEN])
 {
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-	if (ss->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
-		return inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], buf, (socklen_t)len);
-	if (ss->ss_family == AF_INET6)
-		return inet_ntop(AF_INET6, &s6->sin6_addr, buf, (socklen_t)len);
-	if (ss->ss_family == AF_INET)
-		return inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, buf,
-				 (socklen_t)len);
-	return NULL;
+	return (ss->ss_family == AF_INET || ss->ss_family == AF_INET6) && export_addr_str(ss, key);
 }
 
 static bool parse_addr(const char *s, struct sockaddr_storage *ss)
@@ -217,9 +211,9 @@ int nsm_write(struct nsm *s, const struct sockaddr_storage *addr,
 	      const struct sockaddr_storage *local, const char *name)
 {
 	char key[INET6_ADDRSTRLEN], loc[INET6_ADDRSTRLEN] = "", text[600];
-	if (!addr_key(addr, key, sizeof key))
+	if (!addr_key(addr, key))
 		return -EAFNOSUPPORT;
-	if (!addr_key(local, loc, sizeof loc))
+	if (!addr_key(local, loc))
 		loc[0] = '\0';
 	/* A caller_name is the client's word: keep it to one printable line. */
 	char clean[256];
@@ -234,6 +228,6 @@ int nsm_write(struct nsm *s, const struct sockaddr_storage *addr,
 void nsm_remove(struct nsm *s, const struct sockaddr_storage *addr)
 {
 	char key[INET6_ADDRSTRLEN];
-	if (addr_key(addr, key, sizeof key) && unlinkat(s->hostsfd, key, 0) < 0 && errno != ENOENT)
+	if (addr_key(addr, key) && unlinkat(s->hostsfd, key, 0) < 0 && errno != ENOENT)
 		log_warn("nsm: cannot remove hosts/%s: %s", key, strerror(errno));
 }

@@ -4,9 +4,8 @@
  * restarted frees its locks. We monitor no one on behalf of local programs (there is no local
  * lock client to serve), so SM_MON answers stat_fail and SM_STAT, SM_UNMON and SM_UNMON_ALL
  * just give our state number, as the protocol asks of them. */
-#include <arpa/inet.h>
-
 #include "dispatch.h"
+#include "export.h"
 #include "lock/nlm.h"
 #include "log.h"
 #include "nsm_prot.h"
@@ -47,12 +46,8 @@ H(sm_notify)
 	(void)resp;
 	if (!mgr(rq))
 		return;
-	char who[INET6_ADDRSTRLEN] = "?";
-	const struct sockaddr_storage *p = &rq->peer;
-	if (p->ss_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)p)->sin_addr, who, sizeof who);
-	else if (p->ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)p)->sin6_addr, who, sizeof who);
+	char who[INET6_ADDRSTRLEN];
+	export_addr_str(&rq->peer, who);
 	size_t n = nlm_host_rebooted(mgr(rq), NULL, &rq->peer, true);
 	log_info("lock: SM_NOTIFY from %s (%s, state %d): it restarted; %zu lock(s) freed", who,
 		 a->mon_name, a->state, n);
