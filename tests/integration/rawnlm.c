@@ -46,6 +46,23 @@ void rl_enc_null(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers)
 	call_hdr(b, xid, prog, vers, 0);
 }
 
+void rl_enc_as_msg(struct xb *b, uint32_t proc)
+{
+	/* the procedure is the call header's sixth word: xid, CALL, rpcvers, prog, vers, proc */
+	uint8_t be[4] = {(uint8_t)(proc >> 24), (uint8_t)(proc >> 16), (uint8_t)(proc >> 8),
+	                 (uint8_t)proc};
+	memcpy(b->buf + 20, be, 4);
+}
+
+int rl_dec_res_call(const struct rl_incall *c, uint32_t *cookie, uint32_t *stat)
+{
+	if (c->args_len < 12 || get_u32(c->args) != 4)   /* a 4-byte cookie, then the status */
+		return -1;
+	*cookie = get_u32(c->args + 4);
+	*stat = get_u32(c->args + 8);
+	return 0;
+}
+
 void rl_enc_test(struct xb *b, uint32_t xid, const struct rl_lock *l, bool excl)
 {
 	call_hdr(b, xid, RL_NLM_PROG, RL_NLM4_VERS, RL_NLM_TEST);

@@ -31,7 +31,8 @@
 #define RL_MOUNT_PROG 100005u
 
 enum { RL_NLM_NULL = 0, RL_NLM_TEST = 1, RL_NLM_LOCK = 2, RL_NLM_CANCEL = 3, RL_NLM_UNLOCK = 4,
-       RL_NLM_GRANTED = 5, RL_NLM_FREE_ALL = 23 };
+       RL_NLM_GRANTED = 5, RL_NLM_TEST_MSG = 6, RL_NLM_LOCK_MSG = 7, RL_NLM_TEST_RES = 11,
+       RL_NLM_LOCK_RES = 12, RL_NLM_FREE_ALL = 23 };
 enum { RL_SM_STAT = 1, RL_SM_NOTIFY = 6 };
 enum { RL_PMAP_SET = 1, RL_PMAP_UNSET = 2, RL_PMAP_GETPORT = 3, RL_PMAP_DUMP = 4 };
 
@@ -88,6 +89,10 @@ void rl_enc_sm_notify(struct xb *b, uint32_t xid, const char *mon_name, int32_t 
 void rl_enc_sm_stat(struct xb *b, uint32_t xid, const char *mon_name);
 void rl_enc_pmap(struct xb *b, uint32_t xid, uint32_t proc, uint32_t prog, uint32_t vers,
                  uint32_t prot, uint32_t port);
+
+/* Make an encoded TEST, LOCK, CANCEL or UNLOCK call its asynchronous _MSG variant (proc): the
+ * same arguments; the result comes back as a _RES call to the client's lockd. */
+void rl_enc_as_msg(struct xb *b, uint32_t proc);
 
 /* ---- results: the nlm4_stats, -1 when malformed, not accepted/SUCCESS, or the cookie is not
  * want_cookie ---- */
@@ -183,6 +188,9 @@ struct rl_granted {
 	uint64_t off, len;
 };
 int rl_dec_granted(const struct rl_incall *c, struct rl_granted *g);
+/* A _RES call's leading nlm4_res/nlm4_testres part as the fake lockd got it: the cookie (the
+ * xid of the _MSG call, as rl_enc_* put it) and the status. 0 or -1. */
+int rl_dec_res_call(const struct rl_incall *c, uint32_t *cookie, uint32_t *stat);
 /* SM_NOTIFY's stat_chge. 0 or -1. */
 int rl_dec_stat_chge(const struct rl_incall *c, char *mon_name, size_t cap, int32_t *state);
 

@@ -293,6 +293,59 @@ static void test_local_waiter(void **state)
 	close(b);
 }
 
+/* ---- the asynchronous variants ---- */
+
+/* The _RES call answering a _MSG call of xid: its procedure and status. */
+static uint32_t expect_res(struct rl_fakehost *h, uint32_t proc, uint32_t xid)
+{
+	uint32_t cookie, stat;
+	if (rl_fakehost_wait(h, 2000, &in) != 1)
+		fail_msg("no _RES call (procedure %u) within 2 s", proc);
+	if (in.prog != RL_NLM_PROG || in.vers != RL_NLM4_VERS || in.proc != proc)
+		fail_msg("the fake lockd got program %u v%u procedure %u, want NLM v4 procedure %u",
+		         in.prog, in.vers, in.proc, proc);
+	assert_int_equal(rl_dec_res_call(&in, &cookie, &stat), 0);
+	assert_int_equal(cookie, xid);
+	assert_int_equal(rl_fakehost_reply(&in, NULL, 0), 0);
+	return stat;
+}
+
+/* LOCK_MSG and TEST_MSG: an empty reply at once, the result as LOCK_RES / TEST_RES to B. */
+static void test_msg_variants(void **state)
+{
+	struct itest *t = *state;
+	struct rl_fakehost *h = fake_b();
+	struct rn_fh fh = rl_make_file(t, "msg");
+	int a = rl_conn(t, A_ADDR), b = rl_conn(t, B_ADDR);
+	struct rl_lock la = lk("hostA", "ohA", fh, 1, 0, 100);
+	struct rl_lock lb = lk("hostB", "ohB", fh, 2, 0, 100);
+	struct xb call = {0};
+	uint8_t buf[4096];
+	struct raw_reply r;
+
+	RL_EXPECT(rl_lock(a, &la, EXCL, NOBLOCK, false), RL_GRANTED);
+	rl_enc_test(&call, 0x7e570001, &lb, EXCL);
+	rl_enc_as_msg(&call, RL_NLM_TEST_MSG);
+	assert_int_equal(rl_exchange(b, &call, buf, sizeof buf, &r), 0);
+	assert_int_equal(r.body_len, 0);
+	assert_int_equal(expect_res(h, RL_NLM_TEST_RES, 0x7e570001), RL_DENIED);
+	call.len = 0;
+	rl_enc_lock(&call, 0x10c50001, &lb, EXCL, NOBLOCK, false, 0);
+	rl_enc_as_msg(&call, RL_NLM_LOCK_MSG);
+	assert_int_equal(rl_exchange(b, &call, buf, sizeof buf, &r), 0);
+	assert_int_equal(expect_res(h, RL_NLM_LOCK_RES, 0x10c50001), RL_DENIED);
+	RL_EXPECT(rl_unlock(a, &la), RL_GRANTED);
+	call.len = 0;
+	rl_enc_lock(&call, 0x10c50002, &lb, EXCL, NOBLOCK, false, 0);
+	rl_enc_as_msg(&call, RL_NLM_LOCK_MSG);
+	assert_int_equal(rl_exchange(b, &call, buf, sizeof buf, &r), 0);
+	assert_int_equal(expect_res(h, RL_NLM_LOCK_RES, 0x10c50002), RL_GRANTED);
+	RL_EXPECT(rl_lock(a, &la, EXCL, NOBLOCK, false), RL_DENIED);   /* B's now */
+	RL_EXPECT(rl_unlock(b, &lb), RL_GRANTED);
+	close(a);
+	close(b);
+}
+
 /* ---- CANCEL ---- */
 
 static void test_cancel(void **state)
@@ -367,6 +420,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_granted_callback),
 		cmocka_unit_test(test_granted_refused),
 		cmocka_unit_test(test_local_waiter),
+		cmocka_unit_test(test_msg_variants),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_notify_wakes_waiter),
 	};
