@@ -88,7 +88,7 @@ struct nlm {
 	struct grace grace;
 	bool grace_started;             /* this start had one (grace clears itself when over) */
 	struct nlm_counters ctr;
-	struct log_ratelimit limit_log, cb_log, event_log;
+	struct log_ratelimit limit_log, wait_log, cb_log, event_log;   /* a kind each */
 	void *tick;                     /* the callback thread's timer state (nlm_cb.c) */
 };
 

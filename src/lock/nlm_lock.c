@@ -68,7 +68,7 @@ static enum nlm4_stats waiter_add(struct nlm *m, struct nlm_file *f, struct nlm_
 {
 	if (m->nwaiters >= m->cfg->max_waiters || h->nwaiters >= m->cfg->max_waiters_per_client) {
 		m->ctr.nolocks++;
-		log_ratelimited(&m->limit_log, LOG_WARNING, "lock: client %s has %zu blocked locks "
+		log_ratelimited(&m->wait_log, LOG_WARNING, "lock: client %s has %zu blocked locks "
 				"(waiters_per_client %u, waiters %u in all): NOLOCKS", h->name ? h->name : "?",
 				h->nwaiters, m->cfg->max_waiters_per_client, m->cfg->max_waiters);
 		return NLM4_DENIED_NOLOCKS;
