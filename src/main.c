@@ -128,10 +128,24 @@ static int portmapper_prepare(struct server *srv, enum pmap_mode *mode)
 	return 0;
 }
 
+/* The host's rpcbind has one program per (program, version, transport): registering ours
+ * replaces a kernel lockd's or rpc.statd's, and this host's own NFS mounts lose their locking. */
+static void warn_lock_manager_registered(void)
+{
+	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (pmap_getport(&lo, NLM_PROG, NLM4_VERS, IPPROTO_UDP) ||
+	    pmap_getport(&lo, SM_PROG, SM_VERS, IPPROTO_UDP))
+		log_warn("rpcbind already lists a lock manager or status monitor (the kernel's lockd, "
+			 "rpc.statd, or an nfsd-uc that did not stop cleanly): ours replace them there, "
+			 "so NFS mounts made by this host itself lose their locking");
+}
+
 static void rpcbind_set(const struct server *srv, enum pmap_mode mode, bool on)
 {
 	if (mode != PMAP_RPCBIND)
 		return;
+	if (on && srv->nlm)
+		warn_lock_manager_registered();
 	struct pmap_prog_port list[PROGS_MAX];
 	size_t n = our_programs(srv, false, list);
 	if (!pmap_rpcbind_set(list, n, on) && on)
