@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The server->client call engine (rpccb.h). One thread owns every call and timer; other
  * threads only push onto an inbox under a mutex and poke an eventfd. The thread sleeps in
- * epoll_wait on that eventfd, one timerfd (armed at the earliest deadline) and the UDP socket of
+ * epoll_wait on that eventfd, one timerfd (armed at the earliest deadline) and the socket of
  * each call in flight, so nothing blocks on a peer: a call is a record moved from stage to stage
- * by its socket's datagrams and its deadlines.
+ * by its socket's readiness and its deadlines. A call has one socket at a time.
  *
  * A call's life: its socket is created and bound on the engine thread; GETPORT (unless the
  * target names a port) goes to the portmapper, then the socket is connect()ed anew to the port
@@ -11,6 +11,13 @@
  * that xid at 500 ms, 1 s, 2 s, 4 s, 4 s, ... until the call's total deadline. A live call is
  * always on the timer list (its next retransmission, or its deadline), which is also how
  * rpccb_stop() finds the calls to cancel.
+ *
+ * Over TCP the call stage has a socket of its own (GETPORT's UDP socket is closed once it has
+ * answered), which goes through connecting -> sending the record -> reading the reply record,
+ * with the deadline on the timer list; a connection that fails is closed and the timer set for
+ * the next attempt (down), which opens a new socket and sends the same record again. Reads and
+ * writes go as far as the socket lets them and resume on EPOLLIN / EPOLLOUT; the reply's
+ * fragments are gathered in a buffer of the call's own, grown as their marks announce them.
  *
  * PMAP v2 is what rpcbind answers over IPv4; it serves it over IPv4 transports only, so an IPv6
  * target should come with its port (statd's and lockd's callers know it from the client's
@@ -20,6 +27,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -42,6 +50,7 @@
 #define RESV_LOW 600u                          /* knfsd's and bindresvport's range */
 #define RESV_HIGH 1023u
 #define RX_MAX 65536u                          /* any UDP datagram */
+#define RM_LAST 0x80000000u                    /* record mark: last fragment (the rest: length) */
 #define EVENTS_MAX 64
 #define RECV_BURST 64                          /* datagrams per readiness: fairness */
 /* The call header: xid, direction, rpcvers, prog, vers, proc; cred and verf (flavor, length,
@@ -60,6 +69,11 @@ struct tnode {
 
 enum stage { ST_GETPORT, ST_CALL };
 
+/* The TCP call stage's connection. */
+enum tphase { TP_DOWN, TP_CONNECTING, TP_SENDING, TP_AWAITING };
+
+_Static_assert(RPCCB_TCP_REPLY_MAX <= RX_MAX, "a TCP reply is handed over in the receive buffer");
+
 struct call {
 	struct call *next;                     /* the inbox, until the engine takes it */
 	struct tnode tn;                       /* next retransmission, or the deadline */
@@ -73,8 +87,20 @@ struct call {
 	unsigned rto_ms;
 	bool refused;                          /* ICMP port unreachable during this stage */
 	struct sockaddr_storage peer;          /* where the current stage goes */
-	uint8_t *pkt;                          /* the current stage's datagram, for retransmission */
+	uint8_t *pkt;                          /* the current stage's datagram, for retransmission;
+						* over TCP the call's record, mark included */
 	size_t pkt_len;
+	/* TCP, the call stage */
+	enum tphase tp;
+	int tfail;                             /* the deadline's status: -ETIMEDOUT, or how the
+						* last connection to fail failed */
+	size_t tx_off;                         /* of pkt, sent on this connection */
+	uint8_t mark[4];                       /* the fragment mark being read */
+	unsigned mark_got;                     /* 4: reading the fragment's bytes */
+	bool frag_last;
+	size_t frag_left;
+	uint8_t *rbuf;                         /* the reply record so far */
+	size_t rlen, rcap;
 	size_t args_len;
 	uint8_t args[];
 };
@@ -196,9 +222,10 @@ static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr_stor
 /* ---- encoding */
 
 /* The whole call datagram: header by xdr_callmsg (AUTH_SYS root credential encoded by
- * xdr_authunix_parms, AUTH_NONE verifier), then the arguments as given. */
+ * xdr_authunix_parms, AUTH_NONE verifier), then the arguments as given. With rm, as one TCP
+ * record: the mark of its only (last) fragment first. */
 static int encode_call(struct rpccb *e, struct call *c, uint32_t prog, uint32_t vers,
-		       uint32_t proc, const void *args, size_t args_len)
+		       uint32_t proc, const void *args, size_t args_len, bool rm)
 {
 	char cred[MAX_AUTH_BYTES], verf[4];
 	struct authunix_parms aup = {.aup_time = (u_long)time(NULL), .aup_machname = e->host};
@@ -209,7 +236,7 @@ static int encode_call(struct rpccb *e, struct call *c, uint32_t prog, uint32_t 
 	xdr_destroy(&x);
 	if (!ok)
 		return -EINVAL;
-	size_t cap = HDR_MAX + args_len;
+	size_t lead = rm ? 4 : 0, cap = lead + HDR_MAX + args_len;
 	uint8_t *p = malloc(cap);
 	if (!p)
 		return -ENOMEM;
@@ -220,7 +247,7 @@ static int encode_call(struct rpccb *e, struct call *c, uint32_t prog, uint32_t 
 			    .cb_cred = {.oa_flavor = AUTH_SYS, .oa_base = cred, .oa_length = cred_len},
 			    .cb_verf = {.oa_flavor = AUTH_NONE, .oa_base = verf, .oa_length = 0}},
 	};
-	xdrmem_create(&x, (char *)p, (u_int)cap, XDR_ENCODE);
+	xdrmem_create(&x, (char *)p + lead, (u_int)(cap - lead), XDR_ENCODE);
 	ok = xdr_callmsg(&x, &m);
 	size_t hdr = xdr_getpos(&x);
 	xdr_destroy(&x);
@@ -229,25 +256,30 @@ static int encode_call(struct rpccb *e, struct call *c, uint32_t prog, uint32_t 
 		return -EINVAL;
 	}
 	if (args_len)
-		memcpy(p + hdr, args, args_len);
+		memcpy(p + lead + hdr, args, args_len);
+	if (rm) {
+		uint32_t mark = htonl(RM_LAST | (uint32_t)(hdr + args_len));
+		memcpy(p, &mark, 4);
+	}
 	free(c->pkt);
 	c->pkt = p;
-	c->pkt_len = hdr + args_len;
+	c->pkt_len = lead + hdr + args_len;
 	return 0;
 }
 
-/* PMAPPROC_GETPORT {prog, vers, UDP, 0}. */
+/* PMAPPROC_GETPORT {prog, vers, UDP or TCP, 0}. */
 static int encode_getport(struct rpccb *e, struct call *c)
 {
 	char a[16];
-	struct pmap pm = {.pm_prog = c->t.prog, .pm_vers = c->t.vers, .pm_prot = IPPROTO_UDP};
+	struct pmap pm = {.pm_prog = c->t.prog, .pm_vers = c->t.vers,
+			  .pm_prot = (u_long)c->t.proto};
 	XDR x;
 	xdrmem_create(&x, a, sizeof a, XDR_ENCODE);
 	bool ok = xdr_pmap(&x, &pm);
 	xdr_destroy(&x);
 	if (!ok)
 		return -EINVAL;
-	return encode_call(e, c, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT, a, sizeof a);
+	return encode_call(e, c, PMAPPROG, PMAPVERS, PMAPPROC_GETPORT, a, sizeof a, false);
 }
 
 /* ---- decoding */
@@ -312,11 +344,20 @@ static int getport_answer(const uint8_t *res, size_t len)
 /* ---- a call's life */
 
 static void call_fire(struct rpccb *e, struct tnode *n);
+static int begin_tcp(struct rpccb *e, struct call *c, uint16_t port);
+static void tcp_reconnect(struct rpccb *e, struct call *c);
+
+/* The call itself goes over TCP (GETPORT always goes over UDP). */
+static bool tcp_stage(const struct call *c)
+{
+	return c->t.proto == IPPROTO_TCP && c->st == ST_CALL;
+}
 
 static void count_end(struct rpccb *e, int status)
 {
 	_Atomic uint64_t *ctr = status == 0 ? &e->ok :
-				status == -ETIMEDOUT || status == -ECONNREFUSED ? &e->timeouts :
+				status == -ETIMEDOUT || status == -ECONNREFUSED ||
+				status == -ECONNRESET ? &e->timeouts :
 				status == -ECANCELED ? &e->cancelled : &e->errors;
 	atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
 }
@@ -331,6 +372,7 @@ static void finish(struct rpccb *e, struct call *c, int status, const uint8_t *r
 	if (c->fd >= 0)
 		close(c->fd);                  /* which also takes it out of the epoll set */
 	free(c->pkt);
+	free(c->rbuf);
 	free(c);
 	count_end(e, status);
 	done(ctx, status, res, len);
@@ -364,7 +406,7 @@ static int begin_stage(struct rpccb *e, struct call *c, enum stage st, uint16_t 
 	c->st = st;
 	c->xid = e->xid++;
 	int err = st == ST_GETPORT ? encode_getport(e, c) :
-		  encode_call(e, c, c->t.prog, c->t.vers, c->t.proc, c->args, c->args_len);
+		  encode_call(e, c, c->t.prog, c->t.vers, c->t.proc, c->args, c->args_len, false);
 	if (err)
 		return err;
 	c->refused = false;
@@ -374,13 +416,18 @@ static int begin_stage(struct rpccb *e, struct call *c, enum stage st, uint16_t 
 	return 0;
 }
 
-/* Retransmission or deadline. */
+/* Retransmission, reconnection (TCP) or deadline. */
 static void call_fire(struct rpccb *e, struct tnode *n)
 {
 	struct call *c = container_of(n, struct call, tn);
 	uint64_t now = now_ms();
+	bool tcp = tcp_stage(c);
 	if (now >= c->deadline_ms) {
-		finish(e, c, c->refused ? -ECONNREFUSED : -ETIMEDOUT, NULL, 0);
+		finish(e, c, tcp ? c->tfail : c->refused ? -ECONNREFUSED : -ETIMEDOUT, NULL, 0);
+		return;
+	}
+	if (tcp) {                             /* a live connection's timer is the deadline */
+		tcp_reconnect(e, c);
 		return;
 	}
 	send_pkt(c);
@@ -438,17 +485,23 @@ static int open_socket(struct rpccb *e, struct call *c)
 static void start_call(struct rpccb *e, struct call *c)
 {
 	c->tn.fire = call_fire;
-	int err = open_socket(e, c);
-	if (!err)
-		err = c->t.port ? begin_stage(e, c, ST_CALL, c->t.port) :
-		      begin_stage(e, c, ST_GETPORT,
-				  c->t.pmap_port ? c->t.pmap_port : PMAP_PORT_DEFAULT);
+	int err;
+	if (c->t.proto == IPPROTO_TCP && c->t.port) {
+		err = begin_tcp(e, c, c->t.port);
+	} else {
+		err = open_socket(e, c);
+		if (!err)
+			err = c->t.port ? begin_stage(e, c, ST_CALL, c->t.port) :
+			      begin_stage(e, c, ST_GETPORT,
+					  c->t.pmap_port ? c->t.pmap_port : PMAP_PORT_DEFAULT);
+	}
 	if (err)
 		finish(e, c, err, NULL, 0);
 }
 
-/* A datagram from the current stage's peer. false when the call ended or changed stage (stop
- * reading for now: the socket stays readable if more is queued). */
+/* A reply in e->rx[0..n): a datagram from the current stage's peer, or (TCP) a whole record.
+ * false when the call ended or changed stage (stop reading for now: the socket stays readable
+ * if more is queued; after GETPORT over TCP it is not the same socket). */
 static bool on_datagram(struct rpccb *e, struct call *c, size_t n)
 {
 	uint32_t xid;
@@ -461,7 +514,9 @@ static bool on_datagram(struct rpccb *e, struct call *c, size_t n)
 	int st = decode_reply(e->rx, n, &off);
 	if (st == 0 && c->st == ST_GETPORT) {
 		int port = getport_answer(e->rx + off, n - off);
-		st = port < 0 ? port : begin_stage(e, c, ST_CALL, (uint16_t)port);
+		st = port < 0 ? port :
+		     c->t.proto == IPPROTO_TCP ? begin_tcp(e, c, (uint16_t)port) :
+		     begin_stage(e, c, ST_CALL, (uint16_t)port);
 		if (st == 0)
 			return false;
 	}
@@ -486,6 +541,231 @@ static void call_readable(struct rpccb *e, struct call *c)
 		if (sa_same(&from, &c->peer) && !on_datagram(e, c, (size_t)n))
 			return;
 	}
+}
+
+/* ---- TCP: the call stage over a connection */
+
+/* How a failed connection ends the call if the deadline passes before a reply. */
+static int tcp_fail_status(int err)
+{
+	switch (err) {
+	case ECONNREFUSED:
+		return -ECONNREFUSED;
+	case ECONNRESET:
+	case ECONNABORTED:
+	case EPIPE:
+		return -ECONNRESET;
+	}
+	return -ETIMEDOUT;                     /* EHOSTUNREACH, ENETUNREACH, ETIMEDOUT, ... */
+}
+
+/* The connection failed (err; 0: the peer closed it before the reply): close it and try again
+ * after the backoff, which the deadline may cut short. */
+static void tcp_down(struct rpccb *e, struct call *c, int err)
+{
+	close(c->fd);
+	c->fd = -1;
+	c->tp = TP_DOWN;
+	c->tfail = tcp_fail_status(err ? err : ECONNRESET);
+	schedule(e, c, now_ms());
+	c->rto_ms = c->rto_ms * 2 < RTO_MAX_MS ? c->rto_ms * 2 : RTO_MAX_MS;
+}
+
+/* A new connection to c->peer from the source address; the record goes out once it is up, and
+ * the deadline is the call's timer meanwhile. 0 (connecting, or down again at once: refused),
+ * or -errno when the socket could not be set up. */
+static int tcp_connect(struct rpccb *e, struct call *c)
+{
+	c->fd = socket(c->peer.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (c->fd < 0)
+		return -errno;
+	int err = bind_src(e, c->fd, &c->t);
+	if (err)
+		return err;
+	int one = 1;                           /* the rest of a partial write goes at once */
+	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	c->tx_off = 0;
+	c->mark_got = 0;
+	c->frag_last = false;
+	c->frag_left = 0;
+	c->rlen = 0;
+	if (connect(c->fd, (struct sockaddr *)&c->peer, sa_len(c->peer.ss_family)) == 0) {
+		c->tp = TP_SENDING;
+	} else if (errno == EINPROGRESS) {
+		c->tp = TP_CONNECTING;
+	} else if (errno == ECONNREFUSED) {
+		tcp_down(e, c, errno);
+		return 0;
+	} else {
+		return -errno;
+	}
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.ptr = c};
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
+		return -errno;
+	tl_insert(e, &c->tn, c->deadline_ms);
+	return 0;
+}
+
+/* The call stage over TCP, to host:port: GETPORT's socket, if any, is done with. */
+static int begin_tcp(struct rpccb *e, struct call *c, uint16_t port)
+{
+	if (c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->peer = c->t.host;
+	sa_set_port(&c->peer, port);
+	c->st = ST_CALL;
+	c->xid = e->xid++;
+	int err = encode_call(e, c, c->t.prog, c->t.vers, c->t.proc, c->args, c->args_len, true);
+	if (err)
+		return err;
+	c->rto_ms = RTO_FIRST_MS;
+	c->tfail = -ETIMEDOUT;
+	return tcp_connect(e, c);
+}
+
+/* The backoff after a failed connection is over: the same record (same xid) on a new one. */
+static void tcp_reconnect(struct rpccb *e, struct call *c)
+{
+	int err = tcp_connect(e, c);
+	if (err)
+		finish(e, c, err, NULL, 0);
+}
+
+/* A fragment's mark has been read: room for its bytes. 0, -EBADMSG when the record would be
+ * longer than RPCCB_TCP_REPLY_MAX, or -ENOMEM. */
+static int tcp_fragment(struct call *c)
+{
+	uint32_t m;
+	memcpy(&m, c->mark, 4);
+	m = ntohl(m);
+	c->frag_last = (m & RM_LAST) != 0;
+	c->frag_left = m & ~RM_LAST;
+	if (c->frag_left > RPCCB_TCP_REPLY_MAX - c->rlen)
+		return -EBADMSG;
+	size_t need = c->rlen + c->frag_left;
+	if (need <= c->rcap)
+		return 0;
+	size_t cap = c->rcap * 2 > need ? c->rcap * 2 : need;
+	if (cap > RPCCB_TCP_REPLY_MAX)
+		cap = RPCCB_TCP_REPLY_MAX;
+	uint8_t *p = realloc(c->rbuf, cap);
+	if (!p)
+		return -ENOMEM;
+	c->rbuf = p;
+	c->rcap = cap;
+	return 0;
+}
+
+/* A whole record: the reply if it has the call's xid (the call ends), else a stray, skipped.
+ * true when the call ended. */
+static bool tcp_record(struct rpccb *e, struct call *c)
+{
+	uint32_t xid = 0;
+	if (c->rlen >= 8)
+		memcpy(&xid, c->rbuf, 4);
+	if (c->rlen < 8 || ntohl(xid) != c->xid) {
+		c->rlen = 0;
+		c->frag_last = false;
+		return false;
+	}
+	memcpy(e->rx, c->rbuf, c->rlen);       /* where done's res points, as over UDP */
+	bool going = on_datagram(e, c, c->rlen);
+	assert(!going);                        /* this stage's xid: it ended the call */
+	(void)going;
+	return true;
+}
+
+/* Read as far as the socket lets: each fragment's mark, then its bytes into rbuf. Returns when
+ * nothing more is there (EPOLLIN will say when there is), the call ended, or the connection
+ * went down. */
+static void tcp_readable(struct rpccb *e, struct call *c)
+{
+	for (int i = 0; i < RECV_BURST; i++) {
+		bool in_mark = c->mark_got < 4;
+		uint8_t *dst = in_mark ? c->mark + c->mark_got : c->rbuf + c->rlen;
+		size_t want = in_mark ? 4 - c->mark_got : c->frag_left;
+		ssize_t n = recv(c->fd, dst, want, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			tcp_down(e, c, n == 0 ? 0 : errno);
+			return;
+		}
+		if (in_mark) {
+			c->mark_got += (unsigned)n;
+			if (c->mark_got < 4)
+				continue;
+			int err = tcp_fragment(c);
+			if (err) {
+				finish(e, c, err, NULL, 0);
+				return;
+			}
+		} else {
+			c->rlen += (size_t)n;
+			c->frag_left -= (size_t)n;
+		}
+		if (c->frag_left)
+			continue;
+		c->mark_got = 0;               /* the next fragment's mark, if any */
+		if (c->frag_last && tcp_record(e, c))
+			return;
+	}
+}
+
+/* Readiness of the call's connection: connected (or not), more of the record sent, reply bytes
+ * read. */
+static void tcp_event(struct rpccb *e, struct call *c, uint32_t events)
+{
+	if (c->tp == TP_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof err;
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+			err = errno;
+		if (err) {
+			tcp_down(e, c, err);
+			return;
+		}
+		if (!(events & EPOLLOUT))
+			return;
+		c->tp = TP_SENDING;
+	}
+	if (c->tp == TP_SENDING) {
+		while (c->tx_off < c->pkt_len) {
+			ssize_t n = send(c->fd, c->pkt + c->tx_off, c->pkt_len - c->tx_off,
+					 MSG_NOSIGNAL);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;                 /* EPOLLOUT says when to go on */
+			if (n < 0) {
+				tcp_down(e, c, errno);
+				return;
+			}
+			c->tx_off += (size_t)n;
+		}
+		if (c->tx_off == c->pkt_len) {
+			struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+			if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
+				finish(e, c, -errno, NULL, 0);
+				return;
+			}
+			c->tp = TP_AWAITING;
+		}
+	}
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		tcp_readable(e, c);
+}
+
+static void call_event(struct rpccb *e, struct call *c, uint32_t events)
+{
+	if (tcp_stage(c))
+		tcp_event(e, c, events);
+	else
+		call_readable(e, c);
 }
 
 /* ---- the engine thread */
@@ -598,7 +878,7 @@ static bool handle_events(struct rpccb *e, const struct epoll_event *ev, int n)
 				/* EAGAIN: re-armed since it fired */
 			}
 		} else {
-			call_readable(e, p);
+			call_event(e, p, ev[i].events);
 		}
 	}
 	run_timers(e);
@@ -658,6 +938,8 @@ static int check_target(const struct rpccb_target *t)
 		return -EAFNOSUPPORT;
 	if (t->src.ss_family != AF_UNSPEC && t->src.ss_family != fam)
 		return -EAFNOSUPPORT;
+	if (t->proto != 0 && t->proto != IPPROTO_UDP && t->proto != IPPROTO_TCP)
+		return -EPROTONOSUPPORT;
 	return 0;
 }
 
@@ -675,6 +957,8 @@ int rpccb_call(struct rpccb *e, const struct rpccb_target *t, const void *args, 
 	if (!c)
 		return -ENOMEM;
 	c->t = *t;
+	if (!c->t.proto)
+		c->t.proto = IPPROTO_UDP;
 	c->done = done;
 	c->ctx = ctx;
 	c->fd = -1;

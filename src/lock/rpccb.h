@@ -3,22 +3,36 @@
  * NLM sends as calls of their own) and NSM SM_NOTIFY. One engine thread owns every call in
  * flight and every timer; any thread hands it work through rpccb_call() and rpccb_after(), which
  * only queue and return. No thread ever waits for a reply: each call is a small state machine
- * (GETPORT sent -> CALL sent -> done) driven by its UDP socket's readiness and by retransmission
+ * (GETPORT sent -> CALL sent -> done) driven by its socket's readiness and by retransmission
  * deadlines, so a client that is slow or gone holds up nothing but its own call.
  *
- * Transport, as knfsd's lockd and statd do it: ONC RPC over UDP, credential AUTH_SYS (uid 0,
- * gid 0, this host's name, no groups), verifier AUTH_NONE. Each call has its own socket,
- * connect()ed to the peer and bound to the target's source address, on a reserved port
- * (600..1023) when the process may bind one: Linux's lockd checks a GRANTED callback's source
- * address against the server it locked with.
+ * Transport, as knfsd's lockd and statd do it: ONC RPC over UDP, or over TCP (knfsd calls a
+ * client back over the transport the client used, and a client behind a firewall may be
+ * reachable over TCP only); credential AUTH_SYS (uid 0, gid 0, this host's name, no groups),
+ * verifier AUTH_NONE. Each call has its own socket, connect()ed to the peer and bound to the
+ * target's source address, on a reserved port (600..1023) when the process may bind one:
+ * Linux's lockd checks a GRANTED callback's source address against the server it locked with.
+ *
+ * UDP: each stage's datagram is retransmitted with its xid at 500 ms, 1 s, 2 s, 4 s, 4 s, ...
+ * until timeout_ms. TCP: GETPORT still goes over UDP to the portmapper (pmap_port is a UDP
+ * port), asking for the program's TCP port; then a connection to host:port from the
+ * source address, the call as one RPC record (one last fragment), the reply read as one record
+ * (its fragments reassembled; at most RPCCB_TCP_REPLY_MAX bytes) and the socket closed. Nothing
+ * is retransmitted on a live connection. A connection that fails (refused, reset, or closed
+ * before the reply) is made anew after the same backoff (500 ms after the failure, then 1 s,
+ * 2 s, 4 s, 4 s, ...) and the call sent again with its xid, until timeout_ms. A reserved port
+ * that a closed connection still holds (TIME_WAIT) is skipped, like one in use.
  *
  * Status passed to done (and what each ending counts as in struct rpccb_counters):
  *   0                 accepted, SUCCESS: res/res_len are the procedure's results  (ok)
  *   -ETIMEDOUT        no reply within timeout_ms                                  (timeouts)
  *   -ECONNREFUSED     no reply within timeout_ms and the peer sent ICMP port
- *                     unreachable at least once in the last stage                 (timeouts)
+ *                     unreachable at least once in the last stage (UDP), or the
+ *                     last TCP connection to fail was refused                     (timeouts)
+ *   -ECONNRESET       TCP: no reply within timeout_ms and the last connection to
+ *                     fail was reset, or closed by the peer before the reply      (timeouts)
  *   -ENOENT           the portmapper answered port 0: program/version not
- *                     registered for UDP                                          (errors)
+ *                     registered for the call's transport                         (errors)
  *   -EPFNOSUPPORT     accepted, PROG_UNAVAIL                                      (errors)
  *   -EPROTONOSUPPORT  accepted, PROG_MISMATCH                                     (errors)
  *   -EOPNOTSUPP       accepted, PROC_UNAVAIL                                      (errors)
@@ -27,10 +41,14 @@
  *   -EACCES           denied, AUTH_ERROR                                          (errors)
  *   -EPROTO           denied, RPC_MISMATCH                                        (errors)
  *   -EBADMSG          a reply with the call's xid that does not decode or has
- *                     an unknown status, or a GETPORT answer that is no port      (errors)
+ *                     an unknown status, a GETPORT answer that is no port, or a
+ *                     TCP reply record longer than RPCCB_TCP_REPLY_MAX            (errors)
  *   -ECANCELED        rpccb_stop() ran before the call ended                      (cancelled)
  *   other -errno      the call's socket could not be set up (socket, bind,
- *                     connect: -EMFILE, -ENETUNREACH, ...)                        (errors)
+ *                     connect: -EMFILE, -ENETUNREACH, ...), or no memory for a
+ *                     TCP reply (-ENOMEM)                                         (errors)
+ * TCP connection failures other than refused and reset (-EHOSTUNREACH, ...) are retried like
+ * them and end as -ETIMEDOUT, as an ICMP host unreachable does over UDP.
  * The RPC-level errors are the same whichever stage (GETPORT or the call) got them.
  * PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL and GARBAGE_ARGS map as the Linux client maps them
  * (net/sunrpc/clnt.c), which gives SYSTEM_ERR -EIO too: -EREMOTEIO here keeps the two apart. Once
@@ -45,6 +63,9 @@
 /* Largest procedure argument accepted: the call must fit one UDP datagram. NLM's largest
  * arguments (cookie, caller name, handle, owner: four netobjs) are well below. */
 #define RPCCB_ARGS_MAX 32768u
+/* Largest TCP reply record (header and results, all fragments) accepted: as large as a UDP
+ * reply can be. */
+#define RPCCB_TCP_REPLY_MAX 65536u
 #define RPCCB_TIMEOUT_DEFAULT_MS 30000u
 
 struct rpccb;
@@ -53,9 +74,10 @@ struct rpccb_target {
 	struct sockaddr_storage host;  /* the client's address (AF_INET or AF_INET6), port ignored */
 	struct sockaddr_storage src;   /* local address to send from (AF_UNSPEC: any), port ignored */
 	uint32_t prog, vers, proc;
-	uint16_t port;                 /* the program's UDP port; 0: ask the host's portmapper */
-	uint16_t pmap_port;            /* where the portmapper listens; 0: 111 */
+	uint16_t port;                 /* the program's port for proto; 0: ask the portmapper */
+	uint16_t pmap_port;            /* where the portmapper listens (UDP); 0: 111 */
 	unsigned timeout_ms;           /* for the whole call, GETPORT included; 0: the default */
+	int proto;                     /* IPPROTO_UDP (0 means UDP too) or IPPROTO_TCP */
 };
 
 struct rpccb_counters {
@@ -80,7 +102,8 @@ void rpccb_stop(struct rpccb *e);
 /* Send the call prog/vers/proc with args (the procedure's XDR-encoded arguments, copied: a
  * multiple of 4 bytes, at most RPCCB_ARGS_MAX) to t->host; t is copied too. Thread-safe, never
  * blocks on the network. 0: done will be called once; -EINVAL (bad arguments), -EAFNOSUPPORT
- * (family), -EMSGSIZE, -ENOMEM, -ESHUTDOWN (engine stopping): done will not be called. */
+ * (family), -EPROTONOSUPPORT (proto neither UDP nor TCP), -EMSGSIZE, -ENOMEM, -ESHUTDOWN
+ * (engine stopping): done will not be called. */
 int rpccb_call(struct rpccb *e, const struct rpccb_target *t, const void *args, size_t args_len,
 	       rpccb_done_fn *done, void *ctx);
 

@@ -7,7 +7,15 @@
  * with the same xid and done still runs once; no server ends in -ECONNREFUSED or -ETIMEDOUT,
  * port 0 from the portmapper and each RPC-level error in its documented errno; 200 calls from
  * four threads at once all complete; stop cancels what is pending, once each; a timer fires
- * once, not early. */
+ * once, not early.
+ *
+ * Over TCP, against a fake server with a listening socket and a thread per connection: GETPORT
+ * asks for the TCP port, the call arrives as one record with its header and arguments, and a
+ * reply written as two fragments in small pieces with pauses between (so the engine reads it in
+ * parts) reaches done exactly; a server that reads the call and closes is connected to again
+ * after the backoff, then -ECONNRESET; no listener is -ECONNREFUSED; a reply record over the
+ * cap is -EBADMSG; 50 calls at once all complete; stop cancels a call waiting for its reply and
+ * one waiting to reconnect, once each. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +24,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -247,6 +256,266 @@ static void fake_stop(struct fake *f)
 }
 
 static unsigned fake_received(struct fake *f)
+{
+	pthread_mutex_lock(&f->mu);
+	unsigned n = f->received;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+/* ---- the TCP fake */
+
+enum tcp_kind { TF_ECHO, TF_CLOSE, TF_SILENT, TF_HUGE };
+
+#define TCP_CONNS_MAX 128
+
+struct tcpfake {
+	enum tcp_kind kind;                     /* set before tcpfake_start */
+	int lfd;
+	uint16_t port;
+	pthread_t thr;                          /* accepts; one thread per connection */
+	atomic_bool stop;
+	pthread_t conns[TCP_CONNS_MAX];         /* the accepting thread's, then tcpfake_stop's */
+	unsigned nconns;
+	/* what it saw, under mu */
+	pthread_mutex_t mu;
+	unsigned accepted, received, bad, active, max_active;
+	unsigned frags;                         /* of the last call's record */
+	uint32_t xids[16];
+	struct seen last;
+};
+
+struct tcpconn {
+	struct tcpfake *f;
+	int fd;
+};
+
+/* n bytes, in short polls so stop is seen; false at EOF, on an error, at stop or after 10 s. */
+static bool read_full(struct tcpfake *f, int fd, uint8_t *b, size_t n)
+{
+	uint64_t end = mono_ms() + 10000;
+	size_t got = 0;
+	while (got < n) {
+		if (atomic_load(&f->stop) || mono_ms() > end)
+			return false;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		ssize_t r = recv(fd, b + got, n - got, 0);
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
+/* One record, its fragments gathered: its length, or -1. */
+static ssize_t read_record(struct tcpfake *f, int fd, uint8_t *b, size_t cap, unsigned *frags)
+{
+	size_t len = 0;
+	*frags = 0;
+	for (;;) {
+		uint32_t m;
+		if (!read_full(f, fd, (uint8_t *)&m, 4))
+			return -1;
+		m = ntohl(m);
+		size_t fl = m & 0x7fffffffu;
+		if (fl > cap - len || !read_full(f, fd, b + len, fl))
+			return -1;
+		len += fl;
+		++*frags;
+		if (m & 0x80000000u)
+			return (ssize_t)len;
+	}
+}
+
+static void write_all(int fd, const void *b, size_t n)
+{
+	const uint8_t *p = b;
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void pause_ms(unsigned ms)
+{
+	usleep(ms * 1000u);
+}
+
+/* The reply as two fragments (the first ends inside the reply header), written in pieces with
+ * pauses between: marks split, bodies split. */
+static void reply_in_pieces(int fd, const uint8_t *body, size_t len)
+{
+	size_t k = 10;
+	assert_true(len > k + 5);
+	uint32_t m1 = htonl((uint32_t)k), m2 = htonl(0x80000000u | (uint32_t)(len - k));
+	const uint8_t *a = (const uint8_t *)&m1, *b = (const uint8_t *)&m2;
+	write_all(fd, a, 2);
+	pause_ms(10);
+	write_all(fd, a + 2, 2);
+	write_all(fd, body, 3);
+	pause_ms(10);
+	write_all(fd, body + 3, k - 3);
+	write_all(fd, b, 1);
+	pause_ms(10);
+	write_all(fd, b + 1, 3);
+	write_all(fd, body + k, 5);
+	pause_ms(10);
+	write_all(fd, body + k + 5, len - k - 5);
+}
+
+/* A record of two 40000-byte fragments: longer than the engine takes. */
+static void reply_huge(int fd)
+{
+	static const uint8_t zeros[40000];
+	uint32_t m1 = htonl(40000u), m2 = htonl(0x80000000u | 40000u);
+	write_all(fd, &m1, 4);
+	write_all(fd, zeros, sizeof zeros);
+	write_all(fd, &m2, 4);
+	write_all(fd, zeros, sizeof zeros);
+}
+
+/* Until the peer closes, or stop. */
+static void hold(struct tcpfake *f, int fd)
+{
+	uint8_t b[64];
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 20) > 0 && recv(fd, b, sizeof b, 0) <= 0)
+			return;
+	}
+}
+
+static void *tcpconn_main(void *arg)
+{
+	struct tcpconn *k = arg;
+	struct tcpfake *f = k->f;
+	int fd = k->fd;
+	free(k);
+	uint8_t buf[4096], out[4096];
+	pthread_mutex_lock(&f->mu);
+	if (++f->active > f->max_active)
+		f->max_active = f->active;
+	pthread_mutex_unlock(&f->mu);
+	unsigned frags = 0;
+	ssize_t n = read_record(f, fd, buf, sizeof buf, &frags);
+	struct seen s;
+	bool ok = n >= 0 && decode_call(buf, (size_t)n, &s);
+	if (ok) {
+		socklen_t fl = sizeof s.from;
+		getpeername(fd, (struct sockaddr *)&s.from, &fl);
+	}
+	pthread_mutex_lock(&f->mu);
+	if (n >= 0) {
+		if (!ok)
+			f->bad++;
+		if (f->received < 16)
+			f->xids[f->received] = ok ? s.xid : 0;
+		f->received++;
+	}
+	if (ok) {
+		f->last = s;
+		f->frags = frags;
+	}
+	pthread_mutex_unlock(&f->mu);
+	if (ok) {
+		switch (f->kind) {
+		case TF_ECHO: {
+			struct fake echo = {.kind = FAKE_ECHO};
+			reply_in_pieces(fd, out, encode_reply(&echo, &s, out, sizeof out));
+			hold(f, fd);            /* the engine closes once it has the reply */
+			break;
+		}
+		case TF_HUGE:
+			reply_huge(fd);
+			break;
+		case TF_SILENT:
+			hold(f, fd);
+			break;
+		case TF_CLOSE:
+			break;
+		}
+	}
+	close(fd);
+	pthread_mutex_lock(&f->mu);
+	f->active--;
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+static void *tcpfake_main(void *arg)
+{
+	struct tcpfake *f = arg;
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = {.fd = f->lfd, .events = POLLIN};
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		int fd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		int one = 1;                    /* each piece its own segment */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		struct timeval tv = {.tv_sec = 5};
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		pthread_mutex_lock(&f->mu);
+		f->accepted++;
+		pthread_mutex_unlock(&f->mu);
+		struct tcpconn *k = malloc(sizeof *k);
+		if (!k || f->nconns == TCP_CONNS_MAX) {
+			free(k);
+			close(fd);
+			continue;
+		}
+		k->f = f;
+		k->fd = fd;
+		if (pthread_create(&f->conns[f->nconns], NULL, tcpconn_main, k) != 0) {
+			free(k);
+			close(fd);
+			continue;
+		}
+		f->nconns++;
+	}
+	return NULL;
+}
+
+/* A TCP socket on 127.0.0.1 and an ephemeral port; listening when listen_too. */
+static int tcp_bound(uint16_t *port, bool listen_too)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_storage a = addr4("127.0.0.1", 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(struct sockaddr_in)), 0);
+	if (listen_too)
+		assert_int_equal(listen(fd, 128), 0);
+	socklen_t len = sizeof a;
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(((struct sockaddr_in *)&a)->sin_port);
+	return fd;
+}
+
+static void tcpfake_start(struct tcpfake *f)
+{
+	f->lfd = tcp_bound(&f->port, true);
+	atomic_init(&f->stop, false);
+	pthread_mutex_init(&f->mu, NULL);
+	assert_int_equal(pthread_create(&f->thr, NULL, tcpfake_main, f), 0);
+}
+
+static void tcpfake_stop(struct tcpfake *f)
+{
+	atomic_store(&f->stop, true);
+	pthread_join(f->thr, NULL);
+	for (unsigned i = 0; i < f->nconns; i++)
+		pthread_join(f->conns[i], NULL);
+	close(f->lfd);
+	pthread_mutex_destroy(&f->mu);
+}
+
+static unsigned tcpfake_received(struct tcpfake *f)
 {
 	pthread_mutex_lock(&f->mu);
 	unsigned n = f->received;
@@ -803,12 +1072,258 @@ static void test_bad_calls(void **state)
 	t = target(999, 0, 1000);
 	t.src.ss_family = AF_INET6;
 	assert_int_equal(rpccb_call(e, &t, big, 4, never_done, NULL), -EAFNOSUPPORT);
+	t = target(999, 0, 1000);
+	t.proto = IPPROTO_SCTP;
+	assert_int_equal(rpccb_call(e, &t, big, 4, never_done, NULL), -EPROTONOSUPPORT);
 	assert_int_equal(rpccb_after(e, 1, NULL, NULL), -EINVAL);
 	usleep(50 * 1000);
 	struct rpccb_counters c;
 	rpccb_counters(e, &c);
 	assert_int_equal(c.started, 0);
 	rpccb_stop(e);
+}
+
+/* ---- TCP */
+
+static struct rpccb_target tcp_target(uint16_t port, uint16_t pmap_port, unsigned timeout_ms)
+{
+	struct rpccb_target t = target(port, pmap_port, timeout_ms);
+	t.proto = IPPROTO_TCP;
+	return t;
+}
+
+/* GETPORT (over UDP) for the TCP port, then the call as one record from the source address
+ * asked for; the reply comes in two fragments and in pieces, and done gets its results exactly. */
+static void test_tcp_getport_then_call(void **state)
+{
+	(void)state;
+	struct tcpfake srv = {.kind = TF_ECHO};
+	struct fake pm = {.kind = FAKE_PMAP};
+	tcpfake_start(&srv);
+	pm.pmap_answer = srv.port;
+	fake_start(&pm);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 21);
+	struct rpccb_target t = tcp_target(0, pm.port, 10000);
+	t.src = addr4("127.0.0.2", 0);
+	uint64_t t0 = mono_ms();
+	assert_int_equal(call_once(e, &t, &j, &w), 0);
+	assert_true(mono_ms() - t0 >= 35);      /* the reply's pieces came 10 ms apart */
+	assert_true(j.res_ok);
+	assert_int_equal(j.res_len, 4 + j.args_len);
+	assert_int_equal(j.dones, 1);
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.started, 1);
+	assert_int_equal(c.ok, 1);
+	assert_int_equal(c.timeouts + c.errors + c.cancelled, 0);
+	rpccb_stop(e);                          /* closed its end: the connection thread ends */
+	fake_stop(&pm);
+	tcpfake_stop(&srv);
+
+	uint32_t want[4] = {htonl(NLM_PROG), htonl(NLM_VERS), htonl(IPPROTO_TCP), 0};
+	assert_int_equal(pm.bad, 0);
+	assert_int_equal(pm.received, 1);
+	assert_int_equal(pm.last.args_len, 16);
+	assert_memory_equal(pm.last.args, want, 16);
+
+	char host[MAX_MACHINE_NAME + 1] = {0};
+	assert_int_equal(gethostname(host, sizeof host - 1), 0);
+	const struct seen *s = &srv.last;
+	assert_int_equal(srv.accepted, 1);
+	assert_int_equal(srv.received, 1);
+	assert_int_equal(srv.bad, 0);
+	assert_int_equal(srv.frags, 1);         /* one record, one (last) fragment */
+	assert_int_equal(s->prog, NLM_PROG);
+	assert_int_equal(s->vers, NLM_VERS);
+	assert_int_equal(s->proc, NLM_GRANTED_MSG);
+	assert_int_equal(s->flavor, AUTH_SYS);
+	assert_true(s->cred_whole);
+	assert_int_equal(s->uid, 0);
+	assert_int_equal(s->ngids, 0);
+	assert_string_equal(s->machname, host);
+	assert_int_equal(s->verf_flavor, AUTH_NONE);
+	assert_int_equal(s->args_len, j.args_len);
+	assert_memory_equal(s->args, j.args, j.args_len);
+	assert_int_equal(ntohl(s->from.sin_addr.s_addr), 0x7f000002);
+	if (geteuid() == 0)
+		assert_in_range(ntohs(s->from.sin_port), 600, 1023);
+	assert_int_not_equal(s->xid, pm.last.xid);
+	waiter_fini(&w);
+}
+
+/* The server reads the call and closes: connected to again 500 ms and 1 s after each failure,
+ * the same call (xid) each time, and at the deadline -ECONNRESET. */
+static void test_tcp_closed_retried(void **state)
+{
+	(void)state;
+	struct tcpfake srv = {.kind = TF_CLOSE};
+	tcpfake_start(&srv);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 22);
+	struct rpccb_target t = tcp_target(srv.port, 0, 2000);
+	uint64_t t0 = mono_ms();
+	assert_int_equal(call_once(e, &t, &j, &w), -ECONNRESET);
+	assert_true(mono_ms() - t0 >= 1950);    /* retried until the deadline */
+	assert_int_equal(j.res_len, 0);
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.timeouts, 1);
+	assert_int_equal(c.ok + c.errors + c.cancelled, 0);
+	rpccb_stop(e);
+	waiter_fini(&w);
+	tcpfake_stop(&srv);
+	/* at about 0, 0.5 and 1.5 s; the next would be at 3.5 s, past the deadline */
+	assert_int_equal(srv.accepted, 3);
+	assert_int_equal(srv.received, 3);
+	assert_int_equal(srv.bad, 0);
+	assert_int_equal(srv.xids[0], srv.xids[1]);
+	assert_int_equal(srv.xids[1], srv.xids[2]);
+}
+
+/* Nobody listens on the port (a socket holds it, unlistening): -ECONNREFUSED at the deadline. */
+static void test_tcp_refused(void **state)
+{
+	(void)state;
+	uint16_t port;
+	int hold_fd = tcp_bound(&port, false);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 23);
+	struct rpccb_target t = tcp_target(port, 0, 1500);
+	uint64_t t0 = mono_ms();
+	assert_int_equal(call_once(e, &t, &j, &w), -ECONNREFUSED);
+	assert_true(mono_ms() - t0 >= 1450);
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.timeouts, 1);
+	rpccb_stop(e);
+	waiter_fini(&w);
+	close(hold_fd);
+}
+
+/* A reply record of 80000 bytes (two fragments): -EBADMSG, without waiting for the rest. */
+static void test_tcp_reply_too_long(void **state)
+{
+	(void)state;
+	struct tcpfake srv = {.kind = TF_HUGE};
+	tcpfake_start(&srv);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 24);
+	struct rpccb_target t = tcp_target(srv.port, 0, 10000);
+	uint64_t t0 = mono_ms();
+	assert_int_equal(call_once(e, &t, &j, &w), -EBADMSG);
+	assert_true(mono_ms() - t0 < 5000);
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.errors, 1);
+	rpccb_stop(e);
+	waiter_fini(&w);
+	tcpfake_stop(&srv);
+	assert_int_equal(srv.accepted, 1);      /* an error reply is final */
+}
+
+#define TCP_MANY 50
+
+/* 50 calls via GETPORT at once, each on a connection of its own, answered in pieces
+ * concurrently: each gets its own answer, once. */
+static void test_tcp_many_concurrent(void **state)
+{
+	(void)state;
+	struct tcpfake srv = {.kind = TF_ECHO};
+	struct fake pm = {.kind = FAKE_PMAP};
+	tcpfake_start(&srv);
+	pm.pmap_answer = srv.port;
+	fake_start(&pm);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job *jobs = calloc(TCP_MANY, sizeof *jobs);
+	assert_non_null(jobs);
+	struct rpccb_target t = tcp_target(0, pm.port, 20000);
+	for (int i = 0; i < TCP_MANY; i++) {
+		job_init(&jobs[i], &w, (uint32_t)(1000 + i));
+		assert_int_equal(rpccb_call(e, &t, jobs[i].args, jobs[i].args_len, job_done,
+					    &jobs[i]), 0);
+	}
+	assert_true(wait_total(&w, TCP_MANY, 30000));
+	for (int i = 0; i < TCP_MANY; i++) {
+		assert_int_equal(jobs[i].status, 0);
+		assert_int_equal(jobs[i].dones, 1);
+		assert_true(jobs[i].res_ok);
+	}
+	struct rpccb_counters c;
+	rpccb_counters(e, &c);
+	assert_int_equal(c.started, TCP_MANY);
+	assert_int_equal(c.ok, TCP_MANY);
+	rpccb_stop(e);
+	free(jobs);
+	waiter_fini(&w);
+	fake_stop(&pm);
+	tcpfake_stop(&srv);
+	assert_int_equal(srv.accepted, TCP_MANY);
+	assert_int_equal(srv.received, TCP_MANY);
+	assert_int_equal(srv.bad, 0);
+	assert_true(srv.max_active > 1);        /* the connections overlapped */
+}
+
+/* Stop with one TCP call waiting for its reply and one waiting to connect again: each done runs
+ * once with -ECANCELED, and a call made from it is refused. */
+static void test_tcp_stop_cancels(void **state)
+{
+	(void)state;
+	struct tcpfake srv = {.kind = TF_SILENT};
+	tcpfake_start(&srv);
+	uint16_t dead;
+	int hold_fd = tcp_bound(&dead, false);
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job jobs[2];
+	uint16_t ports[2] = {srv.port, dead};
+	for (int i = 0; i < 2; i++) {
+		job_init(&jobs[i], &w, (uint32_t)(30 + i));
+		jobs[i].e = e;
+		jobs[i].t = tcp_target(ports[i], 0, 30000);
+		jobs[i].chain = 1;
+		jobs[i].chain_err = 1;
+		assert_int_equal(rpccb_call(e, &jobs[i].t, jobs[i].args, jobs[i].args_len,
+					    job_done, &jobs[i]), 0);
+	}
+	while (tcpfake_received(&srv) < 1)
+		usleep(1000);
+	usleep(100 * 1000);                     /* the other surely refused once by now */
+	pthread_mutex_lock(&w.mu);
+	assert_int_equal(w.total, 0);
+	pthread_mutex_unlock(&w.mu);
+	rpccb_stop(e);
+	assert_int_equal(w.total, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(jobs[i].status, -ECANCELED);
+		assert_int_equal(jobs[i].dones, 1);
+		assert_int_equal(jobs[i].chain_err, -ESHUTDOWN);
+	}
+	waiter_fini(&w);
+	tcpfake_stop(&srv);
+	assert_int_equal(srv.accepted, 1);
+	close(hold_fd);
 }
 
 int main(void)
@@ -825,6 +1340,12 @@ int main(void)
 		cmocka_unit_test(test_after),
 		cmocka_unit_test(test_reentrant_done),
 		cmocka_unit_test(test_bad_calls),
+		cmocka_unit_test(test_tcp_getport_then_call),
+		cmocka_unit_test(test_tcp_closed_retried),
+		cmocka_unit_test(test_tcp_refused),
+		cmocka_unit_test(test_tcp_reply_too_long),
+		cmocka_unit_test(test_tcp_many_concurrent),
+		cmocka_unit_test(test_tcp_stop_cancels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
