@@ -141,7 +141,7 @@ static void dgram_main(void *arg)
 	struct reply *reply = NULL;
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &dc->creds);
 	worker_running(w, true);
-	dispatch_record(w, &dc->peer, &dc->local, &dc->rm, dc->rm.mem, dc->len, &reply);
+	dispatch_record(w, &dc->peer, &dc->local, IPPROTO_UDP, &dc->rm, dc->rm.mem, dc->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	if (reply && !w->stopping)

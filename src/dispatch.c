@@ -130,6 +130,12 @@ fail:
 	return NULL;
 }
 
+/* Where a call came from and over what. */
+struct xprt {
+	const struct sockaddr_storage *peer, *local;
+	int proto;
+};
+
 /* A call between its decode and its reply. */
 struct call {
 	const struct proc_desc *pd;
@@ -190,8 +196,7 @@ static void record(struct worker *w, const struct rpc_call *hdr, int64_t status,
 		       status, fiber_now_ns() - t0);
 }
 
-static void call_proc(struct worker *w, const struct sockaddr_storage *peer,
-		      const struct sockaddr_storage *local, struct record_mem *rm,
+static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem *rm,
 		      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
 {
 	struct hdr_ctx h = {.xid = hdr->xid, .stat = ACCEPT_GARBAGE_ARGS};
@@ -218,9 +223,10 @@ static void call_proc(struct worker *w, const struct sockaddr_storage *peer,
 		call_free(cl);
 		return;
 	}
-	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *peer,
-				  .local = local ? *local : (struct sockaddr_storage){.ss_family = AF_UNSPEC},
-				  .cred = hdr->cred,
+	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *xp->peer,
+				  .local = xp->local ? *xp->local
+						     : (struct sockaddr_storage){.ss_family = AF_UNSPEC},
+				  .proto = xp->proto ? xp->proto : IPPROTO_TCP, .cred = hdr->cred,
 				  .tbl = w && w->table ? exptable_get(w) : NULL};
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
@@ -275,12 +281,12 @@ static struct reply *replay(uint8_t *bytes, size_t len)
 }
 
 /* A non-idempotent call: run once per (xid, client, ...) however often the client sends it. */
-static void call_once(struct drc *drc, struct worker *w, const struct sockaddr_storage *peer,
-		      const struct sockaddr_storage *local, struct record_mem *rm, const struct rpc_call *call, const struct proc_desc *pd,
+static void call_once(struct drc *drc, struct worker *w, const struct xprt *x,
+		      struct record_mem *rm, const struct rpc_call *call, const struct proc_desc *pd,
 		      struct reply **out)
 {
 	struct drc_key k = {.xid = call->xid, .prog = call->prog, .vers = call->vers,
-			    .proc = call->proc, .peer = peer, .args = call->args,
+			    .proc = call->proc, .peer = x->peer, .args = call->args,
 			    .args_len = call->args_len};
 	struct drc_entry *slot;
 	uint8_t *bytes;
@@ -297,7 +303,7 @@ static void call_once(struct drc *drc, struct worker *w, const struct sockaddr_s
 	case DRC_MISS:
 		break;
 	}
-	call_proc(w, peer, local, rm, call, pd, out);
+	call_proc(w, x, rm, call, pd, out);
 	/* These procedures' replies are header and result only; anything else is not kept. */
 	const struct reply *r = *out;
 	bool keep = r && !r->payload_len && !r->payload_iov;
@@ -305,7 +311,7 @@ static void call_once(struct drc *drc, struct worker *w, const struct sockaddr_s
 }
 
 void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
-		     const struct sockaddr_storage *local, struct record_mem *rm,
+		     const struct sockaddr_storage *local, int proto, struct record_mem *rm,
 		     const uint8_t *rec, size_t len, struct reply **out)
 {
 	struct rpc_call call;
@@ -314,10 +320,11 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 	if (!pd)
 		return;
 	struct drc *drc = w && w->srv ? w->srv->drc : NULL;
+	const struct xprt x = {peer, local, proto};
 	if (pd->cache_reply && drc)
-		call_once(drc, w, peer, local, rm, &call, pd, out);
+		call_once(drc, w, &x, rm, &call, pd, out);
 	else
-		call_proc(w, peer, local, rm, &call, pd, out);
+		call_proc(w, &x, rm, &call, pd, out);
 }
 
 bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)

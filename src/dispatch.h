@@ -57,9 +57,9 @@ struct reply {
 
 /* Handle one record, in the calling fiber (the handler may suspend it while it waits): *out is the
  * reply to send, NULL when none is owed or memory ran out. local: our address the call came to
- * (NULL: not known). */
+ * (NULL: not known); proto: IPPROTO_TCP or IPPROTO_UDP, what it came over. */
 void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
-		     const struct sockaddr_storage *local, struct record_mem *rm,
+		     const struct sockaddr_storage *local, int proto, struct record_mem *rm,
 		     const uint8_t *rec, size_t len, struct reply **out);
 void reply_free(struct reply *r);
 

@@ -196,6 +196,7 @@ struct nfs_req {
 	const struct rpc_call *call;
 	struct sockaddr_storage peer;
 	struct sockaddr_storage local;   /* the server's address the call came to (AF_UNSPEC: unknown) */
+	int proto;                    /* IPPROTO_TCP or IPPROTO_UDP: what it came over */
 	struct rpc_cred cred;         /* as sent; squashed per export when a handle is resolved */
 	struct export_table *tbl;     /* the exports as they were when the call began */
 	const struct export_rt *exp;  /* the export of the (first) handle resolved */

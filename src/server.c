@@ -831,7 +831,7 @@ static void request_main(void *arg)
 	struct reply *reply = NULL;
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &rq->creds);
 	worker_running(w, true);
-	dispatch_record(w, &c->peer, &c->local, &rq->rm, rq->rec, rq->len, &reply);
+	dispatch_record(w, &c->peer, &c->local, IPPROTO_TCP, &rq->rm, rq->rec, rq->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	record_mem_release(&rq->rm);

@@ -37,6 +37,7 @@ struct nlm_client {
 	struct sockaddr_storage local;  /* our address it called: callbacks come from there */
 	const char *name;               /* caller_name */
 	uint32_t vers;                  /* NLM version of the call: callbacks use it too */
+	int proto;                      /* and its transport, as knfsd calls back (IPPROTO_*) */
 };
 
 /* One lock request, of any version (1 and 3 widened to 64 bits). */

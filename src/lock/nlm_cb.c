@@ -28,11 +28,11 @@ static int encode(xdrproc_t fn, void *obj, uint8_t *buf, size_t cap, size_t *len
 }
 
 static struct rpccb_target target(const struct sockaddr_storage *host,
-				  const struct sockaddr_storage *src, uint32_t prog, uint32_t vers,
-				  uint32_t proc, unsigned timeout_ms)
+				  const struct sockaddr_storage *src, int proto, uint32_t prog,
+				  uint32_t vers, uint32_t proc, unsigned timeout_ms)
 {
-	return (struct rpccb_target){.host = *host, .src = *src, .prog = prog, .vers = vers,
-				     .proc = proc, .timeout_ms = timeout_ms};
+	return (struct rpccb_target){.host = *host, .src = *src, .proto = proto, .prog = prog,
+				     .vers = vers, .proc = proc, .timeout_ms = timeout_ms};
 }
 
 /* ---- GRANTED ---- */
@@ -93,8 +93,8 @@ void nlm_send_granted(struct nlm *m, struct nlm_wait *wt)
 	uint8_t buf[4096];
 	size_t len;
 	struct granted_ctx *g = malloc(sizeof *g);
-	struct rpccb_target t = target(&wt->addr, &wt->local, NLM_PROG, wt->vers, NLMPROC_GRANTED,
-				       NLM_CB_TIMEOUT_MS);
+	struct rpccb_target t = target(&wt->addr, &wt->local, wt->proto, NLM_PROG, wt->vers,
+				       NLMPROC_GRANTED, NLM_CB_TIMEOUT_MS);
 	int rc = g ? granted_args(wt, buf, sizeof buf, &len) : -ENOMEM;
 	if (rc == 0) {
 		*g = (struct granted_ctx){.m = m, .cookie = wt->cookie};
@@ -128,7 +128,7 @@ void nlm_send_res(struct nlm *m, const struct nlm_client *cl, uint32_t proc, xdr
 {
 	uint8_t buf[4096];
 	size_t len;
-	struct rpccb_target t = target(&cl->addr, &cl->local, NLM_PROG, cl->vers, proc,
+	struct rpccb_target t = target(&cl->addr, &cl->local, cl->proto, NLM_PROG, cl->vers, proc,
 				       NLM_CB_TIMEOUT_MS);
 	int rc = encode(enc, res, buf, sizeof buf, &len);
 	if (rc == 0)
@@ -178,7 +178,7 @@ static void notify_host(struct nlm *m, const struct nlm_host *h)
 	}
 	n->m = m;
 	export_addr_str(&h->addr, n->who);
-	struct rpccb_target t = target(&h->addr, &h->local, SM_PROG, SM_VERS, SM_NOTIFY,
+	struct rpccb_target t = target(&h->addr, &h->local, IPPROTO_UDP, SM_PROG, SM_VERS, SM_NOTIFY,
 				       NSM_NOTIFY_TIMEOUT_MS);
 	if (rpccb_call(m->cb, &t, buf, len, on_notified, n) < 0) {
 		free(n);

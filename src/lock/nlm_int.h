@@ -55,6 +55,7 @@ struct nlm_wait {
 	enum nlm_wait_state state;
 	uint64_t cookie;                /* ours, in the GRANTED callback */
 	uint32_t vers;
+	int proto;                      /* the callback's transport: the LOCK's */
 	struct sockaddr_storage addr, local;
 	uint8_t fh[FH_MAX];
 	uint32_t fh_len;

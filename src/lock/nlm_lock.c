@@ -84,7 +84,8 @@ static enum nlm4_stats waiter_add(struct nlm *m, struct nlm_file *f, struct nlm_
 	}
 	*wt = (struct nlm_wait){.file = f, .ofd = d, .owner = owner_of(h, r), .start = r->start,
 				.end = r->end, .excl = r->excl, .cookie = ++m->next_cookie,
-				.vers = r->cl.vers, .addr = r->cl.addr, .local = r->cl.local,
+				.vers = r->cl.vers, .proto = r->cl.proto, .addr = r->cl.addr,
+				.local = r->cl.local,
 				.fh_len = r->fh_len < FH_MAX ? r->fh_len : FH_MAX,
 				.oh_len = r->oh_len, .oh = wt->oh,
 				.caller_name = wt->caller_name, .prev = f->waiters_tail};

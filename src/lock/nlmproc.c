@@ -51,7 +51,7 @@ static struct nlm *mgr(struct nfs_req *rq)
 static struct nlm_client client_of(struct nfs_req *rq, const char *caller)
 {
 	return (struct nlm_client){.addr = rq->peer, .local = rq->local, .name = caller,
-				   .vers = rq->call->vers};
+				   .vers = rq->call->vers, .proto = rq->proto};
 }
 
 /* The file a call names, checked as an NFS call is (handle, client rule, export), then the

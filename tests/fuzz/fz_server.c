@@ -483,7 +483,7 @@ static void job_main(void *arg)
 	uint64_t hits = drc_hits();
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &j->creds);
 	worker_running(w, true);
-	dispatch_record(w, j->peer, NULL, &j->rm, j->rec, j->len, &reply);
+	dispatch_record(w, j->peer, NULL, IPPROTO_TCP, &j->rm, j->rec, j->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	record_mem_release(&j->rm);

@@ -476,10 +476,28 @@ static int udp_bound(const char *addr, uint16_t port, uint16_t *got)
 	return fd;
 }
 
+static int tcp_listening(const char *addr, uint16_t *got)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (inet_pton(AF_INET, addr, &a.sin_addr) != 1 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 16) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		int e = errno ? -errno : -EINVAL;
+		close(fd);
+		return e;
+	}
+	*got = ntohs(a.sin_port);
+	return fd;
+}
+
 int rl_fakehost_open(struct rl_fakehost *h, const char *addr)
 {
 	memset(h, 0, sizeof *h);
-	h->pmap_fd = h->lockd_fd = h->statd_fd = -1;
+	h->pmap_fd = h->lockd_fd = h->statd_fd = h->lockd_tcp_fd = h->conn_fd = -1;
 	snprintf(h->addr, sizeof h->addr, "%s", addr);
 	int fd = udp_bound(addr, 111, NULL);
 	if (fd < 0)
@@ -495,13 +513,18 @@ int rl_fakehost_open(struct rl_fakehost *h, const char *addr)
 		return fd;
 	}
 	h->statd_fd = fd;
+	if ((fd = tcp_listening(addr, &h->lockd_tcp_port)) < 0) {
+		rl_fakehost_close(h);
+		return fd;
+	}
+	h->lockd_tcp_fd = fd;
 	return 0;
 }
 
 void rl_fakehost_close(struct rl_fakehost *h)
 {
-	int *fds[] = {&h->pmap_fd, &h->lockd_fd, &h->statd_fd};
-	for (size_t i = 0; i < 3; i++)
+	int *fds[] = {&h->pmap_fd, &h->lockd_fd, &h->statd_fd, &h->lockd_tcp_fd, &h->conn_fd};
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (*fds[i] >= 0) {
 			close(*fds[i]);
 			*fds[i] = -1;
@@ -531,12 +554,12 @@ static int parse_call(struct rl_incall *c)
 	return 0;
 }
 
-static int reply(int fd, const struct sockaddr_in *to, uint32_t xid, uint32_t accept_stat,
-                 const void *body, size_t len)
+/* An accepted reply (accept_stat) with body, in a new buffer (NULL when out of memory). */
+static struct xb *reply_msg(uint32_t xid, uint32_t accept_stat, const void *body, size_t len)
 {
 	struct xb *b = calloc(1, sizeof *b);
 	if (!b)
-		return -1;
+		return NULL;
 	xb_u32(b, xid);
 	xb_u32(b, 1);              /* REPLY */
 	xb_u32(b, 0);              /* MSG_ACCEPTED */
@@ -544,8 +567,26 @@ static int reply(int fd, const struct sockaddr_in *to, uint32_t xid, uint32_t ac
 	xb_u32(b, 0);
 	xb_u32(b, accept_stat);
 	xb_bytes(b, body, len);
+	return b;
+}
+
+static int reply(int fd, const struct sockaddr_in *to, uint32_t xid, uint32_t accept_stat,
+                 const void *body, size_t len)
+{
+	struct xb *b = reply_msg(xid, accept_stat, body, len);
+	if (!b)
+		return -1;
 	ssize_t n = sendto(fd, b->buf, b->len, 0, (const struct sockaddr *)to, sizeof *to);
 	int rc = n == (ssize_t)b->len ? 0 : -1;
+	free(b);
+	return rc;
+}
+
+/* An accepted SUCCESS reply with body as one record on the TCP connection fd. */
+static int reply_record(int fd, uint32_t xid, const void *body, size_t len)
+{
+	struct xb *b = reply_msg(xid, 0, body, len);
+	int rc = b ? raw_send_record(fd, b->buf, b->len) : -1;
 	free(b);
 	return rc;
 }
@@ -569,6 +610,8 @@ static void serve_pmap(struct rl_fakehost *h, struct rl_incall *c)
 	uint32_t port = 0;
 	if (prog == RL_NLM_PROG && prot == IPPROTO_UDP)
 		port = h->lockd_port;
+	else if (prog == RL_NLM_PROG && prot == IPPROTO_TCP)
+		port = h->lockd_tcp_port;
 	else if (prog == RL_SM_PROG && vers == RL_SM_VERS && prot == IPPROTO_UDP)
 		port = h->statd_port;
 	h->getports++;
@@ -580,26 +623,57 @@ static void serve_pmap(struct rl_fakehost *h, struct rl_incall *c)
 	reply(h->pmap_fd, &c->from, c->xid, 0, out, 4);
 }
 
+/* A call over TCP: accept the server's connection and read its one record. 1, or 0 when it
+ * was no call (the connection is then closed). */
+static int tcp_call(struct rl_fakehost *h, struct rl_incall *c)
+{
+	socklen_t fl = sizeof c->from;
+	int fd = accept4(h->lockd_tcp_fd, (struct sockaddr *)&c->from, &fl, SOCK_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t got = raw_recv_record(fd, c->rec, sizeof c->rec, 2000);
+	if (got < 0) {
+		close(fd);
+		return 0;
+	}
+	c->len = (size_t)got;
+	c->fd = h->conn_fd = fd;
+	c->tcp = true;
+	if (parse_call(c) == 0)
+		return 1;
+	close(fd);
+	h->conn_fd = -1;
+	return 0;
+}
+
 int rl_fakehost_wait(struct rl_fakehost *h, int timeout_ms, struct rl_incall *c)
 {
 	long long deadline = now_ms() + timeout_ms;
+	if (h->conn_fd >= 0) {
+		close(h->conn_fd);   /* the previous call's, answered or not */
+		h->conn_fd = -1;
+	}
 	for (;;) {
-		struct pollfd pf[3] = {{.fd = h->pmap_fd, .events = POLLIN},
+		struct pollfd pf[4] = {{.fd = h->pmap_fd, .events = POLLIN},
 		                       {.fd = h->lockd_fd, .events = POLLIN},
-		                       {.fd = h->statd_fd, .events = POLLIN}};
+		                       {.fd = h->statd_fd, .events = POLLIN},
+		                       {.fd = h->lockd_tcp_fd, .events = POLLIN}};
 		long long left = deadline - now_ms();
 		if (left < 0)
 			left = 0;
-		int n = poll(pf, 3, (int)left);
+		int n = poll(pf, 4, (int)left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -1;
 		if (n == 0)
 			return 0;
+		if ((pf[3].revents & POLLIN) && tcp_call(h, c))
+			return 1;
 		for (int i = 0; i < 3; i++) {
 			if (!(pf[i].revents & POLLIN))
 				continue;
+			c->tcp = false;
 			socklen_t fl = sizeof c->from;
 			ssize_t got = recvfrom(pf[i].fd, c->rec, sizeof c->rec, 0,
 			                       (struct sockaddr *)&c->from, &fl);
@@ -619,6 +693,8 @@ int rl_fakehost_wait(struct rl_fakehost *h, int timeout_ms, struct rl_incall *c)
 
 int rl_fakehost_reply(const struct rl_incall *c, const void *body, size_t len)
 {
+	if (c->tcp)
+		return reply_record(c->fd, c->xid, body, len);
 	return reply(c->fd, &c->from, c->xid, 0, body, len);
 }
 

@@ -146,6 +146,9 @@ struct rl_fakehost {
 	char addr[INET_ADDRSTRLEN];
 	int pmap_fd, lockd_fd, statd_fd;
 	uint16_t lockd_port, statd_port;
+	int lockd_tcp_fd;             /* the fake lockd's TCP listener */
+	uint16_t lockd_tcp_port;
+	int conn_fd;                  /* the TCP connection of the last call, closed at the next wait */
 	unsigned getports;            /* GETPORT calls answered */
 	uint32_t gp_prog, gp_vers, gp_prot;   /* the last one's arguments */
 	struct sockaddr_in gp_from;   /* and its sender */
@@ -154,6 +157,7 @@ struct rl_fakehost {
 /* A call that reached the fake lockd or statd. */
 struct rl_incall {
 	int fd;                       /* the socket it came on: its reply leaves from there */
+	bool tcp;                     /* over TCP (a connection to the fake lockd), else UDP */
 	struct sockaddr_in from;
 	uint32_t xid, rpcvers, prog, vers, proc, cred_flavor;
 	uint8_t rec[65536];
@@ -162,7 +166,8 @@ struct rl_incall {
 	size_t args_len;
 };
 
-/* Bind ADDR:111 (UDP) and two UDP sockets on ADDR's ephemeral ports. 0, or -errno. */
+/* Bind ADDR:111 (UDP), two UDP sockets on ADDR's ephemeral ports (lockd, statd) and a TCP
+ * listener (lockd: the server calls back over the transport the LOCK came on). 0, or -errno. */
 int rl_fakehost_open(struct rl_fakehost *h, const char *addr);
 void rl_fakehost_close(struct rl_fakehost *h);
 /* Serve the portmapper (GETPORT, NULL) until a call reaches the lockd or statd: 1 (*c holds

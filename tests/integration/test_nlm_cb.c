@@ -72,11 +72,13 @@ static void recv_granted(struct rl_fakehost *h, const struct rl_lock *l, bool ex
 	/* from the address B locked through, on a reserved port (Linux's lockd checks both) */
 	assert_int_equal(in.from.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
 	assert_true(ntohs(in.from.sin_port) < 1024);
-	/* found by GETPORT of NLM v4 over UDP at B's own portmapper */
+	/* over TCP, as B's LOCK came, its port found by GETPORT of NLM v4 for TCP at B's own
+	 * portmapper */
+	assert_true(in.tcp);
 	assert_true(h->getports > 0);
 	assert_int_equal(h->gp_prog, RL_NLM_PROG);
 	assert_int_equal(h->gp_vers, RL_NLM4_VERS);
-	assert_int_equal(h->gp_prot, IPPROTO_UDP);
+	assert_int_equal(h->gp_prot, IPPROTO_TCP);
 	assert_int_equal(rl_dec_granted(&in, g), 0);
 	if (g->svid != l->svid || g->off != l->off || g->len != l->len || g->excl != excl)
 		fail_msg("GRANTED names svid %d [%llu, +%llu) %s, want svid %d [%llu, +%llu) %s",
