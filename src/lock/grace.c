@@ -86,7 +86,9 @@ void grace_host_done(struct grace *g, uint64_t host)
 enum grace_verdict grace_check(struct grace *g, uint64_t now, uint64_t host, bool reclaim)
 {
 	/* Asked first so that a grace period past its time ends here, whatever the request. */
-	if (!grace_active(g, now) || reclaim)
+	if (!grace_active(g, now))
+		return reclaim ? GRACE_DENY : GRACE_OK;
+	if (reclaim)
 		return GRACE_OK;
 	grace_host_done(g, host);
 	return g->active ? GRACE_DENY : GRACE_OK;

@@ -34,8 +34,9 @@ struct grace {
 };
 
 enum grace_verdict {
-	GRACE_OK,        /* go on: no grace period, or a reclaim */
-	GRACE_DENY,      /* a new lock or TEST during the grace period: NLM4_DENIED_GRACE_PERIOD */
+	GRACE_OK,        /* go on: an ordinary request outside a grace period, or a reclaim in one */
+	GRACE_DENY,      /* NLM4_DENIED_GRACE_PERIOD: a new lock or TEST during the grace period,
+			  * or a reclaim outside one */
 };
 
 /* Start the grace period at now, for duration_ns, for the n hosts (copied; duplicates count
@@ -48,8 +49,9 @@ int grace_start(struct grace *g, uint64_t now, uint64_t duration_ns, const uint6
 bool grace_active(struct grace *g, uint64_t now);
 
 /* The verdict on a LOCK (reclaim as the request says) or a TEST (reclaim false) of host.
- * Reclaims are always GRACE_OK (after the grace period NLM treats them as ordinary requests).
- * A non-reclaim request marks its host done; if that ends the grace period (it was the last
+ * Reclaims are GRACE_OK during the grace period and GRACE_DENY outside it, as knfsd answers
+ * them: once it is over, another client may have taken the range and changed the file, so a
+ * late reclaim must fail rather than silently succeed. A non-reclaim request marks its host done; if that ends the grace period (it was the last
  * recorded host) the request itself is GRACE_OK: all reclaims are over. */
 enum grace_verdict grace_check(struct grace *g, uint64_t now, uint64_t host, bool reclaim);
 

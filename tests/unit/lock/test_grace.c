@@ -23,6 +23,7 @@ static void test_no_hosts_no_grace(void **state)
 	assert_int_equal(grace_start(&g, 5 * SEC, 90 * SEC, NULL, 0), 0);
 	assert_false(grace_active(&g, 5 * SEC));
 	assert_int_equal(grace_check(&g, 5 * SEC, 1, false), GRACE_OK);
+	assert_int_equal(grace_check(&g, 5 * SEC, 1, true), GRACE_DENY);   /* nothing to reclaim */
 	assert_int_equal(grace_remaining_ns(&g, 5 * SEC), 0);
 	assert_int_equal(grace_pending(&g), 0);
 	grace_free(&g);
@@ -65,9 +66,9 @@ static void test_ends_by_time(void **state)
 	assert_int_equal(grace_remaining_ns(&g, 1200), 300);
 	assert_int_equal(grace_check(&g, 1499, 11, false), GRACE_DENY);
 	assert_int_equal(grace_remaining_ns(&g, 1499), 1);
-	/* over at exactly its end: requests are ordinary, reclaims too */
+	/* over at exactly its end: requests are ordinary, reclaims too late (as knfsd's) */
 	assert_int_equal(grace_check(&g, 1500, 11, false), GRACE_OK);
-	assert_int_equal(grace_check(&g, 1500, 10, true), GRACE_OK);
+	assert_int_equal(grace_check(&g, 1500, 10, true), GRACE_DENY);
 	assert_false(grace_active(&g, 1500));
 	assert_int_equal(grace_remaining_ns(&g, 1500), 0);
 	/* for good: an earlier time does not bring it back */
