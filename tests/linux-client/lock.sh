@@ -14,7 +14,7 @@
 # /etc/hosts naming the guest. nfsd-uc is started with `listen = SRV_IP` and `rpcbind = own`:
 # it answers the portmapper on port 111 itself (nothing else listens there) and serves NLM and
 # NSM. The guest runs rpcbind and rpc.statd, mounts the export twice (-o vers=3,proto=tcp, the
-# second with nosharecache) and checks:
+# second with nosharecache), a third time with -o vers=3 only for check 6, and checks:
 #   1 rpcinfo    rpcinfo -p SERVER lists 100003, 100005, 100021 (v4/tcp) and 100024
 #   2 fcntl      F_SETLK on mount A; F_GETLK and F_SETLK of another process on mount B see the
 #                conflict; after the unlock both succeed
@@ -23,16 +23,26 @@
 #   4 blocklock  B's F_SETLKW blocks (BLOCKED at the server) while A holds; A unlocks; B must
 #                get the lock within 1000 ms of the unlock (CLOCK_MONOTONIC of the guest);
 #                3 rounds
+#   6 plainmount mount C with `-o vers=3` only (NFS and MOUNT ports from our portmapper, MOUNT
+#                perhaps over UDP); an fcntl lock on C is seen by B (EAGAIN) and released
+#   7 reclaim    P holds an F_SETLK lock on A; the guest asks the host (JOB/ctl/N-ACTION.req,
+#                answered in .ack) to restart the server with the same conf and state_dir:
+#                SIGTERM, then SIGKILL (NFSD_UC_LC_RECLAIM); the host waits for the server's
+#                log to show the SM_NOTIFY answered ("notified of the restart") and P's
+#                reclaim GRANTED ("LOCK (reclaim) ... GRANTED", log_level = debug) within the
+#                grace period ([lock] grace_period = NFSD_UC_LC_GRACE, 15); then B's F_SETLK
+#                gets EAGAIN while P still holds, and succeeds after P's unlock
 # and on the host:
 #   5 server-log the server's log has no error lines; the server stayed up and (nfsd-uc)
-#                exits with status 0 on SIGTERM
+#                exits with status 0 on SIGTERM (each time: the restarts of check 7 too)
 #
 # Needs root, /dev/net/tun, iproute2, util-linux and the VM image of setup.sh with its lock
 # tools (run `setup.sh` once as root). Exit 0 when every check passed, 1 when one failed, 77
 # (skip, with the reason) only when this machine cannot make the namespace or the tap device or
 # boot the guest: never for a server that fails. On a failure the guest's console, the
-# server's log and QEMU's messages are printed. About 20 s on two cores (75 s when the
-# server does not answer NLM: every lock call in the guest is bounded).
+# server's log and QEMU's messages are printed. About 20 s on two cores (about two minutes
+# when the server does not answer NLM: every lock call in the guest is bounded).
+# Check 7 is nfsd-uc's own (its state_dir/nsm and SM_NOTIFY at start): not run against Ganesha.
 #
 # Environment (all optional):
 #   NFSD_UC_LC_SERVER=ganesha   check the harness against NFS-Ganesha (rpcbind, rpc.statd and
@@ -43,6 +53,9 @@
 #                           started in the server's namespace for it to register with
 #   NFSD_UC_LC_CONF_EXTRA   lines appended to nfsd-uc's conf (e.g. a [lock] section)
 #   NFSD_UC_LC_ROUNDS       blocked-lock hand-offs in check 4 (3; 1 against Ganesha)
+#   NFSD_UC_LC_RECLAIM      how the server goes down in the rounds of check 7: "restart"
+#                           (SIGTERM) and/or "kill9" (SIGKILL) ("restart kill9"; "" skips it)
+#   NFSD_UC_LC_GRACE        [lock] grace_period of nfsd-uc's conf (15)
 #   NFSD_UC_LC_NET          first three octets of the namespace's /24 (10.231.0)
 #   NFSD_UC_LC_SMP / NFSD_UC_LC_MEM   guest CPUs (1) and MiB (1024)
 #   NFSD_UC_LC_BUDGET       seconds for the whole run (420, under meson's 480)
@@ -66,6 +79,10 @@ BUDGET=${NFSD_UC_LC_BUDGET:-420}
 # failed to match the client's GRANTED_RES to the GRANTED_MSG it sent, waits seconds for it and
 # sends the next round's GRANTED_MSG about a second late.
 ROUNDS=${NFSD_UC_LC_ROUNDS:-$([[ $SERVER == ganesha ]] && echo 1 || echo 3)}
+# Check 7: server restarts while the guest holds a lock (nfsd-uc only), and its grace period
+RECLAIM=${NFSD_UC_LC_RECLAIM-restart kill9}
+[[ $SERVER == ganesha ]] && RECLAIM=""
+GRACE=${NFSD_UC_LC_GRACE:-15}
 T_START=$(date +%s)
 W="" DPID="" QPID="" IMG="" NS_MADE=0 SRV_DEAD=0
 HOST_FAIL=()
@@ -152,11 +169,22 @@ port = 2049
 mount_port = 20048
 state_dir = $W/state
 rpcbind = $RPCB
+log_level = debug
 
 [export $W/export]
 clients = $PREFIX.0/24(rw,no_root_squash)
 EOF
-	[[ -n ${NFSD_UC_LC_CONF_EXTRA:-} ]] && printf '\n%s\n' "$NFSD_UC_LC_CONF_EXTRA" >>"$W/server.conf"
+	# check 7 reads the reclaims from the debug lines; its grace period goes into [lock], the
+	# one of NFSD_UC_LC_CONF_EXTRA when it has that section (and no grace_period of its own)
+	local extra=${NFSD_UC_LC_CONF_EXTRA:-}
+	if ! grep -q '^[[:space:]]*\[lock\]' <<<"$extra"; then
+		printf '\n[lock]\ngrace_period = %s\n' "$GRACE" >>"$W/server.conf"
+	elif ! grep -q '^[[:space:]]*grace_period[[:space:]]*=' <<<"$extra"; then
+		extra=$(awk -v g="$GRACE" '{print} /^[[:space:]]*\[lock\]/ {print "grace_period = " g}' <<<"$extra")
+	else
+		GRACE=$(sed -n 's/^[[:space:]]*grace_period[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' <<<"$extra" | tail -n 1)
+	fi
+	[[ -n $extra ]] && printf '\n%s\n' "$extra" >>"$W/server.conf"
 }
 
 # Runs in the namespace, in a mount and UTS namespace of its own: tmpfs /run, /etc/hosts and
@@ -187,44 +215,59 @@ registered() {  # the programs the server's portmapper lists, "prog/vers/proto .
 	nsx rpcinfo -p "$SRV_IP" 2>/dev/null | awk 'NR > 1 {print $1 "/" $2 "/" $3}' | sort -u | tr '\n' ' '
 }
 
+SRV_CMD=() SRV_RB="" SRV_SD=""
 start_server() {
-	local log=$W/server.log i rb="" sd=""
+	local log=$W/server.log st
 	mkdir -p "$W/export" "$W/state" "$W/varlibnfs/sm" "$W/varlibnfs/sm.bak" "$W/ganesha-recov"
 	printf '127.0.0.1 localhost\n::1 localhost\n%s nfsduc-lk-server server\n%s guest\n' "$SRV_IP" "$GUEST_IP" >"$W/hosts"
 	write_conf
-	local cmd=("$EXE" -c "$W/server.conf")
+	SRV_CMD=("$EXE" -c "$W/server.conf")
 	if [[ $SERVER == ganesha ]]; then
-		rb=1 sd=1   # Ganesha registers with rpcbind and monitors clients through rpc.statd
-		cmd=("$EXE" -F -f "$W/server.conf" -L "$log" -N NIV_EVENT -p "$W/ganesha.pid")
+		SRV_RB=1 SRV_SD=1   # Ganesha registers with rpcbind and monitors clients through rpc.statd
+		SRV_CMD=("$EXE" -F -f "$W/server.conf" -L "$log" -N NIV_EVENT -p "$W/ganesha.pid")
 	elif [[ $RPCB == yes ]]; then
-		rb=1
+		SRV_RB=1
 	fi
-	say "server: ${cmd[*]} (in $NS${rb:+; rpcbind }${sd:+rpc.statd }${rb:+started beside it})"
+	say "server: ${SRV_CMD[*]} (in $NS${SRV_RB:+; rpcbind }${SRV_SD:+rpc.statd }${SRV_RB:+started beside it})"
 	sed 's/^/  conf| /' "$W/server.conf"
-	LK_DIR=$W LK_RPCBIND=$rb LK_STATD=$sd ip netns exec "$NS" unshare --uts bash -c "$SRV_WRAP" srv "${cmd[@]}" \
+	launch_server 0
+	st=$?
+	if ((st == 1)); then
+		# 97: the wrapper could not make the private /run or /etc/hosts (before any server ran)
+		((LAUNCH_ST == 97)) && ! grep -q '^=== exec' "$log" && skip "cannot make the server's private mount namespace: $(tail -n 3 "$log" | tr '\n' ' ')"
+		say "FAIL: the server exited with status $LAUNCH_ST at start-up; its log:"
+		sed 's/^/  server| /' "$log"
+		show_aux_logs
+		exit 1
+	fi
+	((st == 0)) || { say "FAIL: the server was not ready within 60 s; its log:"; sed 's/^/  server| /' "$log"; exit 1; }
+	say "server pid $DPID ready after $(elapsed) s; its portmapper lists: $(registered)"
+}
+
+# launch_server OFFSET: start SRV_CMD in the namespace (its log appended to server.log) and
+# wait until the log after byte OFFSET says it is ready: 0; 1 when it exited (status in
+# LAUNCH_ST); 2 when it was not ready within 60 s (it is left running)
+LAUNCH_ST=""
+launch_server() {
+	local log=$W/server.log i
+	LK_DIR=$W LK_RPCBIND=$SRV_RB LK_STATD=$SRV_SD ip netns exec "$NS" unshare --uts bash -c "$SRV_WRAP" srv "${SRV_CMD[@]}" \
 		</dev/null >>"$log" 2>&1 &
 	DPID=$!
 	for ((i = 0; i < 600; i++)); do
 		if ! kill -0 "$DPID" 2>/dev/null; then
 			wait "$DPID"
-			local st=$?
+			LAUNCH_ST=$?
 			DPID=""
-			# 97: the wrapper could not make the private /run or /etc/hosts (before any server ran)
-			((st == 97)) && ! grep -q '^=== exec' "$log" && skip "cannot make the server's private mount namespace: $(tail -n 3 "$log" | tr '\n' ' ')"
-			say "FAIL: the server exited with status $st at start-up; its log:"
-			sed 's/^/  server| /' "$log"
-			show_aux_logs
-			exit 1
+			return 1
 		fi
 		if [[ $SERVER == ganesha ]]; then
-			[[ $(registered) == *100003/3/tcp*100005/3/tcp*100021/4/tcp* ]] && break
+			[[ $(registered) == *100003/3/tcp*100005/3/tcp*100021/4/tcp* ]] && return 0
 		else
-			grep -q 'nfsd-uc info: ready' "$log" && break
+			tail -c +$((${1:-0} + 1)) "$log" | grep -q 'nfsd-uc info: ready' && return 0
 		fi
 		sleep 0.1
 	done
-	((i < 600)) || { say "FAIL: the server was not ready within 60 s; its log:"; sed 's/^/  server| /' "$log"; exit 1; }
-	say "server pid $DPID ready after $(elapsed) s; its portmapper lists: $(registered)"
+	return 2
 }
 
 stop_server() {  # SIGTERM; records what went wrong in HOST_FAIL
@@ -243,6 +286,126 @@ stop_server() {  # SIGTERM; records what went wrong in HOST_FAIL
 	if [[ $SERVER != ganesha && $st != 0 ]]; then HOST_FAIL+=("the server exited with status $st after SIGTERM (want 0)"); fi
 }
 
+# ---- check 7: the guest asks (JOB/ctl/N-ACTION.req) the host to take the server down and start
+# it again with the same conf and state_dir; the host answers in N-ACTION.ack ("ok" or what
+# went wrong) after the server's log has shown the restart's SM_NOTIFY answered and a reclaim
+# granted (or GRACE + 5 s have passed), with what it saw in N-ACTION.info; "DOWN ..." when no
+# server runs any more (the guest then stops check 7: every NFS call would hang)
+ts_ms() { [[ -n $1 ]] && date -d "$1" +%s%3N 2>/dev/null; }   # a log line's time stamp, in ms
+first_line() { grep -m 1 -E "$1" <<<"$2"; }
+# the locks the host's kernel has on the export's files (the server takes each NLM lock as an
+# OFD lock of its own too): lines of /proc/locks, "MAJ:MIN:INODE" with MAJ and MIN in hex
+export_locks() {
+	local ids
+	ids=$(find "$W/export" -type f -printf '%D %i\n' 2>/dev/null | while read -r d i; do
+		printf '%02x:%02x:%s\n' $((d >> 8 & 0xfff)) $(((d & 0xff) | (d >> 12 & 0xfff00))) "$i"; done)
+	[[ -n $ids ]] || { echo 0; return; }
+	awk 'NR == FNR {want[$1]; next} ($6 in want) || ($7 in want) {n++} END {print n + 0}' <(echo "$ids") /proc/locks
+}
+restart_server() {  # $1=restart|kill9 $2=the request's base name; sets MSG
+	local how=$1 info=$2.info log=$W/server.log i st off new sig=TERM
+	local l_ready l_grace l_notify l_recl l_over t0 t_ready t_grace t_notify t_recl t_over bad=()
+	MSG=ok
+	[[ -n $DPID ]] || { MSG="DOWN the server is not running"; return; }
+	[[ $how == kill9 ]] && sig=KILL
+	local k_before k_down k_after
+	k_before=$(export_locks)
+	kill -"$sig" "$DPID"
+	for ((i = 0; i < 200; i++)); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$DPID" 2>/dev/null; then
+		bad+=("the server still ran 20 s after SIGTERM: killed")
+		HOST_FAIL+=("check 7: the server still ran 20 s after SIGTERM")
+		kill -KILL "$DPID"
+	fi
+	wait "$DPID"
+	st=$?
+	DPID=""
+	say "check 7: server stopped with SIG$sig: exit status $st ($(elapsed) s)"
+	if [[ $how == restart && $st != 0 ]]; then
+		bad+=("exit status $st after SIGTERM (want 0)")
+		HOST_FAIL+=("check 7: the server exited with status $st after SIGTERM (want 0)")
+	fi
+	k_down=$(export_locks)
+	((k_down == 0)) || bad+=("$k_down lock(s) on the export's files in /proc/locks with the server down")
+	off=$(stat -c %s "$log")
+	t0=$(date +%s%3N)
+	# NFSD_UC_LC_RPCBIND=yes: the first start's rpcbind still runs in the namespace (port 111
+	# on loopback: the server registers there); a second one could not bind
+	local SRV_RB=""
+	launch_server "$off"
+	st=$?
+	if ((st == 1)); then
+		MSG="DOWN the server exited with status $LAUNCH_ST when started again"
+		HOST_FAIL+=("check 7: ${MSG#DOWN }")
+		tail -c +$((off + 1)) "$log" | tail -n 20 >"$info"
+		return
+	elif ((st == 2)); then
+		MSG="DOWN the server was not ready within 60 s when started again"
+		HOST_FAIL+=("check 7: ${MSG#DOWN }")
+		return
+	fi
+	say "check 7: server started again, pid $DPID, ready in $(($(date +%s%3N) - t0)) ms; waiting up to $((GRACE + 5)) s for the SM_NOTIFY and the reclaim"
+	for ((i = 0; i < (GRACE + 5) * 10; i++)); do
+		new=$(tail -c +$((off + 1)) "$log")
+		grep -q 'notified of the restart' <<<"$new" && grep -qE 'LOCK \(reclaim\) from .*: GRANTED' <<<"$new" && break
+		sleep 0.1
+	done
+	new=$(tail -c +$((off + 1)) "$log")
+	l_ready=$(first_line 'nfsd-uc info: ready' "$new")
+	l_grace=$(first_line 'lock: grace period of' "$new")
+	l_notify=$(first_line 'notified of the restart|SM_NOTIFY to' "$new")
+	l_recl=$(first_line 'LOCK \(reclaim\) from .*: GRANTED' "$new")
+	l_over=$(first_line 'grace period over' "$new")
+	t_ready=$(ts_ms "${l_ready%% *}")
+	t_grace=$(ts_ms "${l_grace%% *}")
+	t_notify=$(ts_ms "${l_notify%% *}")
+	t_recl=$(ts_ms "${l_recl%% *}")
+	t_over=$(ts_ms "${l_over%% *}")
+	[[ -n $t_grace ]] || t_grace=$t_ready
+	{
+		echo "server log after the restart:"
+		grep -E 'nfsd-uc (info: ready|[a-z]+: lock: )|nfsd-uc (emerg|alert|crit|error|warning): ' <<<"$new" | head -n 12
+	} >"$info"
+	[[ -n $l_grace ]] || bad+=("no 'grace period of $GRACE s for 1 client(s)' line: the server did not load the guest's record")
+	case $l_notify in
+	*'notified of the restart'*) ;;
+	'') bad+=("the server's log shows no SM_NOTIFY answered in $((GRACE + 5)) s") ;;
+	*) bad+=("SM_NOTIFY: ${l_notify#* nfsd-uc }") ;;
+	esac
+	if [[ -z $l_recl ]]; then
+		bad+=("no reclaim GRANTED in the server's log within $((GRACE + 5)) s")
+	elif [[ -n $t_recl && -n $t_grace ]]; then
+		((t_recl - t_grace < GRACE * 1000)) || bad+=("the reclaim came $((t_recl - t_grace)) ms after the grace period began (grace_period $GRACE s)")
+		[[ -z $t_over ]] || ((t_over >= t_recl)) || bad+=("the grace period ended before the reclaim")
+	fi
+	k_after=$(export_locks)
+	((k_after > 0)) || bad+=("no lock on the export's files in /proc/locks after the reclaim")
+	local nums
+	nums="host's /proc/locks on the export: $k_before before the stop, $k_down down, $k_after after; SM_NOTIFY answered $([[ -n $t_notify ]] && echo "$((t_notify - t_ready)) ms" || echo never) after ready, reclaim granted $([[ -n $t_recl ]] && echo "$((t_recl - t_grace)) ms" || echo never) after the grace period began ($GRACE s)"
+	say "check 7 (server): $nums"
+	local why
+	why=$(printf '%s; ' "${bad[@]}")
+	((${#bad[@]} == 0)) && MSG="ok $nums" || MSG="FAIL ${why%; } | $nums"
+}
+
+serve_requests() {  # $1=job
+	local req base act
+	for req in "$1"/ctl/*.req; do
+		[[ -e $req ]] || continue
+		base=${req%.req}
+		[[ -e $base.ack ]] && continue
+		act=${base##*-}
+		case $act in
+		restart | kill9)
+			say "guest asks: $act the server (check 7, $(elapsed) s)"
+			restart_server "$act" "$base"
+			;;
+		*) MSG="FAIL unknown request $act" ;;
+		esac
+		echo "$MSG" >"$base.ack.tmp" && mv "$base.ack.tmp" "$base.ack"
+	done
+}
+
 show_aux_logs() {
 	local f
 	for f in "$W"/rpcbind.log "$W"/statd.log; do
@@ -253,10 +416,10 @@ show_aux_logs() {
 # ---- the guest
 run_guest() {  # $1=timeout seconds
 	local j=$W/job t0
-	mkdir -p "$j"
+	mkdir -p "$j/ctl"
 	cp "$HERE/guest/lock.sh" "$j/main.sh"
-	printf 'SERVER=%s\nGUEST_IP=%s\nNETBITS=24\nEXPORT=%s\nHOLD_TMO=%s\nROUNDS=%s\n' \
-		"$SRV_IP" "$GUEST_IP" "$W/export" 120 "$ROUNDS" >"$j/env"
+	printf 'SERVER=%s\nGUEST_IP=%s\nNETBITS=24\nEXPORT=%s\nHOLD_TMO=%s\nROUNDS=%s\nRECLAIM="%s"\nGRACE=%s\n' \
+		"$SRV_IP" "$GUEST_IP" "$W/export" 120 "$ROUNDS" "$RECLAIM" "$GRACE" >"$j/env"
 	t0=$(date +%s)
 	ip netns exec "$NS" qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" -smp "$SMP" -machine q35 \
 		-nodefaults -no-reboot -display none -monitor none -serial "file:$j/console.log" \
@@ -268,6 +431,7 @@ run_guest() {  # $1=timeout seconds
 		</dev/null >"$j/qemu.log" 2>&1 &
 	QPID=$!
 	while kill -0 "$QPID" 2>/dev/null; do
+		serve_requests "$j"
 		if [[ -n $DPID ]] && ! kill -0 "$DPID" 2>/dev/null && ((SRV_DEAD == 0)); then
 			wait "$DPID"
 			HOST_FAIL+=("the server exited on its own (status $?) during the guest run")
@@ -326,7 +490,9 @@ main() {
 		echo "5 server-log PASS $check5; the server stayed up and stopped cleanly" >>"$j/results"
 	fi
 	local ok=1 want r
-	for want in "1 rpcinfo" "2 fcntl" "3 flock" "4 blocklock" "5 server-log"; do
+	local wants=("1 rpcinfo" "2 fcntl" "3 flock" "4 blocklock" "5 server-log" "6 plainmount")
+	[[ -n $RECLAIM ]] && wants+=("7 reclaim")
+	for want in "${wants[@]}"; do
 		grep -q "^$want PASS" "$j/results" 2>/dev/null || ok=0
 		grep -q "^$want " "$j/results" 2>/dev/null || echo "$want FAIL (not run; guest rc $(cat "$j/rc" 2>/dev/null || echo none))" >>"$j/results"
 	done
@@ -340,6 +506,7 @@ main() {
 	fi
 	say "results ($SERVER, $(elapsed) s):"
 	while read -r r; do say "  $r"; done < <(sort -n "$j/results")
+	[[ -n $RECLAIM ]] || say "  7 reclaim not run ($([[ $SERVER == ganesha ]] && echo "nfsd-uc's own: not against Ganesha" || echo "NFSD_UC_LC_RECLAIM is empty"))"
 	if ((ok)); then say "PASS"; return 0; fi
 	say "FAIL"
 	return 1

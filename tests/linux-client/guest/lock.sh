@@ -3,14 +3,19 @@
 # /host/main.sh (copied into every job: editing it needs no image rebuild).
 #
 # /host/env sets SERVER (the server's address), GUEST_IP, NETBITS, EXPORT (the exported path),
-# HOLD_TMO (seconds a holder waits for its SIGUSR1), ROUNDS (hand-offs of check 4); OPTMO (20)
-# bounds every other lock call, so that a server without NLM fails fast. The guest sits on a tap device in the test's network namespace, so the server can
+# HOLD_TMO (seconds a holder waits for its SIGUSR1), ROUNDS (hand-offs of check 4), RECLAIM (the
+# rounds of check 7: restart = SIGTERM, kill9 = SIGKILL; empty: not run), GRACE (the server's
+# grace period); OPTMO (20) bounds every other lock call, so that a server without NLM fails
+# fast. The guest sits on a tap device in the test's network namespace, so the server can
 # call it back: its own rpcbind and rpc.statd run, the kernel's lockd registers with rpcbind.
-# Both mounts use vers=3,proto=tcp only (the second one adds nosharecache): no nolock, no port
-# options, so mount.nfs and lockd ask the server's portmapper for every port.
+# Mounts A and B use vers=3,proto=tcp only (B adds nosharecache), mount C of check 6 vers=3
+# only: no nolock, no port options, so mount.nfs and lockd ask the server's portmapper for
+# every port.
 #
 # Checks (each prints "CHECK n NAME: PASS|FAIL numbers" and appends "n NAME PASS|FAIL ..." to
-# /host/results): 1 rpcinfo, 2 fcntl, 3 flock, 4 blocklock. Exit status: the number of failures.
+# /host/results): 1 rpcinfo, 2 fcntl, 3 flock, 4 blocklock, 6 plainmount, 7 reclaim (5 is the
+# host's). Check 7 asks the host to restart the server: it writes /host/ctl/N-ACTION.req and
+# waits for N-ACTION.ack. Exit status: the number of failures.
 . /host/env
 export PATH
 A=/mnt/a
@@ -18,6 +23,8 @@ B=/mnt/b
 NFAIL=0
 HOLD_TMO=${HOLD_TMO:-120}
 OPTMO=${OPTMO:-20}
+GRACE=${GRACE:-15}
+C=/mnt/c
 
 say() { echo "[lock] $*"; }
 result() {  # N NAME PASS|FAIL TEXT
@@ -258,6 +265,154 @@ grep -E 'GRANTED|blocked|lockd: server returns status|nlmsvc_lookup_host|lockd: 
 nums="hand-off after A's unlock: ${times:-none} ms (worst $worst, limit 1000) in $((r > ROUNDS ? ROUNDS : r)) round(s); server BLOCKED answers $nbl, GRANTED callbacks $ngr"
 if [ -z "$bad" ]; then result 4 blocklock PASS "$nums"; else result 4 blocklock FAIL "${bad#; } | $nums"; fi
 
+# ---- check 6: plainmount. `mount -o vers=3` and nothing else: mount.nfs finds NFS and MOUNT
+# (perhaps over UDP) through the server's portmapper, lockd finds NLM; a lock taken on C is
+# the server's (B, with its own inodes, sees it), and is released
+bad=""
+mkdir -p $C
+t0=$(date +%s)
+# (mount.nfs is what `mount -t nfs` runs; busybox's mount may not)
+timeout -s KILL 90 mount.nfs "$SERVER:$EXPORT" $C -o vers=3 >/tmp/mountc.out 2>&1
+mc=$?
+say "plainmount: mount.nfs $SERVER:$EXPORT $C -o vers=3: rc=$mc in $(($(date +%s) - t0)) s $(cat /tmp/mountc.out)"
+copts=$(awk -v m=$C '$2 == m {print $4}' /proc/mounts)
+say "plainmount: C's options: ${copts:-(not mounted)}"
+if [ $mc = 0 ] && [ -n "$copts" ]; then
+	echo data >$A/$D/p
+	i=0
+	while [ $i -lt 50 ] && { [ ! -f $C/$D/p ] || [ ! -f $B/$D/p ]; }; do i=$((i + 1)); sleep 0.1; done
+	hold fcntl $C/$D/p /tmp/h6
+	say "plainmount: C F_SETLK: $H"
+	if [ -n "$HP" ]; then
+		t1=$(lk try fcntl $B/$D/p)
+		say "plainmount: B F_SETLK while C holds: $t1"
+		case $t1 in "DENIED EAGAIN"* | "DENIED EACCES"*) ;; *) bad="$bad; B F_SETLK while C held: $t1" ;; esac
+		release /tmp/h6
+		say "plainmount: C: $U"
+		case $U in UNLOCKED*) ;; *) bad="$bad; C unlock: $U" ;; esac
+		t2=$(lk try fcntl $B/$D/p)
+		say "plainmount: B F_SETLK after C's unlock: $t2"
+		case $t2 in OK*) ;; *) bad="$bad; B F_SETLK after C's unlock: $t2" ;; esac
+	else
+		release /tmp/h6
+		bad="$bad; C F_SETLK: $H"
+	fi
+	nums="mount $(echo "$copts" | tr ',' '\n' | grep -E '^(vers|proto|port|mountproto|mountport)=' | tr '\n' ',' | sed 's/,$//'); C lock $(took "$H") ms, B while held: ${t1%% took*}, B after: ${t2%% took*}"
+	timeout -s KILL 30 umount $C || bad="$bad; umount $C failed"
+else
+	bad="mount -o vers=3 failed (rc=$mc): $(cat /tmp/mountc.out)"
+	nums=""
+fi
+if [ -z "$bad" ]; then result 6 plainmount PASS "$nums"; else result 6 plainmount FAIL "${bad#; } | $nums"; diag; fi
+
+# ---- check 7: reclaim. P holds an F_SETLK lock on A; the host takes the server down (SIGTERM,
+# or SIGKILL) and starts it again with the same state_dir; the server's SM_NOTIFY reaches our
+# rpc.statd, which tells lockd, which reclaims P's lock during the grace period. The host
+# answers once its server's log shows the notify answered and the reclaim granted. Then B's
+# F_SETLK must get EAGAIN while P holds (the lock is held at the server again, and only P's
+# reclaim can have put it there: the old server's locks went with its process), and succeed
+# after P's unlock.
+CTLN=0
+# hostctl ACTION: asks the host, waits for its answer (bounded): in $ACK; 0 when it is "ok ..."
+hostctl() {
+	CTLN=$((CTLN + 1))
+	req=/host/ctl/$CTLN-$1
+	: >"$req.req"
+	i=0 n=$(((GRACE + 90) * 10))
+	while [ ! -f "$req.ack" ] && [ $i -lt $n ]; do sleep 0.1; i=$((i + 1)); done
+	if [ ! -f "$req.ack" ]; then
+		ACK="FAIL no answer from the host to $1 within $((n / 10)) s"
+		return 1
+	fi
+	ACK=$(cat "$req.ack")
+	[ -f "$req.info" ] && sed 's/^/[lock]   host| /' "$req.info"
+	case $ACK in ok*) return 0 ;; *) return 1 ;; esac
+}
+# reclaimround N HOW: one round; what went wrong in $bad, its numbers in $rnums
+reclaimround() {
+	f=$A/$D/r$1 hp=/tmp/h7.$1
+	echo data >"$f"
+	i=0
+	while [ $i -lt 50 ] && [ ! -f "$B/$D/r$1" ]; do i=$((i + 1)); sleep 0.1; done
+	rnums="$2:"
+	hold fcntl "$f" "$hp"
+	say "reclaim $1 ($2): P F_SETLK on A: $H"
+	if [ -z "$HP" ]; then
+		release "$hp"
+		bad="$bad; round $1: P F_SETLK: $H"
+		return
+	fi
+	tb=$(lk try fcntl "$B/$D/r$1")
+	say "reclaim $1: B F_SETLK before the restart: $tb"
+	case $tb in "DENIED EAGAIN"* | "DENIED EACCES"*) ;; *) bad="$bad; round $1: B F_SETLK before the restart: $tb" ;; esac
+	s0=$(cut -d' ' -f1 /proc/uptime)
+	hostctl "$2"
+	hrc=$?
+	say "reclaim $1: host: $ACK"
+	# ACK: "ok NUMBERS", "FAIL WHY | NUMBERS", "DOWN WHY"
+	hnums=${ACK#ok }
+	if [ $hrc != 0 ]; then
+		why=${ACK%% | *}
+		bad="$bad; round $1 ($2): host: ${why#FAIL }"
+		hnums=${ACK##* | }
+	fi
+	case $ACK in DOWN* | "FAIL no answer"*)
+		# no server (or no host) to talk to: P's unlock and B's calls would only hang
+		kill -KILL "$HJ" 2>/dev/null
+		rnums="$2: stopped there"
+		RDOWN=1
+		return
+		;;
+	esac
+	t1=$(lk try fcntl "$B/$D/r$1")
+	s1=$(cut -d' ' -f1 /proc/uptime)
+	say "reclaim $1: B F_SETLK after the restart, P still holding: $t1"
+	case $t1 in
+	"DENIED EAGAIN"* | "DENIED EACCES"*) ;;
+	OK*) bad="$bad; round $1: B got the lock while P held it: P's lock was not reclaimed" ;;
+	*) bad="$bad; round $1: B F_SETLK after the restart: $t1" ;;
+	esac
+	g1=$(lk test "$B/$D/r$1")
+	say "reclaim $1: B F_GETLK after the restart: $g1"
+	case $g1 in "held type=W"*) ;; *) bad="$bad; round $1: B F_GETLK after the restart: $g1" ;; esac
+	release "$hp"
+	say "reclaim $1: P: $U"
+	case $U in UNLOCKED*) ;; *) bad="$bad; round $1: P unlock: $U" ;; esac
+	t2=$(lk try fcntl "$B/$D/r$1")
+	say "reclaim $1: B F_SETLK after P's unlock: $t2"
+	case $t2 in OK*) ;; *) bad="$bad; round $1: B F_SETLK after P's unlock: $t2" ;; esac
+	rnums="$2: $hnums; B while P held ${t1%% took*} in $(took "$t1") ms, F_GETLK ${g1%% pid*}, after P's unlock ${t2%% took*}; restart to B's answer $(awk -v a="$s0" -v b="$s1" 'BEGIN {printf "%.1f", b - a}') s"
+}
+if [ -n "$RECLAIM" ]; then
+	bad="" nums=""
+	[ -w $NLMDBG ] && { dmesg -c >/dev/null; echo 0x7fff >$NLMDBG; }
+	sl=$(wc -l </tmp/statd.log)
+	r=1 RDOWN=0
+	for how in $RECLAIM; do
+		reclaimround $r "$how"
+		nums="$nums${nums:+ || }$rnums"
+		if [ $RDOWN != 0 ] || [ -n "$bad" ]; then break; fi   # a failure would only repeat itself
+		r=$((r + 1))
+	done
+	[ -w $NLMDBG ] && echo 0 >$NLMDBG
+	dmesg >/tmp/nlm7.dmesg
+	cp /tmp/nlm7.dmesg /host/nlm-dmesg-reclaim.txt 2>/dev/null
+	say "reclaim: guest rpc.statd log since the first restart:"
+	tail -n +$((sl + 1)) /tmp/statd.log | grep -iE 'notify|reboot|state|monitor' | head -n 20 | sed 's/^/[lock]   statd| /'
+	say "reclaim: guest lockd debug (reclaim lines):"
+	grep -iE 'reclaim|rebooted|nsm_notify|SM_NOTIFY|recovery|server returns status|grace' /tmp/nlm7.dmesg |
+		head -n 30 | sed 's/^/[lock]   nlm| /'
+	nrc=$(grep -ciE 'reclaiming locks|done reclaiming' /tmp/nlm7.dmesg)
+	nums="$nums; guest lockd reclaim lines: $nrc"
+	if [ -z "$bad" ]; then result 7 reclaim PASS "$nums"; else result 7 reclaim FAIL "${bad#; } | $nums"; fi
+fi
+
+if [ "${RDOWN:-0}" = 1 ]; then
+	# every call to the export would hang (a hard mount): no clean-up, no umount
+	diag
+	say "done: $NFAIL check(s) failed (the server is gone: no clean-up)"
+	exit $NFAIL
+fi
 rm -rf "${A:?}/$D"
 [ $NFAIL = 0 ] || diag
 say "guest lockd/statd: nsm_local_state=$(cat /proc/sys/fs/nfs/nsm_local_state 2>/dev/null) statd monitors: $(ls /var/lib/nfs/sm 2>/dev/null | tr '\n' ' ')"
