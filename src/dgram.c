@@ -23,6 +23,9 @@
 #include "worker.h"
 
 #define DGRAM_MAX 65536
+/* Calls of one socket in flight at most: past it datagrams are dropped (the client sends
+ * again), so a flood, spoofed or not, costs no more than this many fibers and buffers. */
+#define DGRAM_INFLIGHT_MAX 256
 /* Room for one IP_PKTINFO or IPV6_PKTINFO message (CMSG_SPACE is not a constant expression for
  * every compiler): 64 bytes each, twice over. */
 #define CTL_MAX 128
@@ -33,6 +36,7 @@ struct dgram {
 	int fd;
 	struct sockaddr_storage bound;   /* the socket's own address (its port) */
 	struct sockaddr_storage peer;
+	unsigned inflight;               /* its calls running (DGRAM_INFLIGHT_MAX) */
 	struct iovec iov;
 	struct msghdr msg;
 	_Alignas(struct cmsghdr) char ctl[CTL_MAX];
@@ -114,7 +118,17 @@ static void send_reply(struct dgram *d, const struct dgram_call *dc, const struc
 		*c = (struct cmsghdr){.cmsg_level = IPPROTO_IP, .cmsg_type = IP_PKTINFO,
 				      .cmsg_len = CMSG_LEN(sizeof pi)};
 		memcpy(CMSG_DATA(c), &pi, sizeof pi);
-	} else if (dc->local.ss_family == AF_INET6 && !IN6_IS_ADDR_V4MAPPED(&l6->sin6_addr)) {
+	} else if (dc->local.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&l6->sin6_addr)) {
+		/* IPv4 on a dual-stack socket: the source is set as for IPv4 */
+		struct in_pktinfo pi = {0};
+		memcpy(&pi.ipi_spec_dst, &l6->sin6_addr.s6_addr[12], 4);
+		msg.msg_control = ctl;
+		msg.msg_controllen = CMSG_SPACE(sizeof pi);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		*c = (struct cmsghdr){.cmsg_level = IPPROTO_IP, .cmsg_type = IP_PKTINFO,
+				      .cmsg_len = CMSG_LEN(sizeof pi)};
+		memcpy(CMSG_DATA(c), &pi, sizeof pi);
+	} else if (dc->local.ss_family == AF_INET6) {
 		struct in6_pktinfo pi = {.ipi6_addr = l6->sin6_addr};
 		msg.msg_control = ctl;
 		msg.msg_controllen = CMSG_SPACE(sizeof pi);
@@ -148,6 +162,7 @@ static void dgram_main(void *arg)
 		send_reply(d, dc, reply);
 	reply_free(reply);
 	record_mem_release(&dc->rm);
+	d->inflight--;
 	free(dc);
 }
 
@@ -156,7 +171,10 @@ static void on_datagram(struct io_op *op, int res)
 	struct dgram *d = (struct dgram *)op;
 	if (res == -ECANCELED || d->w->stopping)
 		return;
-	if (res > 0) {
+	if (res > 0 && d->inflight >= DGRAM_INFLIGHT_MAX) {
+		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: %u calls of one socket in "
+				"flight: a datagram dropped", d->inflight);
+	} else if (res > 0) {
 		struct dgram_call *dc = calloc(1, sizeof *dc);
 		void *mem = dc ? malloc((size_t)res) : NULL;
 		if (mem) {
@@ -170,6 +188,8 @@ static void on_datagram(struct io_op *op, int res)
 					"udp: out of memory for a call: dropped");
 			free(mem);
 			free(dc);
+		} else {
+			d->inflight++;
 		}
 	} else if (res < 0) {
 		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: receive: %s", strerror(-res));

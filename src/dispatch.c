@@ -76,12 +76,13 @@ static const struct prog_desc *const progs[] = {
 	&pmap2_program, &rpcb3_program, &rpcb4_program,
 };
 
-static const struct prog_desc *find_prog(const struct worker *w, uint32_t prog, uint32_t vers,
-					 bool *known, uint32_t *low, uint32_t *high)
+static const struct prog_desc *find_prog(const struct worker *w, int proto, uint32_t prog,
+					 uint32_t vers, bool *known, uint32_t *low, uint32_t *high)
 {
 	*known = false;
 	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
-		if (progs[i]->prog != prog || (progs[i]->serves && !progs[i]->serves(w)))
+		if (progs[i]->prog != prog || (progs[i]->serves && !progs[i]->serves(w)) ||
+		    (progs[i]->tcp_only && proto == IPPROTO_UDP))
 			continue;
 		if (!*known)
 			*low = progs[i]->vers;
@@ -235,8 +236,8 @@ static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem
 	record(w, hdr, status, t0);
 }
 
-static struct reply *header_reply(const struct worker *w, const uint8_t *rec, size_t len,
-				  struct rpc_call *call, const struct proc_desc **pd)
+static struct reply *header_reply(const struct worker *w, int proto, const uint8_t *rec,
+				  size_t len, struct rpc_call *call, const struct proc_desc **pd)
 {
 	enum rpc_verdict v = rpc_decode_call(rec, len, call);
 	struct hdr_ctx h = {.xid = call->xid};
@@ -252,7 +253,7 @@ static struct reply *header_reply(const struct worker *w, const uint8_t *rec, si
 		return short_reply(enc_rejected, &h);
 	}
 	bool known;
-	const struct prog_desc *p = find_prog(w, call->prog, call->vers, &known, &h.low, &h.high);
+	const struct prog_desc *p = find_prog(w, proto, call->prog, call->vers, &known, &h.low, &h.high);
 	if (!known) {
 		h.stat = ACCEPT_PROG_UNAVAIL;
 		return short_reply(enc_accepted, &h);
@@ -316,7 +317,7 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 {
 	struct rpc_call call;
 	const struct proc_desc *pd;
-	*out = header_reply(w, rec, len, &call, &pd);
+	*out = header_reply(w, proto, rec, len, &call, &pd);
 	if (!pd)
 		return;
 	struct drc *drc = w && w->srv ? w->srv->drc : NULL;

@@ -33,6 +33,8 @@ struct prog_desc {
 	/* NULL, or whether this daemon serves the program now (the lock manager and the portmapper
 	 * can be off): when not, its calls get PROG_UNAVAIL. w may be NULL (tests). */
 	bool (*serves)(const struct worker *w);
+	bool tcp_only;            /* not over UDP (NFS itself, as knfsd's default; the stats): over
+				   * UDP its calls get PROG_UNAVAIL */
 };
 
 extern const struct prog_desc nfs3_program, mount3_program, stats_program;

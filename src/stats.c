@@ -210,4 +210,4 @@ static const struct proc_desc stats_procs[] = {
 };
 
 const struct prog_desc stats_program = {STATS_PROGRAM, STATS_V1, stats_procs,
-					sizeof stats_procs / sizeof stats_procs[0], NULL};
+					sizeof stats_procs / sizeof stats_procs[0], NULL, true};

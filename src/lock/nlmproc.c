@@ -466,8 +466,11 @@ static bool nlm_serves(const struct worker *w)
 }
 
 const struct prog_desc nlm1_program = {NLM_PROG, NLM_VERS, nlm1_procs,
-				       sizeof nlm1_procs / sizeof nlm1_procs[0], nlm_serves};
+				       sizeof nlm1_procs / sizeof nlm1_procs[0], nlm_serves,
+				       false};
 const struct prog_desc nlm3_program = {NLM_PROG, NLM_VERSX, nlm3_procs,
-				       sizeof nlm3_procs / sizeof nlm3_procs[0], nlm_serves};
+				       sizeof nlm3_procs / sizeof nlm3_procs[0], nlm_serves,
+				       false};
 const struct prog_desc nlm4_program = {NLM_PROG, NLM4_VERS, nlm4_procs,
-				       sizeof nlm4_procs / sizeof nlm4_procs[0], nlm_serves};
+				       sizeof nlm4_procs / sizeof nlm4_procs[0], nlm_serves,
+				       false};

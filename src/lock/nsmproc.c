@@ -73,4 +73,4 @@ static bool nsm_serves(const struct worker *w)
 }
 
 const struct prog_desc nsm1_program = {SM_PROG, SM_VERS, nsm1_procs,
-				       sizeof nsm1_procs / sizeof nsm1_procs[0], nsm_serves};
+				       sizeof nsm1_procs / sizeof nsm1_procs[0], nsm_serves, false};

@@ -273,4 +273,4 @@ static const struct proc_desc mount3_procs[] = {
 };
 
 const struct prog_desc mount3_program = {MOUNT_PROGRAM, MOUNT_V3, mount3_procs,
-					 sizeof mount3_procs / sizeof mount3_procs[0], NULL};
+					 sizeof mount3_procs / sizeof mount3_procs[0], NULL, false};

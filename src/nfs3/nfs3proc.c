@@ -415,4 +415,4 @@ static const struct proc_desc nfs3_procs[] = {
 };
 
 const struct prog_desc nfs3_program = {NFS_PROGRAM, NFS_V3, nfs3_procs,
-				       sizeof nfs3_procs / sizeof nfs3_procs[0], NULL};
+				       sizeof nfs3_procs / sizeof nfs3_procs[0], NULL, true};

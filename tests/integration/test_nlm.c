@@ -48,6 +48,21 @@ static void test_null(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(rl_null(fd, RL_NLM_PROG, RL_NLM4_VERS), 0);
 	assert_int_equal(rl_null(fd, RL_SM_PROG, RL_SM_VERS), 0);
+	assert_int_equal(rl_null(fd, RL_MOUNT_PROG, 3), 0);   /* MOUNT over UDP too */
+	/* but not NFS itself: over UDP its calls are PROG_UNAVAIL, on every UDP port */
+	struct xb call = {0};
+	uint8_t buf[512];
+	struct raw_reply r;
+	rl_enc_null(&call, 0x7dd00001, RL_NFS_PROG, 3);
+	assert_int_equal(rl_exchange(fd, &call, buf, sizeof buf, &r), 0);
+	assert_int_equal(r.reply_stat, 0);
+	assert_int_equal(r.accept_stat, 1);   /* PROG_UNAVAIL */
+	close(fd);
+	fd = rl_udp_connect(t->mount_port, A_ADDR);
+	assert_true(fd >= 0);
+	assert_int_equal(rl_exchange(fd, &call, buf, sizeof buf, &r), 0);
+	assert_int_equal(r.accept_stat, 1);
+	assert_int_equal(rl_null(fd, RL_MOUNT_PROG, 3), 0);
 	close(fd);
 }
 
