@@ -180,15 +180,18 @@ int nlm_ofd_apply(struct nlm_ofd *d, short type, uint64_t start, uint64_t end)
 {
 	if (start > (uint64_t)INT64_MAX)
 		return 0;
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)start,
+			   .l_len = end >= (uint64_t)INT64_MAX ? 0 : (off_t)(end - start + 1)};
 	if (type == F_WRLCK && d->rdonly) {
+		/* It cannot be placed; but a local holder of the range still excludes it. */
 		if (!d->warned)
 			log_info("lock: a file opened read-only for an exclusive lock: it is held in "
 				 "nfsd-uc's table only");
 		d->warned = true;
+		if (fcntl(d->fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+			return -EAGAIN;
 		return 0;
 	}
-	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)start,
-			   .l_len = end >= (uint64_t)INT64_MAX ? 0 : (off_t)(end - start + 1)};
 	return fcntl(d->fd, F_OFD_SETLK, &fl) < 0 ? -errno : 0;
 }
 
@@ -261,6 +264,7 @@ struct nlm *nlm_new(const struct config *cfg, struct nsm *nsm, struct rpccb *cb)
 		struct nlm_host *h = nlm_host_get(m, &recs[i].addr, recs[i].name);
 		if (h) {
 			h->recorded = true;
+			h->unnotified = true;
 			h->local = recs[i].local;
 			h->idle_since = now_ns();
 			ids[k++] = h->id;
@@ -436,7 +440,10 @@ void nlm_sweep_hosts(struct nlm *m)
 		struct nlm_host *h = *pp;
 		bool idle = !h->nlocks && !h->nwaiters && !h->pending && !h->nshares &&
 			    now - h->idle_since > NLM_HOST_IDLE_NS;
-		if (!idle || grace) {
+		/* Like statd, keep telling a host that missed our restart (it was unreachable). */
+		if (h->unnotified && !grace)
+			nlm_notify_host(m, h);
+		if (!idle || grace || h->unnotified) {
 			pp = &h->next;
 			continue;
 		}
@@ -447,6 +454,15 @@ void nlm_sweep_hosts(struct nlm *m)
 		free(h->name);
 		free(h);
 	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+void nlm_host_notified(struct nlm *m, const struct sockaddr_storage *addr)
+{
+	pthread_mutex_lock(&m->mu);
+	struct nlm_host *h = host_find(m, addr);
+	if (h)
+		h->unnotified = false;
 	pthread_mutex_unlock(&m->mu);
 }
 

@@ -96,8 +96,9 @@ enum nlm4_stats nlm_req_test(struct nlm *m, const struct nlm_lockreq *r, struct 
 enum nlm4_stats nlm_req_lock(struct nlm *m, const struct nlm_lockreq *r, bool block, bool reclaim);
 enum nlm4_stats nlm_req_cancel(struct nlm *m, const struct nlm_lockreq *r);
 enum nlm4_stats nlm_req_unlock(struct nlm *m, const struct nlm_lockreq *r);
-/* A client's answer to our GRANTED_MSG (GRANTED_RES), by the cookie we sent. */
-void nlm_granted_res(struct nlm *m, const void *cookie, uint32_t len, enum nlm4_stats st);
+/* A client's GRANTED_RES for the cookie we sent, honoured only from that client (from). */
+void nlm_granted_res(struct nlm *m, const struct sockaddr_storage *from, const void *cookie,
+		     uint32_t len, enum nlm4_stats st);
 
 /* Share reservations (DOS-style whole-file modes), per host and owner handle. */
 enum nlm4_stats nlm_req_share(struct nlm *m, const struct nlm_lockreq *r, fsh_mode mode,

@@ -142,6 +142,7 @@ void nlm_send_res(struct nlm *m, const struct nlm_client *cl, uint32_t proc, xdr
 
 struct notify_ctx {
 	struct nlm *m;
+	struct sockaddr_storage addr;
 	char who[INET6_ADDRSTRLEN];
 };
 
@@ -153,17 +154,31 @@ static void on_notified(void *ctx, int status, const uint8_t *res, size_t len)
 	if (status == -ECANCELED)
 		log_debug("lock: SM_NOTIFY to %s not answered before the stop", n->who);
 	else if (status < 0)
-		log_warn("lock: SM_NOTIFY to %s failed: %s (its locks are freed when the grace "
-			 "period ends)", n->who, strerror(-status));
+		log_warn("lock: SM_NOTIFY to %s failed: %s (tried again every minute)", n->who,
+			 strerror(-status));
 	else
 		log_info("lock: %s notified of the restart", n->who);
+	if (status == 0)
+		nlm_host_notified(n->m, &n->addr);
 	free(n);
+}
+
+/* A client that reached us at its own address is this machine: its port 111 may be ours, and
+ * the notify would come back as one from the client, ending its grace period at once. */
+static bool is_self(const struct nlm_host *h)
+{
+	return export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)&h->local);
 }
 
 /* The monitor name we give: the address the client locked through, which is the name a Linux
  * client monitors a server by (the address it mounted). */
-static void notify_host(struct nlm *m, const struct nlm_host *h)
+void nlm_notify_host(struct nlm *m, struct nlm_host *h)
 {
+	if (is_self(h)) {
+		log_info("lock: not notifying this host itself of the restart");
+		h->unnotified = false;
+		return;
+	}
 	char mon[INET6_ADDRSTRLEN], name[256];
 	bool known = h->local.ss_family == AF_INET || h->local.ss_family == AF_INET6;
 	stat_chge args = {.mon_name = known ? (char *)export_addr_str(&h->local, mon)
@@ -177,6 +192,7 @@ static void notify_host(struct nlm *m, const struct nlm_host *h)
 		return;
 	}
 	n->m = m;
+	n->addr = h->addr;
 	export_addr_str(&h->addr, n->who);
 	struct rpccb_target t = target(&h->addr, &h->local, IPPROTO_UDP, SM_PROG, SM_VERS, SM_NOTIFY,
 				       NSM_NOTIFY_TIMEOUT_MS);
@@ -187,24 +203,12 @@ static void notify_host(struct nlm *m, const struct nlm_host *h)
 	m->ctr.notifies_sent++;
 }
 
-/* A client that reached us at its own address is this machine: its port 111 may be ours, and
- * the notify would come back as one from the client, ending its grace period at once. */
-static bool is_self(const struct nlm_host *h)
-{
-	return export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)&h->local);
-}
-
 void nlm_notify_restart(struct nlm *m)
 {
 	pthread_mutex_lock(&m->mu);
-	for (const struct nlm_host *h = m->hosts; h; h = h->next) {
-		if (!h->recorded)
-			continue;
-		if (is_self(h))
-			log_info("lock: not notifying this host itself of the restart");
-		else
-			notify_host(m, h);
-	}
+	for (struct nlm_host *h = m->hosts; h; h = h->next)
+		if (h->unnotified)
+			nlm_notify_host(m, h);
 	pthread_mutex_unlock(&m->mu);
 }
 

@@ -25,6 +25,8 @@ struct nlm_host {
 	size_t nlocks, nwaiters, nshares;
 	unsigned pending;               /* its calls between nlm_needs_record and nlm_call_done */
 	bool recorded;                  /* on disk (nsm.h): a restart notifies it */
+	bool unnotified;                /* held locks before this start, not told of it yet: its
+					 * ordinary requests do not end its grace, its record stays */
 	uint64_t idle_since;            /* holds nothing since then */
 };
 
@@ -52,6 +54,7 @@ struct nlm_wait {
 	uint64_t start, end;
 	bool excl;
 	bool reasserted;                /* the client asked again while GRANTED was on its way */
+	bool keep_on_refusal;           /* the owner held part of the range before the grant */
 	enum nlm_wait_state state;
 	uint64_t cookie;                /* ours, in the GRANTED callback */
 	uint32_t vers;
@@ -89,7 +92,7 @@ struct nlm {
 	struct grace grace;
 	bool grace_started;             /* this start had one (grace clears itself when over) */
 	struct nlm_counters ctr;
-	struct log_ratelimit limit_log, wait_log, cb_log, event_log;   /* a kind each */
+	struct log_ratelimit limit_log, wait_log, cb_log;   /* a kind each */
 	void *tick;                     /* the callback thread's timer state (nlm_cb.c) */
 };
 
@@ -123,6 +126,10 @@ void nlm_shares_drop_host(struct nlm_file *f, uint64_t host);
 void nlm_timers_start(struct nlm *m);
 void nlm_send_granted(struct nlm *m, struct nlm_wait *wt);
 void nlm_sweep_hosts(struct nlm *m);
+/* SM_NOTIFY of this start reached the host at addr. */
+void nlm_host_notified(struct nlm *m, const struct sockaddr_storage *addr);
+/* (nlm_cb.c) Tell h of this start, again if need be; under the mutex. */
+void nlm_notify_host(struct nlm *m, struct nlm_host *h);
 /* The answer to a GRANTED we sent: status < 0 when the call failed, else the client's st. */
 void nlm_granted_done(struct nlm *m, uint64_t cookie, int status, enum nlm4_stats st);
 

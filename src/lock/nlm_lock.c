@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "export.h"
 #include "lock/nlm_int.h"
 
 static uint64_t now_ns(void)
@@ -108,6 +109,14 @@ static enum nlm4_stats waiter_add(struct nlm *m, struct nlm_file *f, struct nlm_
 	return NLM4_BLOCKED;
 }
 
+static bool owner_overlaps(const struct lk_file *f, struct lk_owner o, uint64_t start, uint64_t end)
+{
+	LK_FOREACH(l, f)
+		if (lk_owner_eq(l->owner, o) && l->start <= end && start <= l->end)
+			return true;
+	return false;
+}
+
 /* Grant wt if nothing holds its range now. */
 static void waiter_try(struct nlm *m, struct nlm_wait *wt)
 {
@@ -115,9 +124,13 @@ static void waiter_try(struct nlm *m, struct nlm_wait *wt)
 	struct nlm_host *h = nlm_host_of(m, wt->owner.host);
 	if (!h || lk_conflict(&f->locks, wt->owner, wt->start, wt->end, wt->excl))
 		return;
+	/* Releasing a refused grant must not take what the owner held there before (a read lock
+	 * being upgraded): then it is left granted instead, as knfsd leaves all of them. */
+	bool held_before = owner_overlaps(&f->locks, wt->owner, wt->start, wt->end);
 	if (nlm_take(m, f, wt->ofd, h, wt->owner, wt->oh, wt->oh_len, wt->start, wt->end,
 		     wt->excl) < 0)
 		return;   /* still held by someone outside the table: the poll tries again */
+	wt->keep_on_refusal = held_before;
 	wt->state = W_GRANTING;
 	m->ctr.granted++;
 	nlm_send_granted(m, wt);
@@ -148,10 +161,10 @@ void nlm_poll_waiters(struct nlm *m)
 static void waiter_settle(struct nlm *m, struct nlm_wait *wt, bool ok)
 {
 	struct nlm_file *f = wt->file;
-	if (!ok && !wt->reasserted) {
+	if (!ok && !wt->reasserted && !wt->keep_on_refusal) {
 		struct nlm_host *h = nlm_host_of(m, wt->owner.host);
-		if (h && nlm_release(m, f, h, wt->owner, wt->start, wt->end) == 0)
-			m->ctr.cancelled++;
+		if (h)
+			nlm_release(m, f, h, wt->owner, wt->start, wt->end);
 	}
 	nlm_waiter_free(m, wt);
 	nlm_file_wake(m, f);
@@ -189,13 +202,21 @@ void nlm_granted_done(struct nlm *m, uint64_t cookie, int status, enum nlm4_stat
 	pthread_mutex_unlock(&m->mu);
 }
 
-void nlm_granted_res(struct nlm *m, const void *cookie, uint32_t len, enum nlm4_stats st)
+void nlm_granted_res(struct nlm *m, const struct sockaddr_storage *from, const void *cookie,
+		     uint32_t len, enum nlm4_stats st)
 {
 	uint64_t c;
 	if (len != sizeof c)
 		return;
 	memcpy(&c, cookie, sizeof c);
-	nlm_granted_done(m, c, 0, st);
+	/* Only the waiter's own host may answer for it: another could release its lock. */
+	pthread_mutex_lock(&m->mu);
+	struct nlm_wait *wt = waiter_by_cookie(m, c);
+	bool mine = wt && export_same_host((const struct sockaddr *)&wt->addr,
+					   (const struct sockaddr *)from);
+	pthread_mutex_unlock(&m->mu);
+	if (mine)
+		nlm_granted_done(m, c, 0, st);
 }
 
 /* ---- the calls ---- */
@@ -208,17 +229,25 @@ static const char *stat_name(enum nlm4_stats st)
 	return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "?";
 }
 
-/* One line per call at debug level (rate-limited: a busy lock user cannot flood the log). */
+/* One line per call at debug level (asked for: -v or log_level = debug). */
 static void note(struct nlm *m, const char *what, const struct nlm_lockreq *r, enum nlm4_stats st)
 {
-	log_ratelimited(&m->event_log, LOG_DEBUG, "lock: %s from %s svid %d [%llu, %llu] %s: %s",
-			what, r->cl.name ? r->cl.name : "?", r->svid, (unsigned long long)r->start,
-			(unsigned long long)r->end, r->excl ? "exclusive" : "shared", stat_name(st));
+	(void)m;
+	log_debug("lock: %s from %s svid %d [%llu, %llu] %s: %s", what,
+		  r->cl.name ? r->cl.name : "?", r->svid, (unsigned long long)r->start,
+		  (unsigned long long)r->end, r->excl ? "exclusive" : "shared", stat_name(st));
 }
 
 static enum nlm4_stats grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim)
 {
-	if (grace_check(&m->grace, now_ns(), h->id, reclaim) == GRACE_OK)
+	uint64_t now = now_ns();
+	/* An ordinary request of a host not yet told of the restart (its blocked LOCK re-sent,
+	 * say) does not say its reclaims are over: they have not begun. */
+	bool early = !reclaim && h->unnotified && grace_active(&m->grace, now);
+	/* grace_period = 0: no protection asked for, so reclaims are ordinary requests. */
+	if (!m->cfg->grace_period)
+		reclaim = false;
+	if (!early && grace_check(&m->grace, now, h->id, reclaim) == GRACE_OK)
 		return NLM4_GRANTED;
 	m->ctr.grace_denied++;
 	return NLM4_DENIED_GRACE_PERIOD;
@@ -335,14 +364,15 @@ enum nlm4_stats nlm_req_lock(struct nlm *m, const struct nlm_lockreq *r, bool bl
 		goto put;
 	struct nlm_wait *wt = waiter_find(f, owner_of(h, r), r->start, r->end, r->excl);
 	if (wt && wt->state == W_BLOCKED) {
-		st = NLM4_BLOCKED;   /* the client asks again (its poll, a retransmission) */
+		/* the client asks again (its poll, a retransmission); not blocking: no */
+		st = block ? NLM4_BLOCKED : NLM4_DENIED;
 		goto put;
 	}
-	if (wt)
-		wt->reasserted = true;   /* granted already: it is the client's now in any case */
 	st = over_limit(m, h);
 	if (st == NLM4_GRANTED)
 		st = lock_place(m, f, h, r, block);
+	if (wt && st == NLM4_GRANTED)
+		wt->reasserted = true;   /* granted already, and told so: the client's in any case */
 	else if (m->ctr.nolocks == 1)
 		log_info("lock: see [lock] locks and locks_per_client in the configuration");
 put:

@@ -80,7 +80,9 @@ enum nlm4_stats nlm_req_share(struct nlm *m, const struct nlm_lockreq *r, fsh_mo
 		struct nlm_resv *s = NULL;
 		for (s = f->shares; s && !same_owner(s, h->id, r); s = s->next)
 			;
-		if (!s && (s = calloc(1, sizeof *s + r->oh_len))) {
+		/* a reservation counts against the client's lock bound, as a lock would */
+		bool room = s || h->nshares + h->nlocks < m->cfg->max_locks_per_client;
+		if (!s && room && (s = calloc(1, sizeof *s + r->oh_len))) {
 			s->host = h->id;
 			s->oh_len = r->oh_len;
 			memcpy(s->oh, r->oh, r->oh_len);

@@ -267,7 +267,8 @@ H(v4_granted_res)
 	nlm4_res *a = argp;
 	(void)resp;
 	if (mgr(rq))
-		nlm_granted_res(mgr(rq), a->cookie.n_bytes, a->cookie.n_len, a->stat.stat);
+		nlm_granted_res(mgr(rq), &rq->peer, a->cookie.n_bytes, a->cookie.n_len,
+				a->stat.stat);
 }
 
 H(ignore_res) { (void)rq; (void)argp; (void)resp; }
@@ -384,7 +385,7 @@ H(v1_granted_res)
 	nlm_res *a = argp;
 	(void)resp;
 	if (mgr(rq))
-		nlm_granted_res(mgr(rq), a->cookie.n_bytes, a->cookie.n_len,
+		nlm_granted_res(mgr(rq), &rq->peer, a->cookie.n_bytes, a->cookie.n_len,
 				(enum nlm4_stats)a->stat.stat);
 }
 

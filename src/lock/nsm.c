@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 
 struct nsm {
+	atomic_ulong seq;               /* temporary names (sync_write) */
 	int dirfd;                      /* state_dir/nsm */
 	int hostsfd;                    /* state_dir/nsm/hosts */
 	int32_t state;
@@ -26,10 +28,12 @@ struct nsm {
 	size_t nrecs;
 };
 
-static int sync_write(int dirfd, const char *name, const char *text)
+/* seq makes the temporary name this writer's own: two first LOCKs of one host record it at
+ * the same time, and each must rename its own file. */
+static int sync_write(int dirfd, const char *name, const char *text, unsigned long seq)
 {
 	char tmp[NAME_MAX + 1];
-	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+	snprintf(tmp, sizeof tmp, ".%s.%lu.tmp", name, seq);
 	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -83,7 +87,7 @@ static int read_state(struct nsm *s)
 	v = v < 0 || v > INT32_MAX - 2 ? 1 : v % 2 ? v + 2 : v + 1;
 	s->state = (int32_t)v;
 	snprintf(buf, sizeof buf, "%d\n", s->state);
-	return sync_write(s->dirfd, "state", buf);
+	return sync_write(s->dirfd, "state", buf, atomic_fetch_add(&s->seq, 1));
 }
 
 /* "name\nlocal\n" */
@@ -186,7 +190,7 @@ void nsm_close(struct nsm *s, bool clean)
 	if (clean) {
 		char buf[32];
 		snprintf(buf, sizeof buf, "%d\n", s->state + 1);
-		int rc = sync_write(s->dirfd, "state", buf);
+		int rc = sync_write(s->dirfd, "state", buf, atomic_fetch_add(&s->seq, 1));
 		if (rc < 0)
 			log_warn("nsm: cannot write the state number: %s", strerror(-rc));
 	}
@@ -222,7 +226,7 @@ int nsm_write(struct nsm *s, const struct sockaddr_storage *addr,
 		clean[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
 	clean[n] = '\0';
 	snprintf(text, sizeof text, "%s\n%s\n", clean, loc);
-	return sync_write(s->hostsfd, key, text);
+	return sync_write(s->hostsfd, key, text, atomic_fetch_add(&s->seq, 1));
 }
 
 void nsm_remove(struct nsm *s, const struct sockaddr_storage *addr)

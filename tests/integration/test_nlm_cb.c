@@ -265,6 +265,35 @@ static void test_granted_refused(void **state)
 	close(b);
 }
 
+/* B upgrades its read lock, waits, is granted, and its lockd refuses the grant (the waiting
+ * process was interrupted): B must not lose the read lock it had, as a failed F_SETLKW leaves
+ * it. The server keeps the grant then (as knfsd keeps every refused grant) rather than undo
+ * the upgrade. A non-blocking LOCK of the range while B waits is DENIED, not BLOCKED. */
+static void test_refused_upgrade_keeps_read_lock(void **state)
+{
+	struct itest *t = *state;
+	struct rl_fakehost *h = fake_b();
+	struct rn_fh fh = rl_make_file(t, "upgrade");
+	int a = rl_conn(t, A_ADDR), b = rl_conn(t, B_ADDR);
+	struct rl_lock la = lk("hostA", "ohA", fh, 1, 0, 100);
+	struct rl_lock lb = lk("hostB", "ohB", fh, 2, 0, 100);
+
+	RL_EXPECT(rl_lock(a, &la, SHARED, NOBLOCK, false), RL_GRANTED);
+	RL_EXPECT(rl_lock(b, &lb, SHARED, NOBLOCK, false), RL_GRANTED);
+	RL_EXPECT(rl_lock(b, &lb, EXCL, BLOCK, false), RL_BLOCKED);
+	RL_EXPECT(rl_lock(b, &lb, EXCL, NOBLOCK, false), RL_DENIED);
+	RL_EXPECT(rl_unlock(a, &la), RL_GRANTED);
+	expect_granted(h, &lb, EXCL, 2000, RL_DENIED);
+	expect_no_call(h, 300);
+	/* B's lock over the range is there still: A cannot take it */
+	RL_EXPECT(rl_lock(a, &la, EXCL, NOBLOCK, false), RL_DENIED);
+	RL_EXPECT(rl_unlock(b, &lb), RL_GRANTED);
+	RL_EXPECT(rl_lock(a, &la, EXCL, NOBLOCK, false), RL_GRANTED);
+	RL_EXPECT(rl_unlock(a, &la), RL_GRANTED);
+	close(a);
+	close(b);
+}
+
 /* B waits for a range a local process holds: granted once it lets go (the server polls). */
 static void test_local_waiter(void **state)
 {
@@ -421,6 +450,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_portmapper),
 		cmocka_unit_test(test_granted_callback),
 		cmocka_unit_test(test_granted_refused),
+		cmocka_unit_test(test_refused_upgrade_keeps_read_lock),
 		cmocka_unit_test(test_local_waiter),
 		cmocka_unit_test(test_msg_variants),
 		cmocka_unit_test(test_cancel),
