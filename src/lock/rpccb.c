@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include <rpc/rpc.h>
+#include <rpc/rpcb_prot.h>
 #include <rpc/pmap_prot.h>
 
 #define RTO_FIRST_MS 500u
@@ -267,9 +268,36 @@ static int encode_call(struct rpccb *e, struct call *c, uint32_t prog, uint32_t 
 	return 0;
 }
 
+/* PMAP v2 (GETPORT) is IPv4's protocol: an IPv6 client's portmapper is asked RPCBIND v4's
+ * GETADDR instead (RFC 1833), for the udp6 or tcp6 address. */
+static bool wants_getaddr(const struct call *c)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&c->t.host;
+	return c->t.host.ss_family == AF_INET6 && !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr);
+}
+
+/* RPCBPROC_GETADDR {prog, vers, "udp6" or "tcp6", "", ""}. */
+static int encode_getaddr(struct rpccb *e, struct call *c)
+{
+	char a[64], empty[] = "";
+	RPCB r = {.r_prog = c->t.prog, .r_vers = c->t.vers,
+		  .r_netid = c->t.proto == IPPROTO_TCP ? "tcp6" : "udp6", .r_addr = empty,
+		  .r_owner = empty};
+	XDR x;
+	xdrmem_create(&x, a, sizeof a, XDR_ENCODE);
+	bool ok = xdr_rpcb(&x, &r);
+	u_int len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	if (!ok)
+		return -EINVAL;
+	return encode_call(e, c, RPCBPROG, RPCBVERS4, RPCBPROC_GETADDR, a, len, false);
+}
+
 /* PMAPPROC_GETPORT {prog, vers, UDP or TCP, 0}. */
 static int encode_getport(struct rpccb *e, struct call *c)
 {
+	if (wants_getaddr(c))
+		return encode_getaddr(e, c);
 	char a[16];
 	struct pmap pm = {.pm_prog = c->t.prog, .pm_vers = c->t.vers,
 			  .pm_prot = (u_long)c->t.proto};
@@ -328,9 +356,41 @@ static int decode_reply(uint8_t *rx, size_t n, size_t *off)
 	return ok ? reply_status(&m) : -EBADMSG;
 }
 
-/* The port in a GETPORT answer, or -errno. */
-static int getport_answer(const uint8_t *res, size_t len)
+/* The port of GETADDR's universal address "x:...:y.p1.p2" ("" when not registered). */
+static int getaddr_answer(const uint8_t *res, size_t len)
 {
+	/* By hand, not xdr_string: libtirpc reads a string's padding into one static buffer, which
+	 * other threads' decoders share (a race ThreadSanitizer reports, harmless but noisy). */
+	char buf[128], *uaddr = buf;
+	u_int n = 0;
+	XDR x;
+	xdrmem_create(&x, (char *)(uintptr_t)res, (u_int)len, XDR_DECODE);
+	bool ok = xdr_u_int(&x, &n) && n < sizeof buf && 4 + (size_t)n <= len;
+	xdr_destroy(&x);
+	if (!ok)
+		return -EBADMSG;
+	memcpy(buf, res + 4, n);
+	buf[n] = '\0';
+	if (!*uaddr)
+		return -ENOENT;
+	char *lo = strrchr(uaddr, '.');
+	if (!lo || lo == uaddr)
+		return -EBADMSG;
+	*lo = '\0';
+	char *hi = strrchr(uaddr, '.');
+	char *end1, *end2;
+	unsigned long p1 = hi ? strtoul(hi + 1, &end1, 10) : 256;
+	unsigned long p2 = strtoul(lo + 1, &end2, 10);
+	if (!hi || p1 > 255 || p2 > 255 || *end1 || *end2 || !(p1 | p2))
+		return -EBADMSG;
+	return (int)(p1 << 8 | p2);
+}
+
+/* The port in a GETPORT answer, or -errno. */
+static int getport_answer(const struct call *c, const uint8_t *res, size_t len)
+{
+	if (wants_getaddr(c))
+		return getaddr_answer(res, len);
 	u_int port = 0;
 	XDR x;
 	xdrmem_create(&x, (char *)(uintptr_t)res, (u_int)len, XDR_DECODE);
@@ -513,7 +573,7 @@ static bool on_datagram(struct rpccb *e, struct call *c, size_t n)
 	size_t off;
 	int st = decode_reply(e->rx, n, &off);
 	if (st == 0 && c->st == ST_GETPORT) {
-		int port = getport_answer(e->rx + off, n - off);
+		int port = getport_answer(c, e->rx + off, n - off);
 		st = port < 0 ? port :
 		     c->t.proto == IPPROTO_TCP ? begin_tcp(e, c, (uint16_t)port) :
 		     begin_stage(e, c, ST_CALL, (uint16_t)port);

@@ -12,6 +12,9 @@
  * verifier AUTH_NONE. Each call has its own socket, connect()ed to the peer and bound to the
  * target's source address, on a reserved port (600..1023) when the process may bind one:
  * Linux's lockd checks a GRANTED callback's source address against the server it locked with.
+ * The port comes from the client's portmapper: PMAP v2 GETPORT for an IPv4 client, RPCBIND v4
+ * GETADDR ("udp6" or "tcp6") for an IPv6 one (PMAP v2 is IPv4's protocol; rpcbind refuses it
+ * over IPv6). Both answers end the same way; "GETPORT" below means either.
  *
  * UDP: each stage's datagram is retransmitted with its xid at 500 ms, 1 s, 2 s, 4 s, 4 s, ...
  * until timeout_ms. TCP: GETPORT still goes over UDP to the portmapper (pmap_port is a UDP

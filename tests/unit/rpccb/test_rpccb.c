@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <rpc/rpc.h>
+#include <rpc/rpcb_prot.h>
 
 #include "lock/rpccb.h"
 
@@ -1326,10 +1327,116 @@ static void test_tcp_stop_cancels(void **state)
 	close(hold_fd);
 }
 
+/* ---- IPv6: RPCBIND v4 GETADDR instead of PMAP v2's GETPORT */
+
+/* One IPv6 socket on ::1 plays both the portmapper (GETADDR -> "::1.p1.p2" of itself) and the
+ * server (the call -> "RES!" and its arguments). */
+struct fake6 {
+	int fd;
+	uint16_t port;
+	pthread_t thr;
+	atomic_bool stop;
+	atomic_uint getaddrs, calls;
+	char netid[8];                          /* what GETADDR asked for */
+};
+
+static void *fake6_main(void *arg)
+{
+	struct fake6 *f = arg;
+	static _Thread_local uint8_t buf[4096], out[4096];
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = {.fd = f->fd, .events = POLLIN};
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		struct sockaddr_in6 from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(f->fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+		struct seen sn;
+		if (n <= 0 || !decode_call(buf, (size_t)n, &sn))
+			continue;
+		struct fake hdr = {.kind = FAKE_ECHO};
+		size_t len;
+		if (sn.prog == 100000 && sn.vers == 4 && sn.proc == 3) {   /* RPCBPROC_GETADDR */
+			char netid[8] = "", *np = netid, r_addr[64], *ap = r_addr, own[64], *op = own;
+			XDR x;
+			xdrmem_create(&x, (char *)sn.args, (u_int)sn.args_len, XDR_DECODE);
+			pthread_mutex_lock(&xdr_scratch);
+			u_int prog, vers;
+			bool ok = xdr_u_int(&x, &prog) && xdr_u_int(&x, &vers) &&
+				  xdr_string(&x, &np, sizeof netid - 1) &&
+				  xdr_string(&x, &ap, sizeof r_addr - 1) &&
+				  xdr_string(&x, &op, sizeof own - 1);
+			pthread_mutex_unlock(&xdr_scratch);
+			xdr_destroy(&x);
+			if (!ok)
+				continue;
+			memcpy(f->netid, netid, sizeof f->netid);
+			atomic_fetch_add(&f->getaddrs, 1);
+			/* the reply header only (ECHO's results cut off); the string follows */
+			len = encode_reply(&hdr, &sn, out, sizeof out) - 4 - sn.args_len;
+			char uaddr[64];
+			snprintf(uaddr, sizeof uaddr, "::1.%u.%u", f->port >> 8, f->port & 0xff);
+			char *up = uaddr;
+			xdrmem_create(&x, (char *)out + len, (u_int)(sizeof out - len), XDR_ENCODE);
+			pthread_mutex_lock(&xdr_scratch);
+			assert_true(xdr_string(&x, &up, sizeof uaddr));
+			pthread_mutex_unlock(&xdr_scratch);
+			len += xdr_getpos(&x);
+			xdr_destroy(&x);
+		} else {
+			atomic_fetch_add(&f->calls, 1);
+			len = encode_reply(&hdr, &sn, out, sizeof out);
+		}
+		sendto(f->fd, out, len, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+static void test_ipv6_getaddr(void **state)
+{
+	(void)state;
+	struct fake6 f = {0};
+	f.fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	if (f.fd < 0 || bind(f.fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		if (f.fd >= 0)
+			close(f.fd);
+		skip();                          /* no IPv6 loopback here */
+	}
+	socklen_t al = sizeof a;
+	assert_int_equal(getsockname(f.fd, (struct sockaddr *)&a, &al), 0);
+	f.port = ntohs(a.sin6_port);
+	atomic_init(&f.stop, false);
+	assert_int_equal(pthread_create(&f.thr, NULL, fake6_main, &f), 0);
+
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	struct waiter w;
+	waiter_init(&w);
+	struct job j;
+	job_init(&j, &w, 6);
+	struct rpccb_target t = target(0, f.port, 10000);
+	memset(&t.host, 0, sizeof t.host);
+	struct sockaddr_in6 *h = (struct sockaddr_in6 *)&t.host;
+	h->sin6_family = AF_INET6;
+	h->sin6_addr = in6addr_loopback;
+	assert_int_equal(call_once(e, &t, &j, &w), 0);
+	assert_true(j.res_ok);
+	rpccb_stop(e);
+	waiter_fini(&w);
+	atomic_store(&f.stop, true);
+	pthread_join(f.thr, NULL);
+	close(f.fd);
+	assert_int_equal(atomic_load(&f.getaddrs), 1);
+	assert_int_equal(atomic_load(&f.calls), 1);
+	assert_string_equal(f.netid, "udp6");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getport_then_call),
+		cmocka_unit_test(test_ipv6_getaddr),
 		cmocka_unit_test(test_retransmit_same_xid),
 		cmocka_unit_test(test_no_server_refused),
 		cmocka_unit_test(test_black_hole_timeout),
