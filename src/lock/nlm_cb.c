@@ -236,14 +236,19 @@ static void on_tick(void *ctx)
 		log_info("lock: grace period over: new locks are granted");
 	}
 	pthread_mutex_unlock(&m->mu);
-	rpccb_after(m->cb, NLM_LOCAL_POLL_MS, on_tick, t);   /* fails only when stopping */
+	int rc = rpccb_after(m->cb, NLM_LOCAL_POLL_MS, on_tick, t);
+	if (rc < 0 && rc != -ESHUTDOWN)
+		log_err("lock: the lock manager's timer stopped (%s): waiters blocked by local locks "
+			"are no longer retried", strerror(-rc));
 }
 
 void nlm_timers_start(struct nlm *m)
 {
 	struct tick *t = calloc(1, sizeof *t);
-	if (!t)
+	if (!t) {
+		log_err("lock: out of memory for the lock manager's timer");
 		return;
+	}
 	t->m = m;
 	m->tick = t;   /* freed by nlm_free, after the engine stopped */
 	rpccb_after(m->cb, NLM_LOCAL_POLL_MS, on_tick, t);

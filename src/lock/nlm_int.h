@@ -55,6 +55,7 @@ struct nlm_wait {
 	bool excl;
 	bool reasserted;                /* the client asked again while GRANTED was on its way */
 	bool keep_on_refusal;           /* the owner held part of the range before the grant */
+	bool outside;                   /* blocked by a lock outside the table: polled */
 	enum nlm_wait_state state;
 	uint64_t cookie;                /* ours, in the GRANTED callback */
 	uint32_t vers;
@@ -115,7 +116,8 @@ int nlm_release(struct nlm *m, struct nlm_file *f, struct nlm_host *h, struct lk
 void nlm_waiter_free(struct nlm *m, struct nlm_wait *wt);
 /* A range of f came free: grant what waits there and can go now, in order of arrival. */
 void nlm_file_wake(struct nlm *m, struct nlm_file *f);
-/* Every file with waiters blocked by a lock outside our table: try them again. */
+/* The waiters blocked by a lock outside our table (a local process): try them again. Those
+ * blocked by the table are woken by its unlocks, and cost the poll nothing. */
 void nlm_poll_waiters(struct nlm *m);
 
 /* Shares (nlm_share.c). */

@@ -122,14 +122,18 @@ static void waiter_try(struct nlm *m, struct nlm_wait *wt)
 {
 	struct nlm_file *f = wt->file;
 	struct nlm_host *h = nlm_host_of(m, wt->owner.host);
-	if (!h || lk_conflict(&f->locks, wt->owner, wt->start, wt->end, wt->excl))
+	if (!h || lk_conflict(&f->locks, wt->owner, wt->start, wt->end, wt->excl)) {
+		wt->outside = false;   /* an unlock in the table will wake it */
 		return;
+	}
 	/* Releasing a refused grant must not take what the owner held there before (a read lock
 	 * being upgraded): then it is left granted instead, as knfsd leaves all of them. */
 	bool held_before = owner_overlaps(&f->locks, wt->owner, wt->start, wt->end);
 	if (nlm_take(m, f, wt->ofd, h, wt->owner, wt->oh, wt->oh_len, wt->start, wt->end,
-		     wt->excl) < 0)
-		return;   /* still held by someone outside the table: the poll tries again */
+		     wt->excl) < 0) {
+		wt->outside = true;   /* held by someone outside the table: the poll tries again */
+		return;
+	}
 	wt->keep_on_refusal = held_before;
 	wt->state = W_GRANTING;
 	m->ctr.granted++;
@@ -150,7 +154,7 @@ void nlm_poll_waiters(struct nlm *m)
 	pthread_mutex_lock(&m->mu);
 	for (struct nlm_wait *wt = m->all_waiters, *next; wt; wt = next) {
 		next = wt->gnext;
-		if (wt->state == W_BLOCKED)
+		if (wt->state == W_BLOCKED && wt->outside)
 			waiter_try(m, wt);
 	}
 	pthread_mutex_unlock(&m->mu);
@@ -347,6 +351,8 @@ static enum nlm4_stats lock_place(struct nlm *m, struct nlm_file *f, struct nlm_
 	enum nlm4_stats st = waiter_add(m, f, d, h, r);
 	if (st != NLM4_BLOCKED)
 		nlm_ofd_put(f, o);
+	else if (!conflict)
+		f->waiters_tail->outside = true;   /* the kernel refused it: the poll's to retry */
 	return st;
 }
 
