@@ -42,7 +42,9 @@ void nlm_shares_drop_host(struct nlm_file *f, uint64_t host)
 
 static bool same_owner(const struct nlm_resv *s, uint64_t host, const struct nlm_lockreq *r)
 {
-	return s->host == host && s->oh_len == r->oh_len && memcmp(s->oh, r->oh, r->oh_len) == 0;
+	/* an empty owner handle decodes as NULL: no memcmp of it */
+	return s->host == host && s->oh_len == r->oh_len &&
+	       (r->oh_len == 0 || memcmp(s->oh, r->oh, r->oh_len) == 0);
 }
 
 /* The access bits (R = 1, W = 2) and the deny bits line up: fsa_R against fsm_DR, and so on. */
@@ -85,7 +87,8 @@ enum nlm4_stats nlm_req_share(struct nlm *m, const struct nlm_lockreq *r, fsh_mo
 		if (!s && room && (s = calloc(1, sizeof *s + r->oh_len))) {
 			s->host = h->id;
 			s->oh_len = r->oh_len;
-			memcpy(s->oh, r->oh, r->oh_len);
+			if (r->oh_len)
+				memcpy(s->oh, r->oh, r->oh_len);
 			s->next = f->shares;
 			f->shares = s;
 			h->nshares++;
