@@ -3,15 +3,23 @@
  * the rpcgen decoders a client would use. */
 #include "fz_check.h"
 
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rpc/rpc.h>
+#include <rpc/pmap_prot.h>
+#include <rpc/rpcb_prot.h>
+
 #include "dispatch.h"
 #include "mount3_prot.h"
 #include "nfs3_prot.h"
 #include "nfs3_zc.h"
+#include "nlm_prot.h"
+#include "nsm_prot.h"
+#include "pmap/pmap.h"
 #include "rpc/oncrpc.h"
 #include "rpc/recmark.h"
 
@@ -123,13 +131,31 @@ void fz_check_reply_shape(const uint8_t *rep, size_t rlen)
 	parse_reply(rep, rlen, &h);
 }
 
-static const struct prog_desc *find_prog(uint32_t prog)
+/* Every program the fuzzed server serves (it runs the lock manager and is the portmapper). */
+static const struct prog_desc *const progs[] = {
+	&nfs3_program, &mount3_program, &stats_program, &nlm1_program, &nlm3_program, &nlm4_program,
+	&nsm1_program, &pmap2_program, &rpcb3_program, &rpcb4_program,
+};
+
+/* The table of prog's version vers; NULL when not served (over proto: some programs are TCP
+ * only), with *known whether any version of prog is, and the lowest and highest. */
+static const struct prog_desc *find_prog(int proto, uint32_t prog, uint32_t vers, bool *known,
+					 uint32_t *low, uint32_t *high)
 {
-	static const struct prog_desc *const progs[] = {&nfs3_program, &mount3_program, &stats_program};
-	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
-		if (progs[i]->prog == prog)
-			return progs[i];
-	return NULL;
+	const struct prog_desc *found = NULL;
+	*known = false;
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+		if (progs[i]->prog != prog || (progs[i]->tcp_only && proto == IPPROTO_UDP))
+			continue;
+		if (!*known || progs[i]->vers < *low)
+			*low = progs[i]->vers;
+		if (!*known || progs[i]->vers > *high)
+			*high = progs[i]->vers;
+		*known = true;
+		if (progs[i]->vers == vers)
+			found = progs[i];
+	}
+	return found;
 }
 
 static bool nfsstat3_valid(uint32_t s)
@@ -227,12 +253,133 @@ static void nfs3_semantics(const struct rpc_call *c, uint32_t proc, const void *
 	}
 }
 
-/* An accepted SUCCESS result of NFSv3 or MOUNT must decode to exactly its bytes. */
-static bool check_result(const struct rpc_call *c, const struct proc_desc *pd, const struct hdr *h,
-			 bool replayed, struct fz_fh *fh)
+/* ---- the lock manager and the portmapper ---- */
+
+static bool netobj_eq(const netobj *a, const netobj *b)
+{
+	return a->n_len == b->n_len && (!a->n_len || memcmp(a->n_bytes, b->n_bytes, a->n_len) == 0);
+}
+
+/* Every NLM result but the void ones begins with the call's cookie, then its status: one of
+ * nlm4_stats in version 4, of the first five in versions 1 and 3 (knfsd maps the rest). As no
+ * lock client, the server answers a GRANTED with DENIED. */
+static void nlm_semantics(const struct rpc_call *c, const struct proc_desc *pd, const void *args,
+			  const void *res)
+{
+	if (!pd->res_size || !args)
+		return;       /* void, or a reply replayed for other arguments */
+	FZ_CHECK(netobj_eq(args, res), "%s v%u: cookie of %u bytes answered with %u", pd->name,
+		 c->vers, ((const netobj *)args)->n_len, ((const netobj *)res)->n_len);
+	uint32_t st;
+	bool v4 = c->vers == NLM4_VERS;
+	if (c->proc == NLMPROC_TEST)
+		st = v4 ? (uint32_t)((const nlm4_testres *)res)->stat.stat
+			: (uint32_t)((const nlm_testres *)res)->stat.stat;
+	else if (c->proc == NLMPROC_SHARE || c->proc == NLMPROC_UNSHARE)
+		st = v4 ? (uint32_t)((const nlm4_shareres *)res)->stat
+			: (uint32_t)((const nlm_shareres *)res)->stat;
+	else
+		st = v4 ? (uint32_t)((const nlm4_res *)res)->stat.stat
+			: (uint32_t)((const nlm_res *)res)->stat.stat;
+	if (fz_trace)
+		fprintf(stderr, "fz: %s v%u xid %08x: status %u\n", pd->name, c->vers, c->xid, st);
+	FZ_CHECK(st <= (v4 ? (uint32_t)NLM4_FAILED : (uint32_t)nlm_denied_grace_period),
+		 "%s v%u: status %u", pd->name, c->vers, st);
+	if (c->proc == NLMPROC_GRANTED)
+		FZ_CHECK(st == NLM4_DENIED, "%s: status %u", pd->name, st);
+	if (c->proc == NLMPROC_UNSHARE || c->proc == NLMPROC_CANCEL || c->proc == NLMPROC_UNLOCK)
+		FZ_CHECK(st != NLM4_BLOCKED && st != NLM4_DENIED, "%s: status %u", pd->name, st);
+	if (c->proc != NLMPROC_LOCK)
+		FZ_CHECK(st != NLM4_BLOCKED, "%s: BLOCKED", pd->name);
+	if (c->proc == NLMPROC_LOCK && st == NLM4_BLOCKED)
+		FZ_CHECK(v4 ? ((const nlm4_lockargs *)args)->block : ((const nlm_lockargs *)args)->block,
+			 "LOCK without block answered BLOCKED");
+}
+
+/* We monitor no one: SM_STAT and SM_MON fail; every answer carries our state, odd while we
+ * run. */
+static void nsm_semantics(const struct rpc_call *c, const struct proc_desc *pd, const void *res)
+{
+	int32_t state;
+	if (c->proc == SM_STAT || c->proc == SM_MON) {
+		const sm_stat_res *r = res;
+		FZ_CHECK(r->res_stat == stat_fail, "%s: res_stat %d", pd->name, (int)r->res_stat);
+		state = r->state;
+	} else if (c->proc == SM_UNMON || c->proc == SM_UNMON_ALL) {
+		state = ((const sm_stat *)res)->state;
+	} else {
+		return;
+	}
+	FZ_CHECK(state > 0 && state % 2 == 1, "%s: state %d", pd->name, state);
+}
+
+/* A universal address in a result: empty (none) or one of the families we serve. */
+static void uaddr_ok(const char *what, const char *u)
+{
+	struct sockaddr_storage ss;
+	FZ_CHECK(u, "%s: no address", what);
+	FZ_CHECK(!*u || pmap_uaddr_parse(u, &ss), "%s: address \"%s\"", what, u);
+}
+
+static void pmap_semantics(const struct rpc_call *c, const struct proc_desc *pd, const void *res)
+{
+	int proto, family;
+	if (c->vers == 2) {
+		if (c->proc == PMAPPROC_GETPORT)
+			FZ_CHECK(*(const u_int *)res <= 65535, "GETPORT port %u", *(const u_int *)res);
+		if (c->proc != PMAPPROC_DUMP)
+			return;
+		for (const struct pmaplist *l = *(struct pmaplist *const *)res; l; l = l->pml_next) {
+			const struct pmap *m = &l->pml_map;
+			FZ_CHECK(m->pm_port <= 65535 &&
+				 (m->pm_prot == IPPROTO_TCP || m->pm_prot == IPPROTO_UDP),
+				 "PMAP DUMP entry %lu v%lu prot %lu port %lu", m->pm_prog, m->pm_vers,
+				 m->pm_prot, m->pm_port);
+		}
+		return;
+	}
+	switch (c->proc) {
+	case RPCBPROC_GETADDR:
+	case RPCBPROC_TADDR2UADDR:
+	case RPCBPROC_GETVERSADDR:
+		uaddr_ok(pd->name, *(char *const *)res);
+		break;
+	case RPCBPROC_UADDR2TADDR: {
+		const struct netbuf *nb = res;
+		bool size_ok = nb->len == 0 || nb->len == sizeof(struct sockaddr_in) ||
+			       nb->len == sizeof(struct sockaddr_in6);
+		FZ_CHECK(nb->len == nb->maxlen && size_ok, "UADDR2TADDR: %u bytes of %u", nb->len,
+			 nb->maxlen);
+		break;
+	}
+	case RPCBPROC_DUMP:
+		for (rpcblist_ptr l = *(const rpcblist_ptr *)res; l; l = l->rpcb_next) {
+			FZ_CHECK(pmap_netid_parse(l->rpcb_map.r_netid, &proto, &family), "DUMP netid %s",
+				 l->rpcb_map.r_netid);
+			uaddr_ok("RPCB_DUMP", l->rpcb_map.r_addr);
+			FZ_CHECK(*l->rpcb_map.r_addr, "RPCB_DUMP: an entry without an address");
+		}
+		break;
+	case RPCBPROC_GETADDRLIST:
+		if (c->vers != 4)
+			break;
+		for (rpcb_entry_list_ptr l = *(const rpcb_entry_list_ptr *)res; l; l = l->rpcb_entry_next) {
+			const rpcb_entry *e = &l->rpcb_entry_map;
+			FZ_CHECK(pmap_netid_parse(e->r_nc_netid, &proto, &family), "GETADDRLIST netid %s",
+				 e->r_nc_netid);
+			uaddr_ok("GETADDRLIST", e->r_maddr);
+		}
+		break;
+	}
+}
+
+/* An accepted SUCCESS result must decode (the client's decoder) to exactly its bytes, with a
+ * status of its protocol's; args are the call's, decoded. */
+static bool check_result(const struct rpc_call *c, const struct proc_desc *pd, const void *args,
+			 const struct hdr *h, bool replayed, struct fz_fh *fh)
 {
 	bool nfs = c->prog == NFS_PROGRAM, mnt = c->prog == MOUNT_PROGRAM;
-	if (!nfs && !mnt)
+	if (c->prog == stats_program.prog)
 		return false;      /* the stats program: no client decoder to hold it to */
 	xdrproc_t dec = nfs && c->proc == NFSPROC3_READ ? (xdrproc_t)xdr_READ3res : pd->encode;
 	size_t size = nfs && c->proc == NFSPROC3_READ ? sizeof(READ3res) : pd->res_size;
@@ -249,10 +396,16 @@ static bool check_result(const struct rpc_call *c, const struct proc_desc *pd, c
 	FZ_CHECK(ok, "%s result of %zu bytes does not decode", pd->name, h->body_len);
 	FZ_CHECK(pos == h->body_len, "%s result: %u of %zu bytes decoded", pd->name, pos, h->body_len);
 	bool got = false;
-	if (fz_trace)
+	if (fz_trace && (nfs || mnt))
 		fprintf(stderr, "fz: %s xid %08x: status %u\n", pd->name, c->xid,
 			size ? *(const uint32_t *)res : 0);
-	if (size) {
+	if (c->prog == NLM_PROG && !replayed)
+		nlm_semantics(c, pd, args, res);
+	else if (c->prog == SM_PROG)
+		nsm_semantics(c, pd, res);
+	else if (c->prog == PMAP_PROG)
+		pmap_semantics(c, pd, res);
+	if (size && (nfs || mnt)) {
 		uint32_t st = *(const uint32_t *)res;
 		if (nfs) {
 			FZ_CHECK(nfsstat3_valid(st), "%s status %u is no nfsstat3", pd->name, st);
@@ -277,18 +430,22 @@ static bool check_result(const struct rpc_call *c, const struct proc_desc *pd, c
 }
 
 /* RPC_OK: the program, version and procedure decide, then the arguments. */
-static bool check_dispatched(const struct rpc_call *c, const struct hdr *h, bool replayed,
-			     struct fz_fh *fh)
+static bool check_dispatched(const struct rpc_call *c, int proto, const struct hdr *h,
+			     bool replayed, struct fz_fh *fh)
 {
 	FZ_CHECK(h->stat == 0, "call with a good header denied");
-	const struct prog_desc *p = find_prog(c->prog);
-	if (!p) {
-		FZ_CHECK(h->accept == ACCEPT_PROG_UNAVAIL, "program %u: accept_stat %u", c->prog, h->accept);
+	bool known;
+	uint32_t low = 0, high = 0;
+	const struct prog_desc *p = find_prog(proto, c->prog, c->vers, &known, &low, &high);
+	if (!known) {
+		FZ_CHECK(h->accept == ACCEPT_PROG_UNAVAIL, "program %u over %s: accept_stat %u", c->prog,
+			 proto == IPPROTO_UDP ? "UDP" : "TCP", h->accept);
 		return false;
 	}
-	if (c->vers != p->vers) {
-		FZ_CHECK(h->accept == ACCEPT_PROG_MISMATCH && h->low == p->vers && h->high == p->vers,
-			 "program %u version %u: accept_stat %u", c->prog, c->vers, h->accept);
+	if (!p) {
+		FZ_CHECK(h->accept == ACCEPT_PROG_MISMATCH && h->low == low && h->high == high,
+			 "program %u version %u: accept_stat %u (%u..%u), expected PROG_MISMATCH %u..%u",
+			 c->prog, c->vers, h->accept, h->low, h->high, low, high);
 		return false;
 	}
 	if (c->proc >= p->nprocs || !p->procs[c->proc].handler) {
@@ -300,17 +457,19 @@ static bool check_dispatched(const struct rpc_call *c, const struct hdr *h, bool
 	void *args = calloc(1, pd->args_size ? pd->args_size : 1);
 	FZ_CHECK(args, "out of memory");
 	bool decodes = args_decode(pd, c, args);
-	args_release(pd, args);
-	free(args);
 	/* A reply from the duplicate request cache answered an earlier call with the same key,
 	 * whose arguments may differ past what the key covers. */
 	FZ_CHECK(replayed || decodes == (h->accept == ACCEPT_SUCCESS), "%s: arguments %s, accept_stat %u",
 		 pd->name, decodes ? "decode" : "do not decode", h->accept);
-	return h->accept == ACCEPT_SUCCESS && check_result(c, pd, h, replayed, fh);
+	bool got = h->accept == ACCEPT_SUCCESS &&
+		   check_result(c, pd, decodes ? args : NULL, h, replayed, fh);
+	args_release(pd, args);
+	free(args);
+	return got;
 }
 
-bool fz_check_reply(const uint8_t *rec, size_t len, const uint8_t *rep, size_t rlen, bool replayed,
-		    struct fz_fh *fh)
+bool fz_check_reply(const uint8_t *rec, size_t len, int proto, const uint8_t *rep, size_t rlen,
+		    bool replayed, struct fz_fh *fh)
 {
 	struct rpc_call c;
 	enum rpc_verdict v = rpc_decode_call(rec, len, &c);
@@ -339,7 +498,7 @@ bool fz_check_reply(const uint8_t *rec, size_t len, const uint8_t *rep, size_t r
 		FZ_CHECK(h.stat == 0 && h.accept == ACCEPT_GARBAGE_ARGS, "GARBAGE_ARGS expected");
 		return false;
 	case RPC_OK:
-		return check_dispatched(&c, &h, replayed, fh);
+		return check_dispatched(&c, proto, &h, replayed, fh);
 	case RPC_DROP:
 		break;
 	}

@@ -23,16 +23,21 @@ struct fz_fh {
 };
 
 /* The reply rep (rlen bytes: record mark, RPC reply header, result, READ data and padding) to
- * the call record rec (len bytes) must be one record, with the call's xid, and the reply the
- * header's verdict calls for (rpc_decode_call: RPC_MISMATCH, AUTH_BADCRED/TOOWEAK, GARBAGE_ARGS,
- * PROG_UNAVAIL, PROG_MISMATCH 3..3, PROC_UNAVAIL); an accepted NFSv3 or MOUNT reply's result
- * must decode (rpcgen's decoder) to exactly its length, with a status of the protocol's, and a
- * READ must not return more than asked. Returns true and fills *fh when the result carries a new
- * handle (LOOKUP, CREATE, MKDIR, SYMLINK, MKNOD, MNT). rep NULL: there must be no reply owed.
- * replayed: the duplicate request cache answered (a call with the same xid and key ran before),
- * so the result is the earlier call's and is only held to its shape. */
-bool fz_check_reply(const uint8_t *rec, size_t len, const uint8_t *rep, size_t rlen, bool replayed,
-		    struct fz_fh *fh);
+ * the call record rec (len bytes, come over proto: IPPROTO_TCP or IPPROTO_UDP) must be one
+ * record, with the call's xid, and the reply the header's verdict calls for (rpc_decode_call:
+ * RPC_MISMATCH, AUTH_BADCRED/TOOWEAK, GARBAGE_ARGS, PROG_UNAVAIL, PROG_MISMATCH with the
+ * program's lowest and highest version, PROC_UNAVAIL; the server serves NFS and its counters
+ * over TCP only, MOUNT, NLM 1/3/4, NSM and the portmapper over both); an accepted
+ * reply's result must decode (the client's decoder: rpcgen's, libtirpc's for the portmapper)
+ * to exactly its length; NFSv3 and MOUNT statuses must be the protocol's, a READ must not return
+ * more than asked; an NLM result echoes the call's cookie, with a status of its version and none
+ * the procedure cannot give (BLOCKED but to a blocking LOCK); NSM's carry an odd state; the
+ * portmapper's ports and universal addresses are well formed. Returns true and fills *fh when
+ * the result carries a new handle (LOOKUP, CREATE, MKDIR, SYMLINK, MKNOD, MNT). rep NULL: there
+ * must be no reply owed. replayed: the duplicate request cache answered (a call with the same
+ * xid and key ran before), so the result is the earlier call's and is only held to its shape. */
+bool fz_check_reply(const uint8_t *rec, size_t len, int proto, const uint8_t *rep, size_t rlen,
+		    bool replayed, struct fz_fh *fh);
 
 /* A reply read back from a connection, whose call is not known: one record, a REPLY, and a
  * well-formed accepted or denied body. rep starts at the record mark. */

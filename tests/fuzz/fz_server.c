@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The fuzzed server: start-up as main.c's prepare() (kept in step with it by hand: main.c's
- * helpers are static), one ring started by workers_start(), and records run the way server.c's
- * request_main() runs them. */
+/* The fuzzed server: start-up as main.c's prepare() and portmapper_prepare() (kept in step with
+ * them by hand: main.c's helpers are static), the lock manager and our own portmapper's registry
+ * included, one ring started by workers_start(), and records run the way server.c's
+ * request_main() runs them. In a network namespace of its own, a fake client host answers the
+ * lock manager's callbacks (client_main). */
 #include "fz_server.h"
 
 #include <arpa/inet.h>
@@ -9,14 +11,19 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,11 +40,22 @@
 #include "fz_marks.h"
 #include "io/fiber.h"
 #include "io/pool.h"
+#include "lock/lk_table.h"
+#include "lock/nlm.h"
+#include "lock/nsm.h"
+#include "lock/rpccb.h"
 #include "log.h"
 #include "mount3_prot.h"
 #include "nfs3_prot.h"
 #include "nfsd.h"
+#include "nlm_prot.h"
+#include "nsm_prot.h"
+#include "pmap/pmap.h"
+#include "rpc/oncrpc.h"
+#include "rpc/recmark.h"
 #include "worker.h"
+
+#include <rpc/pmap_prot.h>
 
 static const char *const obj_name[FZ_NOBJ] = {
 	[FZ_OBJ_ROOT] = "", [FZ_OBJ_FILE] = "file", [FZ_OBJ_DIR] = "dir", [FZ_OBJ_LINK] = "link",
@@ -45,11 +63,65 @@ static const char *const obj_name[FZ_NOBJ] = {
 	[FZ_OBJ_DIR_A] = "dir/a",
 };
 
+#define HELD_MAX 256                      /* GRANTED calls held at once; past it, answered */
+#define CONN_MAX 512
+#define CONN_RECORD_MAX (256 * 1024)
+
+/* A TCP connection the lock manager made to the client host: bytes received, not yet a whole
+ * record. */
+struct client_conn {
+	int fd;
+	uint64_t gen;                     /* tells a connection from an earlier one of that slot */
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+/* Where a call came from, to answer it later. */
+struct client_origin {
+	int udp;                          /* the UDP socket (0, 1) it came to; -1: TCP */
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	int conn;                         /* TCP: the connection's slot and generation */
+	uint64_t gen;
+};
+
+/* A GRANTED callback the client host has not answered. */
+struct client_held {
+	uint32_t xid;
+	struct client_origin o;
+	uint8_t cookie[LK_OH_MAX];
+	uint32_t cookie_len;
+};
+
+/* The client host the lock manager calls back (portmapper, lockd, statd on port 111, UDP and
+ * TCP, of both fuzzed clients' addresses), and what it has seen. Its thread owns the sockets
+ * and what it holds; others ask it through wake (an eventfd) to answer what it holds. */
+struct client_host {
+	int udp[2], tcp[2];               /* 127.0.0.1:111, 127.0.0.2:111: answers leave from the
+					   * address called (the engine's sockets are connected) */
+	int wake;
+	struct client_conn conn[CONN_MAX];
+	uint64_t next_gen;
+	pthread_t thr;
+	bool running;
+	atomic_bool stop;
+	struct client_held held[HELD_MAX];
+	size_t nheld;
+	atomic_uint_fast64_t held_now;    /* nheld, for other threads */
+	atomic_uint_fast64_t releases;    /* times it answered everything it held */
+	pthread_mutex_t mu;               /* cookie */
+	uint8_t cookie[8];                /* of the last GRANTED received */
+	bool have_cookie;
+};
+
 static struct {
 	struct config cfg;
 	struct server srv;
 	char root[PATH_MAX];              /* the temporary tree: state/, e0/ .. e3/, fuzz.conf */
-	bool sandboxed;
+	bool sandboxed, netns;
+	struct rpccb *cb;                 /* the lock manager's callback engine (it owns it) */
+	struct client_host client;
+	struct sockaddr_storage local;    /* our address the records came to (TCP's getsockname) */
 	struct fz_fh fh[FZ_NEXP][FZ_NOBJ];
 	struct fz_fh last;                /* last handle a reply of this input handed out */
 	bool have_last;
@@ -58,7 +130,8 @@ static struct {
 	uint16_t port;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-} fz = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+} fz = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+	.client = {.udp = {-1, -1}, .tcp = {-1, -1}, .wake = -1, .mu = PTHREAD_MUTEX_INITIALIZER}};
 
 static _Noreturn void die(const char *what)
 {
@@ -162,6 +235,7 @@ static void make_objects(int dfd)
 }
 
 static void handles_by_calls(void);
+static void end_grace(void);
 
 /* Empty every export, make its objects again and take their (new) handles. The server holds
  * descriptors of the old files: to it they were removed behind its back, as a local rm does. */
@@ -182,8 +256,10 @@ static void write_conf(const char *path)
 	if (!f)
 		die(path);
 	/* A small cache and reply cache, so that eviction is reached; threads = 1: one ring. */
-	fprintf(f, "[server]\nthreads = 1\nblocking_threads = 2\nstate_dir = state\nrpcbind = no\n"
+	/* The lock manager's limits low enough to be reached within FZ_RESET_EVERY inputs. */
+	fprintf(f, "[server]\nthreads = 1\nblocking_threads = 2\nstate_dir = state\nrpcbind = own\n"
 		   "reply_cache_entries = 256\n[cache]\nsize = 16M\n"
+		   "[lock]\nlocks = 4096\nlocks_per_client = 64\nwaiters = 1024\nwaiters_per_client = 8\n"
 		   "[export e0]\nclients = 127.0.0.1(rw,%s)\nwrite_mode = cached\nread_mode = direct\n"
 		   "[export e1]\nclients = 127.0.0.1(rw,insecure)\nwrite_mode = direct\nread_mode = direct\n"
 		   "[export e2]\nclients = 127.0.0.1(ro,all_squash,anonuid=1000,anongid=1000)\n"
@@ -216,6 +292,18 @@ static void make_tree(int argc, char **argv)
 		if (mkdir(p, 0777) < 0)
 			die(p);
 	}
+	/* A client host that held locks before this start: the lock manager reads its record,
+	 * starts a grace period for it and notifies it (fz_server_init ends the grace period). */
+	snprintf(p, sizeof p, "%s/state/nsm", fz.root);
+	if (mkdir(p, 0700) < 0)
+		die(p);
+	snprintf(p, sizeof p, "%s/state/nsm/hosts", fz.root);
+	if (mkdir(p, 0700) < 0)
+		die(p);
+	snprintf(p, sizeof p, "%s/state/nsm/hosts/127.0.0.2", fz.root);
+	FILE *rec = fopen(p, "w");
+	if (!rec || fputs("fuzzhost2\n127.0.0.1\n", rec) < 0 || fclose(rec) != 0)
+		die(p);
 	snprintf(p, sizeof p, "%s/fuzz.conf", fz.root);
 	write_conf(p);
 	char err[1024];
@@ -251,6 +339,442 @@ static int listen_any(uint16_t *port)
 	return fd;
 }
 
+/* A network namespace of its own with only the loopback up (as root): the lock manager's
+ * callbacks to the fuzzed client (127.0.0.1, 127.0.0.2) reach the fake client host below and
+ * nothing of the machine's. Before any thread or socket exists. */
+static bool private_net(void)
+{
+	if (unshare(CLONE_NEWNET) < 0)
+		return false;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		die("loopback of the network namespace");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		die("loopback of the network namespace");
+	close(fd);
+	return true;
+}
+
+/* ---- the client host the lock manager calls back ----
+ * Sockets on port 111 of each fuzzed client's address, UDP and TCP, play the client's
+ * portmapper (GETPORT of NLM or NSM, UDP or TCP: 111 itself, anything else 0), its lockd and its
+ * statd. A GRANTED callback is answered as its lock's svid says (fz_marks.h: FZ_GRANTED_*); the
+ * _RES calls of _MSG procedures and SM_NOTIFY get an empty SUCCESS. Over TCP a call is a record
+ * and so is its answer; the connection stays until the lock manager closes it. */
+
+static size_t put_res(uint8_t *out, size_t cap, uint32_t xid, enum rpc_accept st, xdrproc_t enc,
+		      void *res)
+{
+	size_t n = rpc_encode_accepted(out, xid, st);
+	if (!enc)
+		return n;
+	XDR x;
+	xdrmem_create(&x, (char *)out + n, (u_int)(cap - n), XDR_ENCODE);
+	bool ok = enc(&x, res);
+	n += xdr_getpos(&x);
+	xdr_destroy(&x);
+	return ok ? n : 0;
+}
+
+static bool decode_args(const struct rpc_call *c, xdrproc_t dec, void *obj)
+{
+	XDR x;
+	xdrmem_create(&x, (char *)c->args, (u_int)c->args_len, XDR_DECODE);
+	bool ok = dec(&x, obj);
+	xdr_destroy(&x);
+	return ok;
+}
+
+static size_t granted_reply(uint32_t xid, const netobj *cookie, nlm4_stats st, uint8_t *out,
+			    size_t cap)
+{
+	nlm4_res r = {.cookie = *cookie, .stat.stat = st};
+	return put_res(out, cap, xid, ACCEPT_SUCCESS, (xdrproc_t)xdr_nlm4_res, &r);
+}
+
+/* Keep the call unanswered: true, or false when it cannot be kept (then answer it now). A
+ * retransmission of one held already stays held. */
+static bool hold(struct client_host *ch, uint32_t xid, const struct client_origin *o,
+		 const netobj *cookie)
+{
+	for (size_t i = 0; i < ch->nheld; i++)
+		if (ch->held[i].xid == xid && ch->held[i].o.udp == o->udp &&
+		    (o->udp >= 0 || ch->held[i].o.gen == o->gen))
+			return true;
+	if (ch->nheld == HELD_MAX || cookie->n_len > LK_OH_MAX)
+		return false;
+	struct client_held *h = &ch->held[ch->nheld++];
+	h->xid = xid;
+	h->o = *o;
+	h->cookie_len = cookie->n_len;
+	if (cookie->n_len)
+		memcpy(h->cookie, cookie->n_bytes, cookie->n_len);
+	atomic_store(&ch->held_now, ch->nheld);
+	return true;
+}
+
+static size_t granted_answer(struct client_host *ch, const struct rpc_call *c,
+			     const struct client_origin *o, uint8_t *out, size_t cap)
+{
+	nlm4_testargs a4;
+	nlm_testargs a1;
+	memset(&a4, 0, sizeof a4);
+	memset(&a1, 0, sizeof a1);
+	bool v4 = c->vers == NLM4_VERS;
+	bool ok = v4 ? decode_args(c, (xdrproc_t)xdr_nlm4_testargs, &a4)
+		     : decode_args(c, (xdrproc_t)xdr_nlm_testargs, &a1);
+	netobj cookie = v4 ? a4.cookie : a1.cookie;
+	int32_t svid = v4 ? a4.alock.svid : a1.alock.svid;
+	size_t n = 0;
+	if (!ok) {
+		n = put_res(out, cap, c->xid, ACCEPT_GARBAGE_ARGS, NULL, NULL);
+		goto out;
+	}
+	pthread_mutex_lock(&ch->mu);
+	ch->have_cookie = cookie.n_len == sizeof ch->cookie;
+	if (ch->have_cookie)
+		memcpy(ch->cookie, cookie.n_bytes, sizeof ch->cookie);
+	pthread_mutex_unlock(&ch->mu);
+	switch ((uint32_t)svid % 4) {
+	case FZ_GRANTED_SILENT:
+		if (hold(ch, c->xid, o, &cookie))
+			break;
+		/* fall through: as many held as it may */
+	case FZ_GRANTED_TAKE:
+		n = granted_reply(c->xid, &cookie, NLM4_GRANTED, out, cap);
+		break;
+	case FZ_GRANTED_REFUSE:
+		n = granted_reply(c->xid, &cookie, NLM4_DENIED, out, cap);
+		break;
+	default:
+		n = put_res(out, cap, c->xid, ACCEPT_GARBAGE_ARGS, NULL, NULL);
+		break;
+	}
+out:
+	xdr_free(v4 ? (xdrproc_t)xdr_nlm4_testargs : (xdrproc_t)xdr_nlm_testargs,
+		 v4 ? (char *)&a4 : (char *)&a1);
+	return n;
+}
+
+/* The answer to one call (a datagram, or a TCP record) from o; 0: none (now). */
+static size_t client_answer(struct client_host *ch, const uint8_t *in, size_t len,
+			    const struct client_origin *o, uint8_t *out, size_t cap)
+{
+	struct rpc_call c;
+	if (rpc_decode_call(in, len, &c) != RPC_OK)
+		return 0;
+	if (c.prog == PMAPPROG && c.vers == PMAPVERS && c.proc == PMAPPROC_GETPORT) {
+		struct pmap pm;
+		memset(&pm, 0, sizeof pm);
+		if (!decode_args(&c, (xdrproc_t)xdr_pmap, &pm))
+			return put_res(out, cap, c.xid, ACCEPT_GARBAGE_ARGS, NULL, NULL);
+		u_int port = (pm.pm_prog == NLM_PROG || pm.pm_prog == SM_PROG) &&
+			     (pm.pm_prot == IPPROTO_UDP || pm.pm_prot == IPPROTO_TCP) ? PMAP_PORT : 0;
+		return put_res(out, cap, c.xid, ACCEPT_SUCCESS, (xdrproc_t)xdr_u_int, &port);
+	}
+	if (c.prog == NLM_PROG && c.proc == NLMPROC_GRANTED)
+		return granted_answer(ch, &c, o, out, cap);
+	if (c.prog == NLM_PROG || c.prog == SM_PROG)
+		return put_res(out, cap, c.xid, ACCEPT_SUCCESS, NULL, NULL);
+	return put_res(out, cap, c.xid, ACCEPT_PROG_UNAVAIL, NULL, NULL);
+}
+
+/* Send an answer (out[4..4 + n): room for a record mark before it) to where o's call came from. */
+static void client_send(struct client_host *ch, const struct client_origin *o, uint8_t *out,
+			size_t n)
+{
+	if (o->udp >= 0) {
+		if (sendto(ch->udp[o->udp], out + 4, n, 0, (const struct sockaddr *)&o->from,
+			   o->fromlen) < 0) {
+			/* the engine retransmits */
+		}
+		return;
+	}
+	struct client_conn *c = &ch->conn[o->conn];
+	if (c->fd < 0 || c->gen != o->gen)
+		return;                   /* the lock manager gave up on it */
+	recmark_put(out, (uint32_t)n);
+	if (send(c->fd, out, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(n + 4)) {
+		/* a full or closed connection: the engine calls again or gives up */
+	}
+}
+
+/* Answer everything held: the client takes every lock it was granted. */
+static void client_release(struct client_host *ch)
+{
+	uint8_t out[4 + 2048];
+	for (size_t i = 0; i < ch->nheld; i++) {
+		struct client_held *h = &ch->held[i];
+		netobj cookie = {h->cookie_len, (char *)h->cookie};
+		size_t n = granted_reply(h->xid, &cookie, NLM4_GRANTED, out + 4, sizeof out - 4);
+		if (n)
+			client_send(ch, &h->o, out, n);
+	}
+	ch->nheld = 0;
+	atomic_store(&ch->held_now, 0);
+	atomic_fetch_add(&ch->releases, 1);
+}
+
+static void conn_close(struct client_conn *c)
+{
+	close(c->fd);
+	free(c->buf);
+	*c = (struct client_conn){.fd = -1};
+}
+
+static void conn_accept(struct client_host *ch, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int i = 0; i < CONN_MAX; i++)
+		if (ch->conn[i].fd < 0) {
+			ch->conn[i] = (struct client_conn){.fd = fd, .gen = ++ch->next_gen};
+			return;
+		}
+	close(fd);   /* the engine connects again */
+}
+
+/* The whole records at the head of connection i's buffer, answered; false when the connection
+ * is done. */
+static bool conn_serve(struct client_host *ch, int i, uint8_t *rec, uint8_t *out, size_t cap)
+{
+	struct client_conn *c = &ch->conn[i];
+	struct client_origin o = {.udp = -1, .conn = i, .gen = c->gen};
+	for (;;) {
+		size_t at = 0, n = 0;
+		bool last = false;
+		while (!last) {
+			if (c->len - at < 4)
+				return true;
+			uint32_t m = recmark_get(c->buf + at);
+			size_t fl = recmark_len(m);
+			if (fl > CONN_RECORD_MAX - n)
+				return false;
+			if (c->len - at - 4 < fl)
+				return true;
+			memcpy(rec + n, c->buf + at + 4, fl);
+			n += fl;
+			at += 4 + fl;
+			last = recmark_is_last(m);
+		}
+		memmove(c->buf, c->buf + at, c->len - at);
+		c->len -= at;
+		size_t r = client_answer(ch, rec, n, &o, out + 4, cap - 4);
+		if (r)
+			client_send(ch, &o, out, r);
+	}
+}
+
+static bool conn_readable(struct client_host *ch, int i, uint8_t *rec, uint8_t *out, size_t cap)
+{
+	struct client_conn *c = &ch->conn[i];
+	if (c->cap - c->len < 65536) {
+		size_t want = c->cap ? 2 * c->cap : 65536;
+		if (want > 2 * CONN_RECORD_MAX)
+			return false;
+		uint8_t *b = realloc(c->buf, want);
+		if (!b)
+			return false;
+		c->buf = b;
+		c->cap = want;
+	}
+	ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+	if (n <= 0)
+		return n < 0 && (errno == EAGAIN || errno == EINTR);
+	c->len += (size_t)n;
+	return conn_serve(ch, i, rec, out, cap);
+}
+
+static void *client_main(void *arg)
+{
+	struct client_host *ch = arg;
+	static uint8_t in[CONN_RECORD_MAX];
+	static struct pollfd p[5 + CONN_MAX];
+	uint8_t out[4 + 1024];
+	while (!atomic_load(&ch->stop)) {
+		int np = 0;
+		for (int i = 0; i < 2; i++) {
+			p[np++] = (struct pollfd){.fd = ch->udp[i], .events = POLLIN};
+			p[np++] = (struct pollfd){.fd = ch->tcp[i], .events = POLLIN};
+		}
+		p[np++] = (struct pollfd){.fd = ch->wake, .events = POLLIN};
+		for (int i = 0; i < CONN_MAX; i++)
+			p[np++] = (struct pollfd){.fd = ch->conn[i].fd, .events = POLLIN};   /* -1: ignored */
+		if (poll(p, (nfds_t)np, 50) <= 0)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			if (p[2 * i + 1].revents)
+				conn_accept(ch, ch->tcp[i]);
+			if (!p[2 * i].revents)
+				continue;
+			struct client_origin o = {.udp = i, .fromlen = sizeof o.from, .conn = -1};
+			ssize_t n = recvfrom(ch->udp[i], in, sizeof in, MSG_DONTWAIT,
+					     (struct sockaddr *)&o.from, &o.fromlen);
+			if (n <= 0)
+				continue;
+			size_t m = client_answer(ch, in, (size_t)n, &o, out + 4, sizeof out - 4);
+			if (m)
+				client_send(ch, &o, out, m);
+		}
+		if (p[4].revents) {
+			uint64_t v;
+			if (read(ch->wake, &v, sizeof v) == (ssize_t)sizeof v)
+				client_release(ch);
+		}
+		for (int i = 0; i < CONN_MAX; i++)
+			if (ch->conn[i].fd >= 0 && p[5 + i].revents &&
+			    !conn_readable(ch, i, in, out, sizeof out))
+				conn_close(&ch->conn[i]);
+	}
+	return NULL;
+}
+
+static int client_socket(int type, int i)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(PMAP_PORT),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK + (unsigned)i)};
+	int one = 1, fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0))
+		die("the client host's port 111");
+	return fd;
+}
+
+static void client_start(void)
+{
+	struct client_host *ch = &fz.client;
+	for (int i = 0; i < 2; i++) {
+		ch->udp[i] = client_socket(SOCK_DGRAM, i);
+		ch->tcp[i] = client_socket(SOCK_STREAM, i);
+	}
+	for (int i = 0; i < CONN_MAX; i++)
+		ch->conn[i].fd = -1;
+	ch->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ch->wake < 0)
+		die("eventfd");
+	if (pthread_create(&ch->thr, NULL, client_main, ch) != 0)
+		die("the client host's thread");
+	ch->running = true;
+}
+
+static void client_stop(void)
+{
+	struct client_host *ch = &fz.client;
+	if (!ch->running)
+		return;
+	atomic_store(&ch->stop, true);
+	pthread_join(ch->thr, NULL);
+	for (int i = 0; i < 2; i++) {
+		close(ch->udp[i]);
+		close(ch->tcp[i]);
+	}
+	for (int i = 0; i < CONN_MAX; i++)
+		if (ch->conn[i].fd >= 0)
+			conn_close(&ch->conn[i]);
+	close(ch->wake);
+	ch->running = false;
+}
+
+/* Until every callback in flight has been answered and its answer taken by the lock manager,
+ * but those the client host holds (at most 100 ms: a lost datagram waits for its
+ * retransmission): after each record, so the next one finds the GRANTED callbacks its
+ * predecessors caused settled (or held, their cookie known). */
+static void settle_callbacks(void)
+{
+	if (!fz.client.running || !fz.cb)
+		return;
+	for (int i = 0; i < 2000; i++) {
+		struct rpccb_counters c;
+		rpccb_counters(fz.cb, &c);
+		uint64_t ended = c.ok + c.timeouts + c.errors + c.cancelled;
+		if (c.started <= ended + atomic_load(&fz.client.held_now))
+			return;
+		usleep(50);
+	}
+	if (fz_trace)
+		fprintf(stderr, "fz: callbacks still in flight after 100 ms\n");
+}
+
+/* The client host answers what it held (so no call waits out its 30 s), and the lock manager
+ * takes the answers. */
+static void release_held(void)
+{
+	struct client_host *ch = &fz.client;
+	if (!ch->running)
+		return;
+	uint64_t before = atomic_load(&ch->releases), one = 1;
+	if (write(ch->wake, &one, sizeof one) != (ssize_t)sizeof one)
+		die("eventfd");
+	while (atomic_load(&ch->releases) == before)
+		usleep(50);
+	settle_callbacks();
+}
+
+/* main.c's our_programs(): what the portmapper lists (own portmapper, lock manager on). */
+#define PROGS_MAX 20
+static size_t our_programs(const struct server *srv, struct pmap_prog_port *out)
+{
+	const struct config *cfg = srv->cfg;
+	unsigned fam = pmap_families(cfg);
+	size_t n = 0;
+	out[n++] = (struct pmap_prog_port){NFS_PROGRAM, NFS_V3, IPPROTO_TCP, cfg->port, fam};
+	for (int p = 0; p < 2; p++) {
+		int proto = p ? IPPROTO_UDP : IPPROTO_TCP;
+		out[n++] = (struct pmap_prog_port){MOUNT_PROGRAM, MOUNT_V3, proto, cfg->mount_port, fam};
+		if (srv->nlm) {
+			static const uint32_t nlm_vers[] = {NLM_VERS, NLM_VERSX, NLM4_VERS};
+			for (size_t v = 0; v < 3; v++)
+				out[n++] = (struct pmap_prog_port){NLM_PROG, nlm_vers[v], proto,
+								   cfg->lock_port, fam};
+			out[n++] = (struct pmap_prog_port){SM_PROG, SM_VERS, proto, cfg->lock_port, fam};
+		}
+		for (uint32_t v = 2; v <= 4; v++)
+			out[n++] = (struct pmap_prog_port){PMAP_PROG, v, proto, PMAP_PORT, fam};
+	}
+	return n;
+}
+
+/* main.c's portmapper_prepare() for PMAP_OWN; also at every tree reset, so that what the
+ * fuzzer registered does not pile up (between inputs: no call reads the registry). */
+static void portmapper_prepare(void)
+{
+	struct pmap_prog_port list[PROGS_MAX];
+	size_t n = our_programs(&fz.srv, list);
+	pmap_reg_free(fz.srv.pmap);
+	fz.srv.pmap = pmap_reg_new(pmap_families(&fz.cfg));
+	if (!fz.srv.pmap || pmap_reg_add_own_list(fz.srv.pmap, list, n) < 0)
+		die("portmapper registry");
+}
+
+/* main.c's lock_manager_start(); the engine's pointer is kept for its counters. */
+static void lock_manager_start(void)
+{
+	struct server *srv = &fz.srv;
+	struct nsm *nsm = nsm_open(fz.cfg.state_dir);
+	fz.cb = nsm ? rpccb_start() : NULL;
+	srv->nlm = fz.cb ? nlm_new(&fz.cfg, nsm, fz.cb) : NULL;
+	if (!srv->nlm)
+		die("lock manager");
+}
+
+/* At exit, as serve() ends: the lock manager (its engine cancels what is in flight), the
+ * registry, the client host. The rings stay: no call runs between inputs. */
+static void stop_side_programs(void)
+{
+	nlm_free(fz.srv.nlm, true);
+	fz.srv.nlm = NULL;
+	fz.cb = NULL;
+	pmap_reg_free(fz.srv.pmap);
+	fz.srv.pmap = NULL;
+	client_stop();
+}
+
 static void start_server(void)
 {
 	struct server *srv = &fz.srv;
@@ -272,6 +796,12 @@ static void start_server(void)
 	if (!srv->pool)
 		die("pool");
 	srv->fh_cache_max = 256;
+	if (fz.netns)
+		client_start();
+	lock_manager_start();
+	if (pmap_decide(&fz.cfg) != PMAP_OWN)
+		die("rpcbind = own");
+	portmapper_prepare();
 	srv->listen_fd[0] = listen_any(&fz.port);
 	srv->nlisten_fds = 1;
 	if (workers_start(srv, 1) < 0)
@@ -294,6 +824,10 @@ void fz_server_init(int *argc, char ***argv)
 	fz.reset_every = every && *every ? (unsigned)strtoul(every, NULL, 10) : 64;
 	if (!fz.reset_every)
 		fz.reset_every = 1;
+	fz.netns = private_net();
+	if (!fz.netns)
+		fprintf(stderr, "fz_server: no network namespace (%s): the lock manager's callbacks "
+			"go to this host's port 111, and time out if nobody answers\n", strerror(errno));
 	make_tree(argc ? *argc : 0, argv ? *argv : NULL);
 	atexit(remove_tree);
 	/* The server's threads (ring, pool) inherit a mask that keeps libFuzzer's signals (the
@@ -305,10 +839,18 @@ void fz_server_init(int *argc, char ***argv)
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	start_server();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	atexit(stop_side_programs);
 	struct sockaddr_in *pa = (struct sockaddr_in *)&fz.peer;
 	pa->sin_family = AF_INET;
 	pa->sin_port = htons(700);    /* privileged: "secure" rules let it in */
 	pa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct sockaddr_in *la = (struct sockaddr_in *)&fz.local;
+	la->sin_family = AF_INET;
+	la->sin_port = htons(fz.port);
+	la->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* As serve(): the hosts that held locks are notified. */
+	nlm_notify_restart(fz.srv.nlm);
+	end_grace();
 }
 
 uint16_t fz_server_port(void)
@@ -370,6 +912,15 @@ static size_t subst_one(const uint8_t *p, size_t len, uint8_t **o)
 	if (n < 5 || took > len)
 		return 0;
 	unsigned exp = p[8];
+	if (p[7] == FZ_MARK_COOKIE && n == FZ_MARK_COOKIE_LEN) {
+		uint8_t c[8] = {0};
+		pthread_mutex_lock(&fz.client.mu);
+		if (fz.client.have_cookie)
+			memcpy(c, fz.client.cookie, sizeof c);
+		pthread_mutex_unlock(&fz.client.mu);
+		*o = put_opaque(*o, c, sizeof c);
+		return took;
+	}
 	if (p[7] == FZ_MARK_FH && n == FZ_MARK_FH_LEN) {
 		const struct fz_fh *f = &fz.fh[exp][p[9] < FZ_NOBJ ? p[9] : 0];
 		if (p[9] == FZ_OBJ_LAST && fz.have_last)
@@ -409,6 +960,7 @@ struct job {
 	struct fiber_msg msg;
 	struct worker *w;
 	const struct sockaddr_storage *peer;
+	int proto;                    /* what the record came over (IPPROTO_TCP, IPPROTO_UDP) */
 	const uint8_t *orig;          /* the record as the harness has it, for the check */
 	const uint8_t *rec;           /* the server's copy, placed as server.c places records */
 	size_t len;
@@ -454,7 +1006,7 @@ static void check(struct job *j, struct reply *reply, bool replayed)
 {
 	size_t n = 0;
 	uint8_t *flat = reply ? flatten(reply, &n) : NULL;
-	j->got = fz_check_reply(j->orig, j->len, flat, n, replayed, &j->fh);
+	j->got = fz_check_reply(j->orig, j->len, j->proto, flat, n, replayed, &j->fh);
 	free(flat);
 }
 
@@ -483,7 +1035,7 @@ static void job_main(void *arg)
 	uint64_t hits = drc_hits();
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &j->creds);
 	worker_running(w, true);
-	dispatch_record(w, j->peer, NULL, IPPROTO_TCP, &j->rm, j->rec, j->len, &reply);
+	dispatch_record(w, j->peer, &fz.local, j->proto, &j->rm, j->rec, j->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	record_mem_release(&j->rm);
@@ -513,25 +1065,26 @@ static uint8_t *place(const uint8_t *rec, size_t len, void **mem)
 	return (uint8_t *)*mem + shift;
 }
 
-/* One record from peer, on the ring; true and *fh when the reply hands out a handle. */
+/* One record from peer over proto, on the ring; true and *fh when the reply hands out a handle. */
 static bool run_record(const uint8_t *rec, size_t len, const struct sockaddr_storage *peer,
-		       struct fz_fh *fh)
+		       int proto, struct fz_fh *fh)
 {
 	struct worker *w = &fz.srv.workers[0];
-	struct job j = {.msg = {.fn = on_job}, .w = w, .peer = peer, .orig = rec, .len = len,
-			.creds = {.w = w}};
+	struct job j = {.msg = {.fn = on_job}, .w = w, .peer = peer, .proto = proto, .orig = rec,
+			.len = len, .creds = {.w = w}};
 	j.rec = place(rec, len, &j.rm.mem);
 	fiber_sched_post(w->sched, &j.msg);
 	wait_done(&j.done);
+	settle_callbacks();
 	if (j.got)
 		*fh = j.fh;
 	return j.got;
 }
 
-void fz_dispatch(const uint8_t *rec, size_t len)
+void fz_dispatch(const uint8_t *rec, size_t len, bool udp)
 {
 	struct fz_fh fh;
-	if (run_record(rec, len, &fz.peer, &fh)) {
+	if (run_record(rec, len, &fz.peer, udp ? IPPROTO_UDP : IPPROTO_TCP, &fh)) {
 		fz.last = fh;
 		fz.have_last = true;
 	}
@@ -545,13 +1098,14 @@ static uint8_t *put32(uint8_t *p, uint32_t v)
 	return p + 4;
 }
 
-/* A call as root (AUTH_SYS) with args encoded by enc. */
-static void call(uint32_t prog, uint32_t proc, xdrproc_t enc, void *args, unsigned exp,
-		 struct fz_fh *out)
+/* A set-up call as root (AUTH_SYS) from peer with args encoded by enc: whether its reply
+ * handed out a handle (*out). */
+static bool setup_call(uint32_t prog, uint32_t vers, uint32_t proc, xdrproc_t enc, void *args,
+		       const struct sockaddr_storage *peer, struct fz_fh *out)
 {
 	static uint32_t xid = 0xf0000000u;
 	uint8_t rec[1024], *p = rec;
-	p = put32(put32(put32(put32(put32(put32(p, xid++), 0), 2), prog), 3), proc);
+	p = put32(put32(put32(put32(put32(put32(p, xid++), 0), 2), prog), vers), proc);
 	p = put32(put32(put32(put32(put32(put32(put32(p, 1), 20), 0), 0), 0), 0), 0);
 	p = put32(put32(p, 0), 0);
 	XDR x;
@@ -560,12 +1114,34 @@ static void call(uint32_t prog, uint32_t proc, xdrproc_t enc, void *args, unsign
 		FZ_FAIL("encoding a set-up call");
 	size_t len = (size_t)(p - rec) + xdr_getpos(&x);
 	xdr_destroy(&x);
-	/* the foreign export lets only 127.0.0.2 in, and it is the only one that may */
+	return run_record(rec, len, peer, IPPROTO_TCP, out);
+}
+
+/* The second client host, 127.0.0.2: the only one the foreign export lets in, and the one
+ * whose record (make_tree) holds the lock manager in its grace period. */
+static struct sockaddr_storage other_host(void)
+{
 	struct sockaddr_storage peer = fz.peer;
-	if (exp == FZ_EXP_FOREIGN)
-		((struct sockaddr_in *)&peer)->sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1);
-	if (!run_record(rec, len, &peer, out))
+	((struct sockaddr_in *)&peer)->sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1);
+	return peer;
+}
+
+static void call(uint32_t prog, uint32_t proc, xdrproc_t enc, void *args, unsigned exp,
+		 struct fz_fh *out)
+{
+	struct sockaddr_storage peer = exp == FZ_EXP_FOREIGN ? other_host() : fz.peer;
+	if (!setup_call(prog, 3, proc, enc, args, &peer, out))
 		FZ_FAIL("export %u: set-up call %u/%u handed out no handle", exp, prog, proc);
+}
+
+/* The recorded host restarted too (its SM_NOTIFY): nothing is left to reclaim, the grace period
+ * is over, and every input finds the same lock manager. */
+static void end_grace(void)
+{
+	struct sockaddr_storage peer = other_host();
+	stat_chge a = {.mon_name = "fuzzhost2", .state = 3};
+	struct fz_fh none;
+	setup_call(SM_PROG, SM_VERS, SM_NOTIFY, (xdrproc_t)xdr_stat_chge, &a, &peer, &none);
 }
 
 static void handles_by_calls(void)
@@ -627,11 +1203,38 @@ void fz_input_end(void)
 	struct quiesce q = {.msg = {.fn = on_quiesce_msg}, .w = w};
 	fiber_sched_post(w->sched, &q.msg);
 	wait_done(&q.done);
+	/* The ring is idle: what its calls made the lock manager send has been answered. */
+	settle_callbacks();
+	if (fz_trace && fz.cb) {
+		struct rpccb_counters c;
+		rpccb_counters(fz.cb, &c);
+		fprintf(stderr, "fz: callbacks: %llu started, %llu ok, %llu timed out, %llu failed; "
+			"%llu held by the client host\n", (unsigned long long)c.started,
+			(unsigned long long)c.ok, (unsigned long long)c.timeouts,
+			(unsigned long long)c.errors, (unsigned long long)atomic_load(&fz.client.held_now));
+	}
+}
+
+/* What the fuzzed clients hold goes with the tree they held it in (as if both restarted): the
+ * lock manager would otherwise keep descriptors of every removed file they locked, up to their
+ * limits. And the portmapper forgets what they registered. */
+static void reset_side_programs(void)
+{
+	release_held();
+	struct sockaddr_storage other = other_host();
+	nlm_host_rebooted(fz.srv.nlm, NULL, &fz.peer, true);
+	nlm_host_rebooted(fz.srv.nlm, NULL, &other, true);
+	portmapper_prepare();
+	pthread_mutex_lock(&fz.client.mu);
+	fz.client.have_cookie = false;
+	pthread_mutex_unlock(&fz.client.mu);
 }
 
 void fz_input_begin(void)
 {
 	fz.have_last = false;
-	if (fz.inputs++ % fz.reset_every == 0)
+	if (fz.inputs++ % fz.reset_every == 0) {
+		reset_side_programs();
 		reset_tree();
+	}
 }

@@ -27,6 +27,22 @@ bool fz_xdr_check(const struct fz_codec *c, const uint8_t *buf, size_t len,
 /* An exact-size copy of len bytes (malloc'd: aligned as the server's records are). */
 uint8_t *fz_copy(const uint8_t *p, size_t len);
 
+/* fuzz_mount_args's input: byte 0 picks the program (modulo FZ_ARGS_NPROG), byte 1 the codec
+ * (FZ_ARGS_RESULT clear: procedure b's arguments; set: procedure b & 0x7f's result; modulo the
+ * table's size), the rest is what it decodes. */
+enum {
+	FZ_ARGS_MOUNT3 = 0,
+	FZ_ARGS_NLM1,
+	FZ_ARGS_NLM3,
+	FZ_ARGS_NLM4,
+	FZ_ARGS_NSM1,
+	FZ_ARGS_PMAP2,
+	FZ_ARGS_RPCB3,
+	FZ_ARGS_RPCB4,
+	FZ_ARGS_NPROG,
+};
+#define FZ_ARGS_RESULT 0x80u
+
 #define FZ_XCHECK(c) \
 	do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #c); abort(); } } while (0)
 

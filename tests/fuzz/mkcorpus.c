@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writes the seed corpus of every harness: real calls of every NFSv3 and MOUNT v3 procedure (and
- * the counters program), their arguments encoded with the rpcgen encoders a client uses, file
- * handles and export paths as the placeholders of fz_marks.h. Usage: mkcorpus OUTDIR; it makes
- * OUTDIR/<target>/ for recmark, rpc_call, nfs3_args, mount_args, dispatch and conn.
- * Kept in code rather than in binary files, so a protocol change shows in a diff. */
+ * the counters program), of the lock manager (NLM 1, 3, 4 and NSM) and of the portmapper (PMAP 2,
+ * RPCBIND 3 and 4), their arguments encoded with the encoders a client uses (rpcgen's,
+ * libtirpc's for the portmapper), file handles, export paths and GRANTED cookies as the
+ * placeholders of fz_marks.h; and sequences of them (NLM: contention, blocked locks granted and
+ * answered each way the fuzzed client host can, cancels, shares, _MSG calls, a client's restart).
+ * Usage: mkcorpus OUTDIR; it makes OUTDIR/<target>/ for recmark, rpc_call, nfs3_args,
+ * mount_args, dispatch and conn. Kept in code rather than in binary files, so a protocol change
+ * shows in a diff. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,11 +16,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <netinet/in.h>
 #include <rpc/rpc.h>
+#include <rpc/pmap_prot.h>
+#include <rpc/rpcb_prot.h>
 
 #include "fz_marks.h"
+#include "fz_xdr.h"
 #include "mount3_prot.h"
 #include "nfs3_prot.h"
+#include "nlm_prot.h"
+#include "nsm_prot.h"
 #include "rpc/recmark.h"
 
 #define STATS_PROGRAM 0x20004e55u   /* src/stats.h */
@@ -134,21 +144,43 @@ static void record(struct buf *b, const struct call *c)
 		put_xdr(b, c->enc, c->args);
 }
 
+/* The program of fuzz_mount_args (fz_xdr.h) that holds prog's version vers; -1: none. */
+static int args_prog(uint32_t prog, uint32_t vers)
+{
+	if (prog == MOUNT_PROGRAM && vers == MOUNT_V3)
+		return FZ_ARGS_MOUNT3;
+	if (prog == NLM_PROG)
+		return vers == NLM_VERS ? FZ_ARGS_NLM1 : vers == NLM_VERSX ? FZ_ARGS_NLM3 :
+		       vers == NLM4_VERS ? FZ_ARGS_NLM4 : -1;
+	if (prog == SM_PROG && vers == SM_VERS)
+		return FZ_ARGS_NSM1;
+	if (prog == PMAPPROG)
+		return vers == 2 ? FZ_ARGS_PMAP2 : vers == 3 ? FZ_ARGS_RPCB3 : vers == 4 ? FZ_ARGS_RPCB4 : -1;
+	return -1;
+}
+
 /* Every target's seed from one call. */
 static void emit(const struct call *c)
 {
 	struct buf *rec = calloc(1, sizeof *rec), *b = calloc(1, sizeof *b);
 	record(rec, c);
 	save("rpc_call", c->name, rec);
-	if (c->prog == NFS_PROGRAM || c->prog == MOUNT_PROGRAM) {
-		uint8_t sel = (uint8_t)c->proc;
-		put_bytes(b, &sel, 1);
+	int ap = args_prog(c->prog, c->vers);
+	if ((c->prog == NFS_PROGRAM || ap >= 0) && c->proc < FZ_ARGS_RESULT) {
+		uint8_t sel[2] = {(uint8_t)ap, (uint8_t)c->proc};
+		if (c->prog == NFS_PROGRAM)
+			put_bytes(b, sel + 1, 1);
+		else
+			put_bytes(b, sel, 2);
 		if (c->enc)
 			put_xdr(b, c->enc, c->args);
 		save(c->prog == NFS_PROGRAM ? "nfs3_args" : "mount_args", c->name, b);
 	}
+	/* dispatch: the lock manager's and the portmapper's calls of odd xids come over UDP */
+	bool udp = (c->prog == NLM_PROG || c->prog == SM_PROG || c->prog == PMAPPROG) &&
+		   (xid - 1) % 2;
 	b->n = 0;
-	put32(b, (uint32_t)rec->n);
+	put32(b, (uint32_t)rec->n | (udp ? RECMARK_LAST : 0));
 	put_bytes(b, rec->b, rec->n);
 	save("dispatch", c->name, b);
 	b->b[0] |= 0x80;
@@ -157,15 +189,16 @@ static void emit(const struct call *c)
 	free(b);
 }
 
-/* Several calls: for dispatch one input of records in a row, for conn one stream, with every
- * record cut in two fragments when split is set. */
-static void emit_seq(const char *name, const struct call *cs, size_t n, bool split)
+/* Several calls: for dispatch one input of records in a row (record i over UDP when bit i of
+ * udp is set, else TCP), for conn one stream, with every record cut in two fragments when split
+ * is set. */
+static void emit_seq(const char *name, const struct call *cs, size_t n, bool split, uint32_t udp)
 {
 	struct buf *rec = calloc(1, sizeof *rec), *d = calloc(1, sizeof *d), *s = calloc(1, sizeof *s);
 	for (size_t i = 0; i < n; i++) {
 		rec->n = 0;
 		record(rec, &cs[i]);
-		put32(d, (uint32_t)rec->n);
+		put32(d, (uint32_t)rec->n | (udp >> i & 1 ? RECMARK_LAST : 0));
 		put_bytes(d, rec->b, rec->n);
 		size_t cut = split ? rec->n / 3 : 0;
 		if (cut) {
@@ -286,6 +319,13 @@ static void mount_calls(void)
 	emit(&(struct call){"nfs_v4", NFS_PROGRAM, 4, 0, AUTH_ROOT, NULL, NULL});
 	emit(&(struct call){"proc_unavail", NFS_PROGRAM, NFS_V3, 22, AUTH_ROOT, NULL, NULL});
 	emit(&(struct call){"many_groups", NFS_PROGRAM, NFS_V3, 0, AUTH_MANY_GROUPS, NULL, NULL});
+	/* NFS and the counters are not served over UDP; MOUNT is */
+	struct call udp[] = {
+		{"nfs_null", NFS_PROGRAM, NFS_V3, NFSPROC3_NULL, AUTH_ROOT, NULL, NULL},
+		{"stats", STATS_PROGRAM, 1, 1, AUTH_ROOT, NULL, NULL},
+		{"mnt_export", MOUNT_PROGRAM, MOUNT_V3, MOUNTPROC3_EXPORT, AUTH_ROOT, NULL, NULL},
+	};
+	emit_seq("over_udp", udp, 3, false, 0x07);
 }
 
 /* Headers no encoder of ours writes: RPC version 3, AUTH_DH and RPCSEC_GSS, 17 groups. */
@@ -332,6 +372,17 @@ static void result(const char *target, const char *name, uint8_t sel, xdrproc_t 
 	free(b);
 }
 
+/* A result seed of fuzz_mount_args: program, procedure, the encoded result. */
+static void res2(const char *name, unsigned prog, unsigned proc, xdrproc_t enc, void *obj)
+{
+	struct buf *b = calloc(1, sizeof *b);
+	uint8_t sel[2] = {(uint8_t)prog, (uint8_t)(proc | FZ_ARGS_RESULT)};
+	put_bytes(b, sel, 2);
+	put_xdr(b, enc, obj);
+	save("mount_args", name, b);
+	free(b);
+}
+
 static void results(void)
 {
 	uint8_t np = 22;
@@ -351,17 +402,382 @@ static void results(void)
 	WRITE3res wr = {NFS3_OK, .WRITE3res_u.resok = {.count = 100, .committed = FILE_SYNC, .verf = "verifier"}};
 	result("nfs3_args", "res_write", np + NFSPROC3_WRITE, (xdrproc_t)xdr_WRITE3res, &wr);
 
-	uint8_t mp = 6;
 	int flavors[] = {1};
 	mountres3 mr = {MNT3_OK, .mountres3_u.mountinfo = {{8, "handle!!"}, {1, flavors}}};
-	result("mount_args", "res_mnt", mp + MOUNTPROC3_MNT, (xdrproc_t)xdr_mountres3, &mr);
+	res2("res_mnt", FZ_ARGS_MOUNT3, MOUNTPROC3_MNT, (xdrproc_t)xdr_mountres3, &mr);
 	mountbody m2 = {"h2", "/b", NULL}, m1 = {"h1", "/a", &m2};
 	mountlist ml = &m1;
-	result("mount_args", "res_dump", mp + MOUNTPROC3_DUMP, (xdrproc_t)xdr_mountlist, &ml);
+	res2("res_dump", FZ_ARGS_MOUNT3, MOUNTPROC3_DUMP, (xdrproc_t)xdr_mountlist, &ml);
 	groupnode g = {"127.0.0.1", NULL};
 	exportnode x = {"/srv", &g, NULL};
 	exports ex = &x;
-	result("mount_args", "res_export", mp + MOUNTPROC3_EXPORT, (xdrproc_t)xdr_exports, &ex);
+	res2("res_export", FZ_ARGS_MOUNT3, MOUNTPROC3_EXPORT, (xdrproc_t)xdr_exports, &ex);
+
+	/* the lock manager's and the portmapper's */
+	nlm4_testres t4 = {{8, "cookie!!"}, {NLM4_DENIED, .nlm4_testrply_u.holder =
+						  {TRUE, 7, {5, "owner"}, 1ull << 40, 0}}};
+	res2("res_nlm4_test", FZ_ARGS_NLM4, NLMPROC_TEST, (xdrproc_t)xdr_nlm4_testres, &t4);
+	nlm_testres t1 = {{4, "ck01"}, {nlm_denied, .nlm_testrply_u.holder = {FALSE, 9, {2, "oh"}, 10, 20}}};
+	res2("res_nlm1_test", FZ_ARGS_NLM1, NLMPROC_TEST, (xdrproc_t)xdr_nlm_testres, &t1);
+	nlm4_res r4 = {{8, "cookie!!"}, {NLM4_BLOCKED}};
+	res2("res_nlm4_lock", FZ_ARGS_NLM4, NLMPROC_LOCK, (xdrproc_t)xdr_nlm4_res, &r4);
+	nlm4_shareres sh = {{0, NULL}, NLM4_GRANTED, 1};
+	res2("res_nlm4_share", FZ_ARGS_NLM4, NLMPROC_SHARE, (xdrproc_t)xdr_nlm4_shareres, &sh);
+	nlm_shareres sh1 = {{3, "abc"}, nlm_denied, 0};
+	res2("res_nlm3_share", FZ_ARGS_NLM3, NLMPROC_SHARE, (xdrproc_t)xdr_nlm_shareres, &sh1);
+	sm_stat_res ss = {stat_fail, 3};
+	res2("res_sm_stat", FZ_ARGS_NSM1, SM_STAT, (xdrproc_t)xdr_sm_stat_res, &ss);
+	struct pmaplist p2 = {{100021, 4, IPPROTO_UDP, 32803}, NULL}, p1 = {{100003, 3, IPPROTO_TCP, 2049}, &p2};
+	struct pmaplist *pl = &p1;
+	res2("res_pmap_dump", FZ_ARGS_PMAP2, PMAPPROC_DUMP, (xdrproc_t)xdr_pmaplist, &pl);
+	u_int port = 2049;
+	res2("res_pmap_getport", FZ_ARGS_PMAP2, PMAPPROC_GETPORT, (xdrproc_t)xdr_u_int, &port);
+	rpcblist b2 = {{100005, 3, "udp6", "::1.78.80", "superuser"}, NULL};
+	rpcblist b1 = {{100003, 3, "tcp", "127.0.0.1.8.1", "unknown"}, &b2};
+	rpcblist_ptr bl = &b1;
+	res2("res_rpcb_dump", FZ_ARGS_RPCB3, RPCBPROC_DUMP, (xdrproc_t)xdr_rpcblist_ptr, &bl);
+	rpcb_entry_list l2 = {{"::1.8.1", "tcp6", 3, "inet6", "tcp"}, NULL};
+	rpcb_entry_list l1 = {{"127.0.0.1.8.1", "udp", 1, "inet", "udp"}, &l2};
+	rpcb_entry_list_ptr el = &l1;
+	res2("res_rpcb_addrlist", FZ_ARGS_RPCB4, RPCBPROC_GETADDRLIST,
+	     (xdrproc_t)xdr_rpcb_entry_list_ptr, &el);
+	char *ua = "127.0.0.1.0.111";
+	res2("res_rpcb_getaddr", FZ_ARGS_RPCB4, RPCBPROC_GETADDR, (xdrproc_t)xdr_wrapstring, &ua);
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(111),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct netbuf nb = {sizeof sin, sizeof sin, &sin};
+	res2("res_rpcb_taddr", FZ_ARGS_RPCB3, RPCBPROC_UADDR2TADDR, (xdrproc_t)xdr_netbuf, &nb);
+	static rpcb_stat_byvers st;
+	rpcbs_addrlist al = {100003, 3, 5, 1, "tcp", NULL};
+	rpcbs_rmtcalllist rl = {100021, 4, 12, 2, 1, 3, "udp", NULL};
+	st[0].setinfo = 4;
+	st[2].addrinfo = &al;
+	st[2].rmtinfo = &rl;
+	res2("res_rpcb_stat", FZ_ARGS_RPCB4, RPCBPROC_GETSTAT, (xdrproc_t)xdr_rpcb_stat_byvers, st);
+}
+
+/* ---- the lock manager ---- */
+
+static netobj nobj(const char *s)
+{
+	return (netobj){(u_int)strlen(s), (char *)s};
+}
+
+/* An NFS handle placeholder as NLM's fh. */
+static netobj nfh(unsigned exp, unsigned obj)
+{
+	nfs_fh3 f = fh(exp, obj);
+	return (netobj){f.data.data_len, f.data.data_val};
+}
+
+static uint8_t cookie_mark[FZ_MARK_COOKIE_LEN] = {FZ_MARK0, 'F', 'Z', FZ_MARK_COOKIE, 0, 0, 0, 0};
+
+/* Owners: A takes locks the others wait for; svid modulo 4 says how the fuzzed client host
+ * answers the GRANTED callback of a blocked lock of theirs (fz_marks.h). */
+#define SVID_A (0x100 + FZ_GRANTED_TAKE)
+#define SVID_TAKE (0x200 + FZ_GRANTED_TAKE)
+#define SVID_REFUSE (0x200 + FZ_GRANTED_REFUSE)
+#define SVID_GARBAGE (0x200 + FZ_GRANTED_GARBAGE)
+#define SVID_SILENT (0x200 + FZ_GRANTED_SILENT)
+
+static nlm4_lock lk4(unsigned exp, unsigned obj, int32_t svid, uint64_t off, uint64_t len)
+{
+	return (nlm4_lock){"fuzzhost", nfh(exp, obj), nobj(svid == SVID_A ? "owner-a" : "owner-b"),
+			   svid, off, len};
+}
+
+static nlm_lock lk1(unsigned exp, unsigned obj, int32_t svid, u_int off, u_int len)
+{
+	return (nlm_lock){"fuzzhost", nfh(exp, obj), nobj(svid == SVID_A ? "owner-a" : "owner-b"),
+			  svid, off, len};
+}
+
+#define C_NLM(V, PROC, TYPE, ...) \
+	{#PROC, NLM_PROG, V, PROC, AUTH_ROOT, (xdrproc_t)xdr_##TYPE, &(TYPE){__VA_ARGS__}}
+#define NLM4(NAME, PROC, TYPE, ...) \
+	emit(&(struct call){NAME, NLM_PROG, NLM4_VERS, PROC, AUTH_ROOT, (xdrproc_t)xdr_##TYPE, \
+			    &(TYPE){__VA_ARGS__}})
+#define NLMV(NAME, V, PROC, TYPE, ...) \
+	emit(&(struct call){NAME, NLM_PROG, V, PROC, AUTH_ROOT, (xdrproc_t)xdr_##TYPE, \
+			    &(TYPE){__VA_ARGS__}})
+
+static void lock_calls(void)
+{
+	unsigned e = FZ_EXP_CACHED, f = FZ_OBJ_FILE;
+	netobj ck = nobj("ck"), cm = {sizeof cookie_mark, (char *)cookie_mark};
+	emit(&(struct call){"nlm4_null", NLM_PROG, NLM4_VERS, NLMPROC_NULL, AUTH_NOBODY_NONE, NULL, NULL});
+	NLM4("nlm4_test", NLMPROC_TEST, nlm4_testargs, ck, TRUE, lk4(e, f, SVID_A, 0, 100));
+	NLM4("nlm4_lock", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE, lk4(e, f, SVID_A, 0, 100),
+	     FALSE, 3);
+	NLM4("nlm4_lock_block", NLMPROC_LOCK, nlm4_lockargs, ck, TRUE, TRUE,
+	     lk4(e, f, SVID_SILENT, 0, 0), FALSE, 3);
+	NLM4("nlm4_lock_reclaim", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, FALSE,
+	     lk4(FZ_EXP_DIRECT, f, SVID_A, 4096, 4096), TRUE, 3);
+	NLM4("nlm4_lock_ro", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE,
+	     lk4(FZ_EXP_RO, FZ_OBJ_RDONLY, SVID_A, 0, 10), FALSE, 3);
+	NLM4("nlm4_lock_dir", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE,
+	     lk4(e, FZ_OBJ_DIR, SVID_A, 0, 10), FALSE, 3);
+	NLM4("nlm4_lock_foreign", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE,
+	     lk4(FZ_EXP_FOREIGN, f, SVID_A, 0, 10), FALSE, 3);
+	NLM4("nlm4_lock_high", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, FALSE,
+	     lk4(e, FZ_OBJ_DIR_A, SVID_A, (1ull << 63) - 10, 0), FALSE, 3);
+	NLM4("nlm4_lock_wrap", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE,
+	     lk4(e, f, SVID_A, UINT64_MAX - 5, 100), FALSE, 3);
+	nlm4_lock stale = lk4(e, f, SVID_A, 0, 1);
+	stale.fh = nobj("not a handle of ours");
+	NLM4("nlm4_lock_stale", NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE, stale, FALSE, 3);
+	NLM4("nlm4_cancel", NLMPROC_CANCEL, nlm4_cancargs, ck, TRUE, TRUE, lk4(e, f, SVID_SILENT, 0, 0));
+	NLM4("nlm4_unlock", NLMPROC_UNLOCK, nlm4_unlockargs, ck, lk4(e, f, SVID_A, 0, 0));
+	NLM4("nlm4_granted", NLMPROC_GRANTED, nlm4_testargs, ck, TRUE, lk4(e, f, SVID_A, 0, 100));
+	NLM4("nlm4_test_msg", NLMPROC_TEST_MSG, nlm4_testargs, ck, FALSE, lk4(e, f, SVID_TAKE, 0, 100));
+	NLM4("nlm4_lock_msg", NLMPROC_LOCK_MSG, nlm4_lockargs, ck, TRUE, TRUE,
+	     lk4(e, f, SVID_TAKE, 50, 10), FALSE, 3);
+	NLM4("nlm4_cancel_msg", NLMPROC_CANCEL_MSG, nlm4_cancargs, ck, TRUE, TRUE,
+	     lk4(e, f, SVID_TAKE, 50, 10));
+	NLM4("nlm4_unlock_msg", NLMPROC_UNLOCK_MSG, nlm4_unlockargs, ck, lk4(e, f, SVID_TAKE, 50, 10));
+	NLM4("nlm4_granted_msg", NLMPROC_GRANTED_MSG, nlm4_testargs, ck, TRUE, lk4(e, f, SVID_A, 0, 1));
+	NLM4("nlm4_test_res", NLMPROC_TEST_RES, nlm4_testres, ck,
+	     {NLM4_DENIED, .nlm4_testrply_u.holder = {TRUE, 1, nobj("oh"), 0, 10}});
+	NLM4("nlm4_lock_res", NLMPROC_LOCK_RES, nlm4_res, ck, {NLM4_GRANTED});
+	NLM4("nlm4_cancel_res", NLMPROC_CANCEL_RES, nlm4_res, ck, {NLM4_DENIED});
+	NLM4("nlm4_unlock_res", NLMPROC_UNLOCK_RES, nlm4_res, ck, {NLM4_GRANTED});
+	NLM4("nlm4_granted_res", NLMPROC_GRANTED_RES, nlm4_res, cm, {NLM4_GRANTED});
+	NLM4("nlm4_share", NLMPROC_SHARE, nlm4_shareargs, ck,
+	     {"fuzzhost", nfh(e, f), nobj("owner-a"), fsm_DW, fsa_RW}, FALSE);
+	NLM4("nlm4_share_reclaim", NLMPROC_SHARE, nlm4_shareargs, ck,
+	     {"fuzzhost", nfh(FZ_EXP_RO, FZ_OBJ_DIR_A), {0, NULL}, fsm_DN, fsa_R}, TRUE);
+	NLM4("nlm4_share_no_owner", NLMPROC_SHARE, nlm4_shareargs, ck,
+	     {"fuzzhost", nfh(e, FZ_OBJ_EMPTY), {0, NULL}, fsm_DR, fsa_R}, FALSE);
+	NLM4("nlm4_unshare", NLMPROC_UNSHARE, nlm4_shareargs, ck,
+	     {"fuzzhost", nfh(e, f), nobj("owner-a"), fsm_DW, fsa_RW}, FALSE);
+	NLM4("nlm4_nm_lock", NLMPROC_NM_LOCK, nlm4_lockargs, ck, FALSE, FALSE,
+	     lk4(e, FZ_OBJ_EMPTY, SVID_A, 0, 0), FALSE, 0);
+	NLM4("nlm4_free_all", NLMPROC_FREE_ALL, nlm4_notify, "fuzzhost", 5);
+	/* versions 1 and 3 */
+	NLMV("nlm1_test", NLM_VERS, NLMPROC_TEST, nlm_testargs, ck, TRUE, lk1(e, f, SVID_A, 0, 100));
+	NLMV("nlm1_lock", NLM_VERS, NLMPROC_LOCK, nlm_lockargs, ck, TRUE, TRUE,
+	     lk1(e, f, SVID_TAKE, 10, 0), FALSE, 1);
+	NLMV("nlm1_cancel", NLM_VERS, NLMPROC_CANCEL, nlm_cancargs, ck, TRUE, TRUE,
+	     lk1(e, f, SVID_TAKE, 10, 0));
+	NLMV("nlm1_unlock", NLM_VERS, NLMPROC_UNLOCK, nlm_unlockargs, ck, lk1(e, f, SVID_A, 0, 0));
+	NLMV("nlm1_lock_msg", NLM_VERS, NLMPROC_LOCK_MSG, nlm_lockargs, ck, FALSE, FALSE,
+	     lk1(e, f, SVID_TAKE, 0xfffffff0u, 0x20), FALSE, 1);
+	NLMV("nlm1_granted_res", NLM_VERS, NLMPROC_GRANTED_RES, nlm_res, cm, {nlm_granted});
+	NLMV("nlm3_share", NLM_VERSX, NLMPROC_SHARE, nlm_shareargs, ck,
+	     {"fuzzhost", nfh(e, f), nobj("owner-b"), fsm_DR, fsa_W}, FALSE);
+	NLMV("nlm3_nm_lock", NLM_VERSX, NLMPROC_NM_LOCK, nlm_lockargs, ck, FALSE, TRUE,
+	     lk1(e, f, SVID_A, 0, 1), FALSE, 0);
+	NLMV("nlm3_free_all", NLM_VERSX, NLMPROC_FREE_ALL, nlm_notify, "fuzzhost", 7);
+	emit(&(struct call){"nlm_v2", NLM_PROG, 2, NLMPROC_NULL, AUTH_ROOT, NULL, NULL});
+	emit(&(struct call){"nlm1_share", NLM_PROG, NLM_VERS, NLMPROC_SHARE, AUTH_ROOT, NULL, NULL});
+	emit(&(struct call){"nlm4_proc16", NLM_PROG, NLM4_VERS, 16, AUTH_ROOT, NULL, NULL});
+
+	/* NSM */
+	emit(&(struct call){"sm_null", SM_PROG, SM_VERS, SM_NULL, AUTH_ROOT, NULL, NULL});
+	emit(&(struct call){"sm_stat", SM_PROG, SM_VERS, SM_STAT, AUTH_ROOT, (xdrproc_t)xdr_sm_name,
+			    &(sm_name){"fuzzhost"}});
+	mon m = {{"fuzzhost", {"127.0.0.1", 100021, 4, 16}}, "private data 16b"};
+	emit(&(struct call){"sm_mon", SM_PROG, SM_VERS, SM_MON, AUTH_ROOT, (xdrproc_t)xdr_mon, &m});
+	emit(&(struct call){"sm_unmon", SM_PROG, SM_VERS, SM_UNMON, AUTH_ROOT, (xdrproc_t)xdr_mon_id,
+			    &m.mon_id});
+	emit(&(struct call){"sm_unmon_all", SM_PROG, SM_VERS, SM_UNMON_ALL, AUTH_ROOT,
+			    (xdrproc_t)xdr_my_id, &m.mon_id.my_id});
+	emit(&(struct call){"sm_simu_crash", SM_PROG, SM_VERS, SM_SIMU_CRASH, AUTH_ROOT, NULL, NULL});
+	emit(&(struct call){"sm_notify", SM_PROG, SM_VERS, SM_NOTIFY, AUTH_ROOT,
+			    (xdrproc_t)xdr_stat_chge, &(stat_chge){"fuzzhost", 5}});
+}
+
+/* ---- the portmapper ---- */
+
+#define PM(NAME, V, PROC, ENC, ARG) \
+	emit(&(struct call){NAME, PMAPPROG, V, PROC, AUTH_ROOT, (xdrproc_t)ENC, ARG})
+
+static void pmap_calls(void)
+{
+	struct pmap nfs = {NFS_PROGRAM, NFS_V3, IPPROTO_TCP, 0}, nlm = {NLM_PROG, NLM4_VERS, IPPROTO_UDP, 0};
+	struct pmap other = {400123, 2, IPPROTO_UDP, 4321};
+	PM("pmap_null", 2, PMAPPROC_NULL, NULL, NULL);
+	PM("pmap_getport", 2, PMAPPROC_GETPORT, xdr_pmap, &nfs);
+	PM("pmap_getport_nlm", 2, PMAPPROC_GETPORT, xdr_pmap, &nlm);
+	PM("pmap_set", 2, PMAPPROC_SET, xdr_pmap, &other);
+	PM("pmap_set_own", 2, PMAPPROC_SET, xdr_pmap, &nfs);
+	PM("pmap_unset", 2, PMAPPROC_UNSET, xdr_pmap, &other);
+	PM("pmap_dump", 2, PMAPPROC_DUMP, NULL, NULL);
+	PM("pmap_callit", 2, PMAPPROC_CALLIT, NULL, NULL);
+	RPCB nfs3 = {NFS_PROGRAM, NFS_V3, "tcp", "127.0.0.1.0.111", ""};
+	RPCB nlm6 = {NLM_PROG, NLM4_VERS, "udp6", "::1.0.111", "superuser"};
+	RPCB set = {400123, 1, "udp", "127.0.0.1.16.225", "superuser"};
+	RPCB set6 = {400124, 1, "tcp6", "::1.3.4", "superuser"};
+	RPCB any = {MOUNT_PROGRAM, 1, "", "", ""};
+	char *u4 = "127.0.0.1.8.1", *u6 = "fe80::1:2.0.111", *bad = "1.2.3.4.256.1";
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(2049),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct netbuf nb = {sizeof sin, sizeof sin, &sin};
+	for (uint32_t v = 3; v <= 4; v++) {
+		char name[64];
+#define RB(WHAT, PROC, ENC, ARG) \
+		(snprintf(name, sizeof name, "rpcb%u_%s", v, WHAT), PM(name, v, PROC, ENC, ARG))
+		RB("null", 0, NULL, NULL);
+		RB("getaddr", RPCBPROC_GETADDR, xdr_rpcb, &nfs3);
+		RB("getaddr_v6", RPCBPROC_GETADDR, xdr_rpcb, &nlm6);
+		RB("getaddr_other_vers", RPCBPROC_GETADDR, xdr_rpcb, &any);
+		RB("set", RPCBPROC_SET, xdr_rpcb, &set);
+		RB("set6", RPCBPROC_SET, xdr_rpcb, &set6);
+		RB("unset", RPCBPROC_UNSET, xdr_rpcb, &set);
+		RB("unset_all", RPCBPROC_UNSET, xdr_rpcb, &any);
+		RB("dump", RPCBPROC_DUMP, NULL, NULL);
+		RB("gettime", RPCBPROC_GETTIME, NULL, NULL);
+		RB("uaddr2taddr", RPCBPROC_UADDR2TADDR, xdr_wrapstring, &u4);
+		RB("uaddr2taddr6", RPCBPROC_UADDR2TADDR, xdr_wrapstring, &u6);
+		RB("uaddr2taddr_bad", RPCBPROC_UADDR2TADDR, xdr_wrapstring, &bad);
+		RB("taddr2uaddr", RPCBPROC_TADDR2UADDR, xdr_netbuf, &nb);
+		RB("callit", 5, NULL, NULL);
+	}
+	uint32_t v = 4;
+	char name[64];
+	RB("getversaddr", RPCBPROC_GETVERSADDR, xdr_rpcb, &nfs3);
+	RB("getaddrlist", RPCBPROC_GETADDRLIST, xdr_rpcb, &nlm6);
+	RB("getstat", RPCBPROC_GETSTAT, NULL, NULL);
+	RB("indirect", RPCBPROC_INDIRECT, NULL, NULL);
+#undef RB
+	emit(&(struct call){"pmap_v5", PMAPPROG, 5, 0, AUTH_ROOT, NULL, NULL});
+}
+
+/* Locking in steps, as clients do it: each sequence one dispatch input (one conn stream). */
+static void lock_sequences(void)
+{
+	unsigned e = FZ_EXP_CACHED, f = FZ_OBJ_FILE;
+	netobj ck = nobj("ck"), cm = {sizeof cookie_mark, (char *)cookie_mark};
+	const unsigned waiters[] = {SVID_TAKE, SVID_REFUSE, SVID_GARBAGE, SVID_SILENT};
+	const char *const how[] = {"take", "refuse", "garbage", "silent"};
+	for (size_t i = 0; i < 4; i++) {
+		int32_t w = (int32_t)waiters[i];
+		struct call s[] = {
+			C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE,
+			      lk4(e, f, SVID_A, 0, 1000), FALSE, 3),
+			C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, FALSE, lk4(e, f, w, 500, 1)),
+			C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, TRUE, TRUE,
+			      lk4(e, f, w, 100, 100), FALSE, 3),
+			C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, TRUE, TRUE,
+			      lk4(e, f, w, 100, 100), FALSE, 3),
+			C_NLM(NLM4_VERS, NLMPROC_UNLOCK, nlm4_unlockargs, ck, lk4(e, f, SVID_A, 0, 0)),
+			C_NLM(NLM4_VERS, NLMPROC_GRANTED_RES, nlm4_res, cm, {NLM4_GRANTED}),
+			C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, TRUE, lk4(e, f, SVID_A, 0, 0)),
+			C_NLM(NLM4_VERS, NLMPROC_UNLOCK, nlm4_unlockargs, ck, lk4(e, f, w, 0, 0)),
+		};
+		char name[64];
+		snprintf(name, sizeof name, "seq_nlm_block_%s", how[i]);
+		/* the blocked LOCKs of two of them over UDP: so are their GRANTED callbacks */
+		emit_seq(name, s, sizeof s / sizeof s[0], i == 1, i % 2 ? 0x0c : 0);
+	}
+	/* A granted lock on its way (the client host holds its GRANTED): cancelled, or asked for
+	 * again, then refused. */
+	struct call c[] = {
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE, lk4(e, f, SVID_A, 0, 0),
+		      FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, TRUE, FALSE,
+		      lk4(e, f, SVID_SILENT, 10, 10), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_UNLOCK, nlm4_unlockargs, ck, lk4(e, f, SVID_A, 0, 0)),
+		C_NLM(NLM4_VERS, NLMPROC_CANCEL, nlm4_cancargs, ck, TRUE, FALSE,
+		      lk4(e, f, SVID_SILENT, 10, 10)),
+		C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, TRUE, lk4(e, f, SVID_A, 0, 0)),
+	};
+	emit_seq("seq_nlm_cancel_granting", c, sizeof c / sizeof c[0], false, 0x02);
+	struct call r[] = {
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE,
+		      lk4(FZ_EXP_DIRECT, f, SVID_A, 0, 0), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, TRUE, TRUE,
+		      lk4(FZ_EXP_DIRECT, f, SVID_SILENT, 0, 4096), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_UNLOCK, nlm4_unlockargs, ck, lk4(FZ_EXP_DIRECT, f, SVID_A, 0, 0)),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, TRUE, TRUE,
+		      lk4(FZ_EXP_DIRECT, f, SVID_SILENT, 0, 4096), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_GRANTED_RES, nlm4_res, cm, {NLM4_DENIED}),
+		C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, TRUE,
+		      lk4(FZ_EXP_DIRECT, f, SVID_A, 0, 0)),
+	};
+	emit_seq("seq_nlm_reassert", r, sizeof r / sizeof r[0], false, 0);
+	/* One owner's ranges: split, up- and downgraded, merged, partly unlocked. */
+	struct call g[] = {
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE, lk4(e, f, SVID_A, 0, 1000),
+		      FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, FALSE,
+		      lk4(e, f, SVID_A, 100, 100), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, FALSE,
+		      lk4(e, f, SVID_A, 1000, 500), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_UNLOCK, nlm4_unlockargs, ck, lk4(e, f, SVID_A, 500, 100)),
+		C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, FALSE, lk4(e, f, SVID_TAKE, 0, 0)),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, FALSE,
+		      lk4(e, f, SVID_TAKE, 150, 10), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, TRUE, lk4(e, f, SVID_TAKE, 540, 10)),
+		C_NLM(NLM4_VERS, NLMPROC_UNLOCK, nlm4_unlockargs, ck, lk4(e, f, SVID_A, 0, 0)),
+		C_NLM(NLM4_VERS, NLMPROC_FREE_ALL, nlm4_notify, "fuzzhost", 0),
+	};
+	emit_seq("seq_nlm_ranges", g, sizeof g / sizeof g[0], false, 0x55);
+	/* Shares, then the client restarts with a lock and a waiter. */
+	struct call sh[] = {
+		C_NLM(NLM4_VERS, NLMPROC_SHARE, nlm4_shareargs, ck,
+		      {"fuzzhost", nfh(e, f), nobj("owner-a"), fsm_DW, fsa_RW}, FALSE),
+		C_NLM(NLM4_VERS, NLMPROC_SHARE, nlm4_shareargs, ck,
+		      {"fuzzhost", nfh(e, f), nobj("owner-b"), fsm_DN, fsa_W}, FALSE),
+		C_NLM(NLM4_VERS, NLMPROC_UNSHARE, nlm4_shareargs, ck,
+		      {"fuzzhost", nfh(e, f), nobj("owner-a"), fsm_DW, fsa_RW}, FALSE),
+		C_NLM(NLM4_VERS, NLMPROC_SHARE, nlm4_shareargs, ck,
+		      {"fuzzhost", nfh(e, f), nobj("owner-b"), fsm_DN, fsa_W}, FALSE),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, FALSE, TRUE, lk4(e, f, SVID_A, 0, 0),
+		      FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK, nlm4_lockargs, ck, TRUE, TRUE, lk4(e, f, SVID_TAKE, 0, 0),
+		      FALSE, 3),
+		{"SM_NOTIFY", SM_PROG, SM_VERS, SM_NOTIFY, AUTH_ROOT, (xdrproc_t)xdr_stat_chge,
+		 &(stat_chge){"fuzzhost", 7}},
+		C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, TRUE, lk4(e, f, SVID_TAKE, 0, 0)),
+	};
+	emit_seq("seq_nlm_share_notify", sh, sizeof sh / sizeof sh[0], false, 0xc0);
+	/* The _MSG calls: their results come back as _RES calls to the client host. */
+	struct call m[] = {
+		C_NLM(NLM4_VERS, NLMPROC_LOCK_MSG, nlm4_lockargs, ck, FALSE, TRUE,
+		      lk4(e, FZ_OBJ_DIR_A, SVID_A, 0, 10), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_TEST_MSG, nlm4_testargs, ck, TRUE,
+		      lk4(e, FZ_OBJ_DIR_A, SVID_TAKE, 5, 1)),
+		C_NLM(NLM4_VERS, NLMPROC_LOCK_MSG, nlm4_lockargs, ck, TRUE, TRUE,
+		      lk4(e, FZ_OBJ_DIR_A, SVID_TAKE, 5, 1), FALSE, 3),
+		C_NLM(NLM4_VERS, NLMPROC_UNLOCK_MSG, nlm4_unlockargs, ck, lk4(e, FZ_OBJ_DIR_A, SVID_A, 0, 0)),
+		C_NLM(NLM4_VERS, NLMPROC_CANCEL_MSG, nlm4_cancargs, ck, TRUE, TRUE,
+		      lk4(e, FZ_OBJ_DIR_A, SVID_TAKE, 5, 1)),
+		C_NLM(NLM4_VERS, NLMPROC_UNLOCK_MSG, nlm4_unlockargs, ck,
+		      lk4(e, FZ_OBJ_DIR_A, SVID_TAKE, 0, 0)),
+	};
+	emit_seq("seq_nlm_msg", m, sizeof m / sizeof m[0], false, 0x3f);
+	/* Version 1 and 3 clients, and a version 4 one, on the same file. */
+	struct call v1[] = {
+		C_NLM(NLM_VERS, NLMPROC_LOCK, nlm_lockargs, ck, FALSE, TRUE, lk1(e, f, SVID_A, 0, 0),
+		      FALSE, 1),
+		C_NLM(NLM4_VERS, NLMPROC_TEST, nlm4_testargs, ck, TRUE,
+		      lk4(e, f, SVID_TAKE, 1ull << 33, 1)),
+		C_NLM(NLM_VERS, NLMPROC_TEST, nlm_testargs, ck, FALSE, lk1(e, f, SVID_TAKE, 7, 1)),
+		C_NLM(NLM_VERSX, NLMPROC_LOCK, nlm_lockargs, ck, TRUE, TRUE,
+		      lk1(e, f, SVID_TAKE, 100, 1), FALSE, 1),
+		C_NLM(NLM_VERS, NLMPROC_UNLOCK, nlm_unlockargs, ck, lk1(e, f, SVID_A, 0, 0)),
+		C_NLM(NLM_VERSX, NLMPROC_SHARE, nlm_shareargs, ck,
+		      {"fuzzhost", nfh(e, f), nobj("owner-b"), fsm_DR, fsa_RW}, FALSE),
+		C_NLM(NLM_VERSX, NLMPROC_FREE_ALL, nlm_notify, "fuzzhost", 0),
+	};
+	emit_seq("seq_nlm_v1", v1, sizeof v1 / sizeof v1[0], false, 0x0b);
+	/* A local service registers, is found, and goes. */
+	RPCB set = {400123, 1, "udp", "127.0.0.1.16.225", "superuser"};
+	RPCB get = {400123, 1, "udp", "", ""};
+	struct pmap pm = {400123, 1, IPPROTO_UDP, 0}, pm2 = {400125, 2, IPPROTO_TCP, 999};
+	struct call p[] = {
+		{"RPCB_SET", PMAPPROG, 3, RPCBPROC_SET, AUTH_ROOT, (xdrproc_t)xdr_rpcb, &set},
+		{"RPCB_GETADDR", PMAPPROG, 4, RPCBPROC_GETADDR, AUTH_ROOT, (xdrproc_t)xdr_rpcb, &get},
+		{"PMAP_GETPORT", PMAPPROG, 2, PMAPPROC_GETPORT, AUTH_ROOT, (xdrproc_t)xdr_pmap, &pm},
+		{"PMAP_SET", PMAPPROG, 2, PMAPPROC_SET, AUTH_ROOT, (xdrproc_t)xdr_pmap, &pm2},
+		{"RPCB_DUMP", PMAPPROG, 4, RPCBPROC_DUMP, AUTH_ROOT, NULL, NULL},
+		{"RPCB_GETADDRLIST", PMAPPROG, 4, RPCBPROC_GETADDRLIST, AUTH_ROOT, (xdrproc_t)xdr_rpcb, &get},
+		{"RPCB_UNSET", PMAPPROG, 3, RPCBPROC_UNSET, AUTH_ROOT, (xdrproc_t)xdr_rpcb, &set},
+		{"PMAP_UNSET", PMAPPROG, 2, PMAPPROC_UNSET, AUTH_ROOT, (xdrproc_t)xdr_pmap, &pm2},
+		{"PMAP_DUMP", PMAPPROG, 2, PMAPPROC_DUMP, AUTH_ROOT, NULL, NULL},
+	};
+	emit_seq("seq_pmap_register", p, sizeof p / sizeof p[0], false, 0x1f);
 }
 
 /* ---- sequences, streams ---- */
@@ -387,7 +803,7 @@ static void sequences(void)
 			C_NFS(NFSPROC3_REMOVE, REMOVE3args, {fh(e, FZ_OBJ_ROOT), "seq"}),
 		};
 		snprintf(name, sizeof name, "seq_write_e%u", e);
-		emit_seq(name, s, sizeof s / sizeof s[0], e == FZ_EXP_DIRECT);
+		emit_seq(name, s, sizeof s / sizeof s[0], e == FZ_EXP_DIRECT, 0);
 		MKDIR3args md = {{fh(e, FZ_OBJ_ROOT), "d"}, attrs(true, 0777, false, 0)};
 		struct call t[] = {
 			C_NFS(NFSPROC3_MKDIR, MKDIR3args, md.where, md.attributes),
@@ -398,7 +814,7 @@ static void sequences(void)
 			C_NFS(NFSPROC3_RMDIR, RMDIR3args, {fh(e, FZ_OBJ_ROOT), "d"}),
 		};
 		snprintf(name, sizeof name, "seq_dir_e%u", e);
-		emit_seq(name, t, sizeof t / sizeof t[0], false);
+		emit_seq(name, t, sizeof t / sizeof t[0], false, 0);
 	}
 	char *p1 = path(FZ_EXP_DIRECT, "");
 	struct call m[] = {
@@ -407,14 +823,14 @@ static void sequences(void)
 		C_NFS(NFSPROC3_READDIR, READDIR3args, fh(FZ_EXP_DIRECT, FZ_OBJ_LAST), 0, {0}, 8192),
 		{"dump", MOUNT_PROGRAM, MOUNT_V3, MOUNTPROC3_DUMP, AUTH_ROOT, NULL, NULL},
 	};
-	emit_seq("seq_mount", m, sizeof m / sizeof m[0], true);
+	emit_seq("seq_mount", m, sizeof m / sizeof m[0], true, 0x01);
 	/* A WRITE larger than the server's 64 KiB stream buffer: received into a placed record. */
 	struct call big[] = {
 		C_NFS(NFSPROC3_WRITE, WRITE3args, fh(FZ_EXP_DIRECT, FZ_OBJ_FILE), 12288, 65536, UNSTABLE,
 		      {65536, payload}),
 		C_NFS(NFSPROC3_COMMIT, COMMIT3args, fh(FZ_EXP_DIRECT, FZ_OBJ_FILE), 0, 0),
 	};
-	emit_seq("seq_big_write", big, 2, false);
+	emit_seq("seq_big_write", big, 2, false, 0);
 }
 
 /* Record-marking streams: byte 0 picks max_record, bytes 1-2 the receive sizes. */
@@ -456,6 +872,9 @@ int main(int argc, char **argv)
 		payload[i] = (char)('A' + i % 23);
 	nfs3_calls();
 	mount_calls();
+	lock_calls();
+	pmap_calls();
+	lock_sequences();
 	odd_headers();
 	results();
 	sequences();
