@@ -43,6 +43,7 @@
 #include "nfs3_prot.h"
 #include "nfsd.h"
 #include "server.h"
+#include "service.h"
 #include "worker.h"
 
 static void usage(FILE *f)
@@ -85,32 +86,6 @@ static unsigned ring_count(const struct config *cfg)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-/* What nfsd-uc serves, for the portmapper (ours or the host's rpcbind): NFS over TCP; MOUNT,
- * NLM (versions 1, 3 and 4, as knfsd's lockd) and NSM over TCP and UDP; the portmapper itself
- * when it is ours. n entries in out (room for PROGS_MAX). */
-#define PROGS_MAX 20
-static size_t our_programs(const struct server *srv, bool pmap_own, struct pmap_prog_port *out)
-{
-	const struct config *cfg = srv->cfg;
-	unsigned fam = pmap_families(cfg);
-	size_t n = 0;
-	out[n++] = (struct pmap_prog_port){NFS_PROGRAM, NFS_V3, IPPROTO_TCP, cfg->port, fam};
-	for (int p = 0; p < 2; p++) {
-		int proto = p ? IPPROTO_UDP : IPPROTO_TCP;
-		out[n++] = (struct pmap_prog_port){MOUNT_PROGRAM, MOUNT_V3, proto, cfg->mount_port, fam};
-		if (srv->nlm) {
-			static const uint32_t nlm_vers[] = {NLM_VERS, NLM_VERSX, NLM4_VERS};
-			for (size_t v = 0; v < 3; v++)
-				out[n++] = (struct pmap_prog_port){NLM_PROG, nlm_vers[v], proto,
-								   cfg->lock_port, fam};
-			out[n++] = (struct pmap_prog_port){SM_PROG, SM_VERS, proto, cfg->lock_port, fam};
-		}
-		for (uint32_t v = 2; pmap_own && v <= 4; v++)
-			out[n++] = (struct pmap_prog_port){PMAP_PROG, v, proto, PMAP_PORT, fam};
-	}
-	return n;
-}
-
 /* Port 111: ours (the registry the portmapper's handlers answer from), or the host's rpcbind
  * (registered once the rings serve), or nobody. */
 static int portmapper_prepare(struct server *srv, enum pmap_mode *mode)
@@ -118,8 +93,8 @@ static int portmapper_prepare(struct server *srv, enum pmap_mode *mode)
 	*mode = pmap_decide(srv->cfg);
 	if (*mode != PMAP_OWN)
 		return 0;
-	struct pmap_prog_port list[PROGS_MAX];
-	size_t n = our_programs(srv, true, list);
+	struct pmap_prog_port list[SERVICE_PROGS_MAX];
+	size_t n = service_programs(srv, true, list);
 	srv->pmap = pmap_reg_new(pmap_families(srv->cfg));
 	if (!srv->pmap || pmap_reg_add_own_list(srv->pmap, list, n) < 0) {
 		log_err("out of memory for the portmapper");
@@ -146,8 +121,8 @@ static void rpcbind_set(const struct server *srv, enum pmap_mode mode, bool on)
 		return;
 	if (on && srv->nlm)
 		warn_lock_manager_registered();
-	struct pmap_prog_port list[PROGS_MAX];
-	size_t n = our_programs(srv, false, list);
+	struct pmap_prog_port list[SERVICE_PROGS_MAX];
+	size_t n = service_programs(srv, false, list);
 	if (!pmap_rpcbind_set(list, n, on) && on)
 		log_warn("rpcbind refused some registrations: clients may need port options");
 	else if (on)

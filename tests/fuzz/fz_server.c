@@ -53,6 +53,7 @@
 #include "pmap/pmap.h"
 #include "rpc/oncrpc.h"
 #include "rpc/recmark.h"
+#include "service.h"
 #include "worker.h"
 
 #include <rpc/pmap_prot.h>
@@ -716,36 +717,12 @@ static void release_held(void)
 	settle_callbacks();
 }
 
-/* main.c's our_programs(): what the portmapper lists (own portmapper, lock manager on). */
-#define PROGS_MAX 20
-static size_t our_programs(const struct server *srv, struct pmap_prog_port *out)
-{
-	const struct config *cfg = srv->cfg;
-	unsigned fam = pmap_families(cfg);
-	size_t n = 0;
-	out[n++] = (struct pmap_prog_port){NFS_PROGRAM, NFS_V3, IPPROTO_TCP, cfg->port, fam};
-	for (int p = 0; p < 2; p++) {
-		int proto = p ? IPPROTO_UDP : IPPROTO_TCP;
-		out[n++] = (struct pmap_prog_port){MOUNT_PROGRAM, MOUNT_V3, proto, cfg->mount_port, fam};
-		if (srv->nlm) {
-			static const uint32_t nlm_vers[] = {NLM_VERS, NLM_VERSX, NLM4_VERS};
-			for (size_t v = 0; v < 3; v++)
-				out[n++] = (struct pmap_prog_port){NLM_PROG, nlm_vers[v], proto,
-								   cfg->lock_port, fam};
-			out[n++] = (struct pmap_prog_port){SM_PROG, SM_VERS, proto, cfg->lock_port, fam};
-		}
-		for (uint32_t v = 2; v <= 4; v++)
-			out[n++] = (struct pmap_prog_port){PMAP_PROG, v, proto, PMAP_PORT, fam};
-	}
-	return n;
-}
-
 /* main.c's portmapper_prepare() for PMAP_OWN; also at every tree reset, so that what the
  * fuzzer registered does not pile up (between inputs: no call reads the registry). */
 static void portmapper_prepare(void)
 {
-	struct pmap_prog_port list[PROGS_MAX];
-	size_t n = our_programs(&fz.srv, list);
+	struct pmap_prog_port list[SERVICE_PROGS_MAX];
+	size_t n = service_programs(&fz.srv, true, list);
 	pmap_reg_free(fz.srv.pmap);
 	fz.srv.pmap = pmap_reg_new(pmap_families(&fz.cfg));
 	if (!fz.srv.pmap || pmap_reg_add_own_list(fz.srv.pmap, list, n) < 0)
