@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -17,13 +16,6 @@
 #include "log.h"
 #include "lock/nsm.h"
 #include "lock/rpccb.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- hosts ---- */
 
@@ -173,6 +165,13 @@ void nlm_ofd_put(struct nlm_file *f, struct lk_owner o)
 	free(d);
 }
 
+struct flock nlm_flock(short type, uint64_t start, uint64_t end)
+{
+	/* l_len 0 is "to the end": what a range reaching past off_t's last offset becomes */
+	return (struct flock){.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)start,
+			      .l_len = end >= (uint64_t)INT64_MAX ? 0 : (off_t)(end - start + 1)};
+}
+
 /* The kernel's side of a lock: F_OFD_SETLK on the owner's description. Ranges starting past what
  * off_t names cannot be seen by a local process: nothing to do. A read-only description cannot
  * carry an exclusive lock: the table alone holds it (logged once per description). */
@@ -180,8 +179,7 @@ int nlm_ofd_apply(struct nlm_ofd *d, short type, uint64_t start, uint64_t end)
 {
 	if (start > (uint64_t)INT64_MAX)
 		return 0;
-	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)start,
-			   .l_len = end >= (uint64_t)INT64_MAX ? 0 : (off_t)(end - start + 1)};
+	struct flock fl = nlm_flock(type, start, end);
 	if (type == F_WRLCK && d->rdonly) {
 		/* It cannot be placed; but a local holder of the range still excludes it. */
 		if (!d->warned)
@@ -202,7 +200,7 @@ void nlm_count_locks(struct nlm *m, struct nlm_host *h, long delta)
 	h->nlocks = (size_t)((long)h->nlocks + delta);
 	m->nlocks = (size_t)((long)m->nlocks + delta);
 	if (!h->nlocks && !h->nwaiters)
-		h->idle_since = now_ns();
+		h->idle_since = fiber_now_ns();
 }
 
 /* Place o's lock in the kernel and in the table: 0, -EAGAIN (a conflicting lock the table does
@@ -254,7 +252,7 @@ struct nlm *nlm_new(const struct config *cfg, struct nsm *nsm, struct rpccb *cb)
 	m->cfg = cfg;
 	m->nsm = nsm;
 	m->cb = cb;
-	m->next_cookie = (uint64_t)now_ns() << 16;
+	m->next_cookie = (uint64_t)fiber_now_ns() << 16;
 	/* The hosts that held locks before this start: the grace period waits for them. */
 	const struct nsm_rec *recs;
 	size_t n = nsm_records(nsm, &recs);
@@ -266,11 +264,11 @@ struct nlm *nlm_new(const struct config *cfg, struct nsm *nsm, struct rpccb *cb)
 			h->recorded = true;
 			h->unnotified = true;
 			h->local = recs[i].local;
-			h->idle_since = now_ns();
+			h->idle_since = fiber_now_ns();
 			ids[k++] = h->id;
 		}
 	}
-	if (k && grace_start(&m->grace, now_ns(), (uint64_t)cfg->grace_period * 1000000000ull,
+	if (k && grace_start(&m->grace, fiber_now_ns(), (uint64_t)cfg->grace_period * 1000000000ull,
 			     ids, k) == 0 && (m->grace_started = m->grace.active))
 		log_info("lock: grace period of %u s for %zu client(s) that held locks: only reclaims "
 			 "are granted until they are done", cfg->grace_period, k);
@@ -327,7 +325,7 @@ void nlm_counters(struct nlm *m, struct nlm_counters *out)
 	*out = m->ctr;
 	out->locks = m->nlocks;
 	out->waiters = m->nwaiters;
-	out->grace_pending = grace_active(&m->grace, now_ns()) ? grace_pending(&m->grace) : 0;
+	out->grace_pending = grace_active(&m->grace, fiber_now_ns()) ? grace_pending(&m->grace) : 0;
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -433,7 +431,7 @@ size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_
 /* Hosts that hold nothing, for a while, lose their record: a restart need not wait for them. */
 void nlm_sweep_hosts(struct nlm *m)
 {
-	uint64_t now = now_ns();
+	uint64_t now = fiber_now_ns();
 	pthread_mutex_lock(&m->mu);
 	bool grace = grace_active(&m->grace, now);
 	for (struct nlm_host **pp = &m->hosts; *pp;) {

@@ -53,7 +53,7 @@ static void on_granted(void *ctx, int status, const uint8_t *res, size_t len)
 			status = -EBADMSG;
 		xdr_destroy(&x);
 	}
-	nlm_granted_done(g->m, g->cookie, status, r.stat.stat);
+	nlm_granted_done(g->m, g->cookie, NULL, status, r.stat.stat);
 	xdr_free((xdrproc_t)xdr_nlm4_res, (char *)&r);
 	free(g);
 }
@@ -228,10 +228,7 @@ static void on_tick(void *ctx)
 	if (++t->n % SWEEP_EVERY_TICKS == 0)
 		nlm_sweep_hosts(m);
 	pthread_mutex_lock(&m->mu);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (m->grace_started && !t->grace_logged && !grace_active(&m->grace, now)) {
+	if (m->grace_started && !t->grace_logged && !grace_active(&m->grace, fiber_now_ns())) {
 		t->grace_logged = true;
 		log_info("lock: grace period over: new locks are granted");
 	}

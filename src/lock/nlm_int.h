@@ -4,10 +4,12 @@
 #ifndef NFSD_UC_LOCK_NLM_INT_H
 #define NFSD_UC_LOCK_NLM_INT_H
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 
 #include "fh.h"
+#include "io/fiber.h"
 #include "lock/grace.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
@@ -105,12 +107,18 @@ void nlm_file_put(struct nlm *m, struct nlm_file *f);
 struct nlm_ofd *nlm_ofd_get(struct nlm_file *f, struct lk_owner o, int path_fd, int *err);
 void nlm_ofd_put(struct nlm_file *f, struct lk_owner o);
 int nlm_ofd_apply(struct nlm_ofd *d, short type, uint64_t start, uint64_t end);
+/* The fcntl form of [start, end] (start at most INT64_MAX: the caller checks). */
+struct flock nlm_flock(short type, uint64_t start, uint64_t end);
 void nlm_count_locks(struct nlm *m, struct nlm_host *h, long delta);
 int nlm_take(struct nlm *m, struct nlm_file *f, struct nlm_ofd *d, struct nlm_host *h,
 	     struct lk_owner o, const void *oh, uint32_t oh_len, uint64_t start, uint64_t end,
 	     bool excl);
 int nlm_release(struct nlm *m, struct nlm_file *f, struct nlm_host *h, struct lk_owner o,
 		uint64_t start, uint64_t end);
+
+/* The grace period's verdict on a LOCK, TEST or SHARE of h: NLM4_GRANTED (go on) or
+ * NLM4_DENIED_GRACE_PERIOD (counted) (nlm_lock.c). */
+enum nlm4_stats nlm_grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim);
 
 /* Waiters (nlm_lock.c). */
 void nlm_waiter_free(struct nlm *m, struct nlm_wait *wt);
@@ -132,7 +140,9 @@ void nlm_sweep_hosts(struct nlm *m);
 void nlm_host_notified(struct nlm *m, const struct sockaddr_storage *addr);
 /* (nlm_cb.c) Tell h of this start, again if need be; under the mutex. */
 void nlm_notify_host(struct nlm *m, struct nlm_host *h);
-/* The answer to a GRANTED we sent: status < 0 when the call failed, else the client's st. */
-void nlm_granted_done(struct nlm *m, uint64_t cookie, int status, enum nlm4_stats st);
+/* The answer to a GRANTED we sent (from NULL), or a GRANTED_RES from a client: status < 0
+ * when the call failed, else the client's st. */
+void nlm_granted_done(struct nlm *m, uint64_t cookie, const struct sockaddr_storage *from,
+		      int status, enum nlm4_stats st);
 
 #endif

@@ -4,18 +4,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "export.h"
 #include "lock/nlm_int.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct lk_owner owner_of(const struct nlm_host *h, const struct nlm_lockreq *r)
 {
@@ -185,10 +177,15 @@ static struct nlm_wait *waiter_by_cookie(struct nlm *m, uint64_t cookie)
 
 /* The answer to our GRANTED (callback thread) or a GRANTED_RES (a ring). A timeout keeps the
  * lock: a Linux client polls its blocked LOCKs every 30 s and then finds it granted. */
-void nlm_granted_done(struct nlm *m, uint64_t cookie, int status, enum nlm4_stats st)
+void nlm_granted_done(struct nlm *m, uint64_t cookie, const struct sockaddr_storage *from,
+		      int status, enum nlm4_stats st)
 {
 	pthread_mutex_lock(&m->mu);
 	struct nlm_wait *wt = waiter_by_cookie(m, cookie);
+	/* A GRANTED_RES counts only from the waiter's own host: another could release its lock. */
+	if (wt && from && !export_same_host((const struct sockaddr *)&wt->addr,
+					    (const struct sockaddr *)from))
+		wt = NULL;
 	if (wt && wt->state == W_GRANTING) {
 		bool ok = status < 0 || st == NLM4_GRANTED;
 		if (status == -ECANCELED) {
@@ -210,17 +207,10 @@ void nlm_granted_res(struct nlm *m, const struct sockaddr_storage *from, const v
 		     uint32_t len, enum nlm4_stats st)
 {
 	uint64_t c;
-	if (len != sizeof c)
-		return;
-	memcpy(&c, cookie, sizeof c);
-	/* Only the waiter's own host may answer for it: another could release its lock. */
-	pthread_mutex_lock(&m->mu);
-	struct nlm_wait *wt = waiter_by_cookie(m, c);
-	bool mine = wt && export_same_host((const struct sockaddr *)&wt->addr,
-					   (const struct sockaddr *)from);
-	pthread_mutex_unlock(&m->mu);
-	if (mine)
-		nlm_granted_done(m, c, 0, st);
+	if (len == sizeof c) {
+		memcpy(&c, cookie, sizeof c);
+		nlm_granted_done(m, c, from, 0, st);
+	}
 }
 
 /* ---- the calls ---- */
@@ -242,9 +232,9 @@ static void note(struct nlm *m, const char *what, const struct nlm_lockreq *r, e
 		  (unsigned long long)r->end, r->excl ? "exclusive" : "shared", stat_name(st));
 }
 
-static enum nlm4_stats grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim)
+enum nlm4_stats nlm_grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim)
 {
-	uint64_t now = now_ns();
+	uint64_t now = fiber_now_ns();
 	/* An ordinary request of a host not yet told of the restart (its blocked LOCK re-sent,
 	 * say) does not say its reclaims are over: they have not begun. */
 	bool early = !reclaim && h->unnotified && grace_active(&m->grace, now);
@@ -267,9 +257,7 @@ static bool local_conflict(struct nlm_file *f, struct lk_owner o, int path_fd,
 	struct nlm_ofd *d = nlm_ofd_get(f, o, path_fd, &err);
 	if (!d)
 		return false;
-	struct flock fl = {.l_type = r->excl ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET,
-			   .l_start = (off_t)r->start,
-			   .l_len = r->end >= (uint64_t)INT64_MAX ? 0 : (off_t)(r->end - r->start + 1)};
+	struct flock fl = nlm_flock(r->excl ? F_WRLCK : F_RDLCK, r->start, r->end);
 	bool held = fcntl(d->fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
 	nlm_ofd_put(f, o);
 	if (held)
@@ -289,7 +277,7 @@ enum nlm4_stats nlm_req_test(struct nlm *m, const struct nlm_lockreq *r, struct 
 	struct nlm_file *f = h ? nlm_file_get(m, r->dev, r->ino) : NULL;
 	if (!f)
 		goto out;
-	st = grace_verdict(m, h, false);
+	st = nlm_grace_verdict(m, h, false);
 	if (st != NLM4_GRANTED)
 		goto put;
 	const struct lk_lock *c = lk_conflict(&f->locks, owner_of(h, r), r->start, r->end, r->excl);
@@ -365,7 +353,7 @@ enum nlm4_stats nlm_req_lock(struct nlm *m, const struct nlm_lockreq *r, bool bl
 	if (!f)
 		goto out;
 	h->local = r->cl.local;
-	st = grace_verdict(m, h, reclaim);
+	st = nlm_grace_verdict(m, h, reclaim);
 	if (st != NLM4_GRANTED)
 		goto put;
 	struct nlm_wait *wt = waiter_find(f, owner_of(h, r), r->start, r->end, r->excl);

@@ -4,7 +4,6 @@
  * no share reservations for local processes to see. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "lock/nlm_int.h"
@@ -58,49 +57,45 @@ static bool share_conflict(const struct nlm_file *f, uint64_t host, const struct
 	return false;
 }
 
-static uint64_t now_ns(void)
+/* Take or change the owner's reservation of f (no conflict: the caller checked). */
+static enum nlm4_stats share_take(struct nlm *m, struct nlm_file *f, struct nlm_host *h,
+				  const struct nlm_lockreq *r, fsh_mode mode, fsh_access access)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	struct nlm_resv *s = f->shares;
+	while (s && !same_owner(s, h->id, r))
+		s = s->next;
+	if (!s) {
+		/* a reservation counts against the client's lock bound, as a lock would */
+		if (h->nshares + h->nlocks >= m->cfg->max_locks_per_client ||
+		    !(s = calloc(1, sizeof *s + r->oh_len)))
+			return NLM4_DENIED_NOLOCKS;
+		s->host = h->id;
+		s->oh_len = r->oh_len;
+		if (r->oh_len)
+			memcpy(s->oh, r->oh, r->oh_len);
+		s->next = f->shares;
+		f->shares = s;
+		h->nshares++;
+	}
+	s->mode = mode;
+	s->access = access;
+	return NLM4_GRANTED;
 }
 
 enum nlm4_stats nlm_req_share(struct nlm *m, const struct nlm_lockreq *r, fsh_mode mode,
-			  fsh_access access, bool reclaim)
+			      fsh_access access, bool reclaim)
 {
 	enum nlm4_stats st = NLM4_DENIED_NOLOCKS;
 	pthread_mutex_lock(&m->mu);
 	struct nlm_host *h = nlm_host_get(m, &r->cl.addr, r->cl.name);
 	struct nlm_file *f = h ? nlm_file_get(m, r->dev, r->ino) : NULL;
-	if (!f)
-		goto out;
-	if (grace_check(&m->grace, now_ns(), h->id, reclaim) != GRACE_OK) {
-		st = NLM4_DENIED_GRACE_PERIOD;
-	} else if (share_conflict(f, h->id, r, mode, access)) {
-		st = NLM4_DENIED;
-	} else {
-		struct nlm_resv *s = NULL;
-		for (s = f->shares; s && !same_owner(s, h->id, r); s = s->next)
-			;
-		/* a reservation counts against the client's lock bound, as a lock would */
-		bool room = s || h->nshares + h->nlocks < m->cfg->max_locks_per_client;
-		if (!s && room && (s = calloc(1, sizeof *s + r->oh_len))) {
-			s->host = h->id;
-			s->oh_len = r->oh_len;
-			if (r->oh_len)
-				memcpy(s->oh, r->oh, r->oh_len);
-			s->next = f->shares;
-			f->shares = s;
-			h->nshares++;
-		}
-		if (s) {
-			s->mode = mode;
-			s->access = access;
-			st = NLM4_GRANTED;
-		}
+	if (f) {
+		st = nlm_grace_verdict(m, h, reclaim);
+		if (st == NLM4_GRANTED)
+			st = share_conflict(f, h->id, r, mode, access)
+			     ? NLM4_DENIED : share_take(m, f, h, r, mode, access);
+		nlm_file_put(m, f);
 	}
-	nlm_file_put(m, f);
-out:
 	pthread_mutex_unlock(&m->mu);
 	return st;
 }
