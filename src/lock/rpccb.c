@@ -23,6 +23,7 @@
  * target should come with its port (statd's and lockd's callers know it from the client's
  * SM_MON/lock call, or ask over IPv4). */
 #include "rpccb.h"
+#include "pmap/pmap.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -373,17 +374,12 @@ static int getaddr_answer(const uint8_t *res, size_t len)
 	buf[n] = '\0';
 	if (!*uaddr)
 		return -ENOENT;
-	char *lo = strrchr(uaddr, '.');
-	if (!lo || lo == uaddr)
+	struct sockaddr_storage ss;
+	if (!pmap_uaddr_parse(uaddr, &ss))
 		return -EBADMSG;
-	*lo = '\0';
-	char *hi = strrchr(uaddr, '.');
-	char *end1, *end2;
-	unsigned long p1 = hi ? strtoul(hi + 1, &end1, 10) : 256;
-	unsigned long p2 = strtoul(lo + 1, &end2, 10);
-	if (!hi || p1 > 255 || p2 > 255 || *end1 || *end2 || !(p1 | p2))
-		return -EBADMSG;
-	return (int)(p1 << 8 | p2);
+	uint16_t port = ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						 : ((struct sockaddr_in *)&ss)->sin_port;
+	return port ? ntohs(port) : -EBADMSG;
 }
 
 /* The port in a GETPORT answer, or -errno. */
