@@ -99,9 +99,45 @@ static void dest_of(struct dgram *d, struct sockaddr_storage *out)
 	}
 }
 
+/* One control message (level, type, data) as msg's whole control part, in ctl. */
+static void put_cmsg(struct msghdr *msg, char *ctl, int level, int type, const void *data,
+		     size_t len)
+{
+	msg->msg_control = ctl;
+	msg->msg_controllen = CMSG_SPACE(len);
+	struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+	*c = (struct cmsghdr){.cmsg_level = level, .cmsg_type = type, .cmsg_len = CMSG_LEN(len)};
+	memcpy(CMSG_DATA(c), data, len);
+}
+
+/* The reply's source: the address the call came to. An IPv4 one, also an IPv4-mapped one on a
+ * dual-stack socket, is set with IP_PKTINFO; an IPv6 one with IPV6_PKTINFO. */
+static void put_source(struct msghdr *msg, char *ctl, const struct sockaddr_storage *local)
+{
+	const struct sockaddr_in6 *l6 = (const struct sockaddr_in6 *)local;
+	struct in_pktinfo pi = {0};
+	if (local->ss_family == AF_INET) {
+		pi.ipi_spec_dst = ((const struct sockaddr_in *)local)->sin_addr;
+	} else if (local->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&l6->sin6_addr)) {
+		memcpy(&pi.ipi_spec_dst, &l6->sin6_addr.s6_addr[12], 4);
+	} else if (local->ss_family == AF_INET6) {
+		struct in6_pktinfo pi6 = {.ipi6_addr = l6->sin6_addr};
+		put_cmsg(msg, ctl, IPPROTO_IPV6, IPV6_PKTINFO, &pi6, sizeof pi6);
+		return;
+	} else {
+		return;
+	}
+	put_cmsg(msg, ctl, IPPROTO_IP, IP_PKTINFO, &pi, sizeof pi);
+}
+
 /* Send r from local (the address the call came to) to the caller; the record mark stays out. */
 static void send_reply(struct dgram *d, const struct dgram_call *dc, const struct reply *r)
 {
+	if (r->payload_iov || r->hdr_len - 4 + r->payload_len > DGRAM_MAX) {
+		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: a reply too large for a datagram "
+				"was dropped");
+		return;
+	}
 	struct iovec iov[2] = {{.iov_base = r->hdr + 4, .iov_len = r->hdr_len - 4},
 			       {.iov_base = r->payload, .iov_len = r->payload_len}};
 	_Alignas(struct cmsghdr) char ctl[CTL_MAX] = {0};
@@ -109,39 +145,7 @@ static void send_reply(struct dgram *d, const struct dgram_call *dc, const struc
 			     .msg_iovlen = r->payload_len && r->payload ? 2 : 1};
 	msg.msg_namelen = dc->peer.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							 : sizeof(struct sockaddr_in);
-	const struct sockaddr_in6 *l6 = (const struct sockaddr_in6 *)&dc->local;
-	if (dc->local.ss_family == AF_INET) {
-		struct in_pktinfo pi = {.ipi_spec_dst = ((const struct sockaddr_in *)&dc->local)->sin_addr};
-		msg.msg_control = ctl;
-		msg.msg_controllen = CMSG_SPACE(sizeof pi);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		*c = (struct cmsghdr){.cmsg_level = IPPROTO_IP, .cmsg_type = IP_PKTINFO,
-				      .cmsg_len = CMSG_LEN(sizeof pi)};
-		memcpy(CMSG_DATA(c), &pi, sizeof pi);
-	} else if (dc->local.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&l6->sin6_addr)) {
-		/* IPv4 on a dual-stack socket: the source is set as for IPv4 */
-		struct in_pktinfo pi = {0};
-		memcpy(&pi.ipi_spec_dst, &l6->sin6_addr.s6_addr[12], 4);
-		msg.msg_control = ctl;
-		msg.msg_controllen = CMSG_SPACE(sizeof pi);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		*c = (struct cmsghdr){.cmsg_level = IPPROTO_IP, .cmsg_type = IP_PKTINFO,
-				      .cmsg_len = CMSG_LEN(sizeof pi)};
-		memcpy(CMSG_DATA(c), &pi, sizeof pi);
-	} else if (dc->local.ss_family == AF_INET6) {
-		struct in6_pktinfo pi = {.ipi6_addr = l6->sin6_addr};
-		msg.msg_control = ctl;
-		msg.msg_controllen = CMSG_SPACE(sizeof pi);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		*c = (struct cmsghdr){.cmsg_level = IPPROTO_IPV6, .cmsg_type = IPV6_PKTINFO,
-				      .cmsg_len = CMSG_LEN(sizeof pi)};
-		memcpy(CMSG_DATA(c), &pi, sizeof pi);
-	}
-	if (r->payload_iov || r->hdr_len - 4 + r->payload_len > DGRAM_MAX) {
-		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: a reply too large for a datagram "
-				"was dropped");
-		return;
-	}
+	put_source(&msg, ctl, &dc->local);
 	if (sendmsg(d->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: sending a reply: %s",
 				strerror(errno));
