@@ -51,6 +51,24 @@ bool export_same_host(const struct sockaddr *a, const struct sockaddr *b)
 	return fa != AF_UNSPEC && fa == peer_addr(b, y) && memcmp(x, y, fa == AF_INET ? 4 : 16) == 0;
 }
 
+socklen_t export_addr_parse(const char *s, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	memset(ss, 0, sizeof *ss);
+	if (inet_pton(AF_INET, s, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		return sizeof *s4;
+	}
+	if (inet_pton(AF_INET6, s, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		return sizeof *s6;
+	}
+	return 0;
+}
+
 const char *export_addr_str(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRLEN])
 {
 	uint8_t a[16];

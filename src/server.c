@@ -758,21 +758,10 @@ static void on_accept(struct io_op *op, int res)
 
 int server_bind(const char *addr, uint16_t port, int type, bool v6only)
 {
-	struct sockaddr_storage ss = {0};
-	socklen_t len;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		len = sizeof *s4;
-	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		len = sizeof *s6;
-	} else {
+	struct sockaddr_storage ss;
+	socklen_t len = export_addr_parse(addr, port, &ss);
+	if (!len)
 		return -EINVAL;
-	}
 	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -4,7 +4,6 @@
  * new one, never half of one. */
 #include "lock/nsm.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,22 +54,6 @@ static bool addr_key(const struct sockaddr_storage *ss, char key[INET6_ADDRSTRLE
 	return (ss->ss_family == AF_INET || ss->ss_family == AF_INET6) && export_addr_str(ss, key);
 }
 
-static bool parse_addr(const char *s, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof *ss);
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	if (inet_pton(AF_INET, s, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		return true;
-	}
-	if (inet_pton(AF_INET6, s, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		return true;
-	}
-	return false;
-}
-
 static int read_state(struct nsm *s)
 {
 	char buf[32] = "";
@@ -99,7 +82,7 @@ static bool read_rec(struct nsm *s, const char *file, struct nsm_rec *r)
 		return false;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
 	close(fd);
-	if (n < 0 || !parse_addr(file, &r->addr))
+	if (n < 0 || !export_addr_parse(file, 0, &r->addr))
 		return false;
 	buf[n] = '\0';
 	char *nl = strchr(buf, '\n');
@@ -110,7 +93,7 @@ static bool read_rec(struct nsm *s, const char *file, struct nsm_rec *r)
 	char *nl2 = strchr(local, '\n');
 	if (nl2)
 		*nl2 = '\0';
-	if (!parse_addr(local, &r->local))
+	if (!export_addr_parse(local, 0, &r->local))
 		r->local.ss_family = AF_UNSPEC;
 	return true;
 }

@@ -55,6 +55,7 @@
 #include <time.h>
 
 #include "dispatch.h"
+#include "export.h"
 #include "log.h"
 #include "nfsd.h"
 #include "pmap/pmap.h"
@@ -66,15 +67,9 @@ static struct pmap_reg *reg_of(struct nfs_req *rq)
 
 static const char *peer_text(const struct nfs_req *rq, char out[INET6_ADDRSTRLEN])
 {
-	strcpy(out, "?");
-	if (rq->peer.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)&rq->peer)->sin_addr, out,
-			  INET6_ADDRSTRLEN);
-	else if (rq->peer.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&rq->peer)->sin6_addr, out,
-			  INET6_ADDRSTRLEN);
-	else if (rq->peer.ss_family == AF_UNIX)
-		strcpy(out, "local");
+	if (rq->peer.ss_family != AF_UNIX)
+		return export_addr_str(&rq->peer, out);
+	strcpy(out, "local");
 	return out;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "export.h"
 #include "log.h"
 
 /* ---- universal addresses ------------------------------------------------------------------ */
@@ -46,22 +47,7 @@ bool pmap_uaddr_parse(const char *uaddr, struct sockaddr_storage *ss)
 	char host[INET6_ADDRSTRLEN];
 	memcpy(host, uaddr, (size_t)(d1 - uaddr));
 	host[d1 - uaddr] = '\0';
-	memset(ss, 0, sizeof *ss);
-	uint16_t port = (uint16_t)(p[0] << 8 | p[1]);
-	if (strchr(host, ':')) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
-			return false;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-			return false;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-	}
-	return true;
+	return export_addr_parse(host, (uint16_t)(p[0] << 8 | p[1]), ss) != 0;
 }
 
 bool pmap_uaddr_format(const struct sockaddr *sa, char *out, size_t len)
