@@ -328,6 +328,16 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 		call_proc(w, &x, rm, &call, pd, out);
 }
 
+uint32_t dispatch_peek_read(const uint8_t *rec, size_t len)
+{
+	struct rpc_call call;
+	if (rpc_decode_call(rec, len, &call) != RPC_OK || call.prog != NFS_PROGRAM ||
+	    call.vers != NFS_V3 || call.proc != NFSPROC3_READ)
+		return 0;
+	uint32_t count;
+	return read3args_peek(call.args, call.args_len, &count) ? count : 0;
+}
+
 bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)
 {
 	struct rpc_call call;

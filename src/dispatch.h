@@ -55,6 +55,7 @@ struct reply {
 	void *payload_mem;
 	void (*payload_free)(void *);
 	size_t pad;
+	size_t charged;       /* receive memory the sender gives back once it is sent (server.c) */
 };
 
 /* Handle one record, in the calling fiber (the handler may suspend it while it waits): *out is the
@@ -68,5 +69,8 @@ void reply_free(struct reply *r);
 /* Where the payload of an NFS WRITE in this (partial) record starts and which file offset it writes,
  * so the receiver can place it in memory at an address congruent to the file offset. */
 bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off);
+/* The count of an NFS READ in this whole record (0: not a READ, or not one that decodes), so that
+ * the receiver can charge the reply's memory before the call runs. */
+uint32_t dispatch_peek_read(const uint8_t *rec, size_t len);
 
 #endif

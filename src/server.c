@@ -24,6 +24,7 @@
 #include "dgram.h"
 #include "dispatch.h"
 #include "export.h"
+#include "fileio.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "connlimit.h"
@@ -55,6 +56,7 @@ struct conn {
 	uint64_t rec_start_ns;        /* since when a record is arriving, 0: none (record_timeout) */
 	uint64_t last_tx_ns;          /* when a send last made progress (a client not reading) */
 	size_t rec_charged;           /* record memory charged for rec_mem */
+	size_t read_charged;          /* charged for its READs' replies, running or unsent */
 	/* stream buffer: bytes [head, tail) not yet consumed */
 	uint8_t *sbuf;
 	size_t head, tail;
@@ -77,10 +79,23 @@ struct request {
 	struct conn *c;
 	struct record_mem rm;         /* owns the record bytes */
 	size_t charged;               /* record memory charged for it (connlimit.h) */
+	size_t read_charge;           /* and for its reply, when it is a READ: kept until sent */
 	const uint8_t *rec;
 	size_t len;
 	struct cred_saved creds;      /* the thread's credentials while this fiber is switched out */
 };
+
+/* The end of a reply: sent, or its connection gone. A READ's gives its memory back. */
+static void reply_done(struct conn *c, struct reply *r)
+{
+	if (r->charged) {
+		climits_mem_put(c->w->srv->limits, r->charged);
+		c->read_charged -= r->charged;
+	}
+	reply_free(r);
+}
+
+static void mem_retry(struct worker *w);
 
 /* Ring 0's accept on one listener. */
 struct listener {
@@ -132,7 +147,7 @@ static void conn_free(struct conn *c)
 	while (c->sq_head) {
 		struct reply *r = c->sq_head;
 		c->sq_head = r->next;
-		reply_free(r);
+		reply_done(c, r);
 	}
 	free(c->rec_mem);
 	free(c->iov_big);
@@ -178,6 +193,8 @@ static void on_send(struct io_op *op, int res)
 		conn_settle(c);
 		return;
 	}
+	struct worker *w = c->w;
+	bool freed = false;
 	size_t n = (size_t)res;
 	c->sq_bytes -= n;
 	c->last_tx_ns = fiber_now_ns();
@@ -198,14 +215,17 @@ static void on_send(struct io_op *op, int res)
 		c->sq_head = r->next;
 		if (!c->sq_head)
 			c->sq_tail = NULL;
-		reply_free(r);
+		freed = r->charged != 0;
+		reply_done(c, r);
 	}
 	send_next(c);
-	if (c->w->stopping && conn_drained(c))
+	if (w->stopping && conn_drained(c))
 		conn_kill(c);
 	else
 		conn_pump(c);   /* replies drained: maybe resume handling queued records */
 	conn_settle(c);
+	if (freed && w->nmem_wait && !w->stopping)
+		mem_retry(w);   /* a READ's memory came back: connections waiting for it go on */
 }
 
 /* Room for the reply's iovecs: the connection's three, or a larger array it keeps for replies
@@ -319,7 +339,7 @@ void record_mem_release(struct record_mem *rm)
 /* Run a record as a fiber of this ring. mem, when given, owns rec and goes with the request; else
  * rec lies in the stream buffer and is copied out (placed, so this is the payload's only copy). */
 static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len,
-			  size_t charged)
+			  size_t charged, size_t read_charge)
 {
 	c->rec_start_ns = 0;          /* a record whole: the next one's deadline starts afresh */
 	struct request *rq = calloc(1, sizeof *rq);
@@ -333,11 +353,13 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 	}
 	if (rq && mem)
 		*rq = (struct request){.c = c, .rm = {.mem = mem}, .rec = rec, .len = len,
-				       .charged = charged, .creds = {.w = c->w}};
+				       .charged = charged, .read_charge = read_charge,
+				       .creds = {.w = c->w}};
 	/* The fiber first runs at the loop's next turn, not inside this call. */
 	if (!rq || !mem || fiber_spawn(c->w->sched, request_main, rq) < 0) {
 		log_err("out of memory for a request: closing the connection");
-		climits_mem_put(c->w->srv->limits, charged);
+		climits_mem_put(c->w->srv->limits, charged + read_charge);
+		c->read_charged -= read_charge;
 		free(rq);
 		free(mem);
 		conn_kill(c);
@@ -385,7 +407,7 @@ static bool rec_grow(struct conn *c, size_t need)
 
 static void rec_done(struct conn *c)
 {
-	handle_record(c, c->rec_mem, c->rec, c->rec_len, c->rec_charged);
+	handle_record(c, c->rec_mem, c->rec, c->rec_len, c->rec_charged, 0);
 	c->rec_charged = 0;
 	c->rec_mem = c->rec = NULL;
 	c->in_rec = false;
@@ -428,16 +450,30 @@ static bool conn_may_take(struct conn *c)
 
 static void on_mem_timer(struct fiber_timer *t);
 
+/* What a READ's reply may hold (its count, up to rtmax), charged to receive_memory from the
+ * call's arrival until its reply is sent: 128 READs of 1 MiB in flight are 128 MiB that nothing
+ * else bounds, and the payload outlives the request (a reply waits for the socket). A
+ * connection's first READ is always taken, as a whole small call is, so that every client goes
+ * on; its others wait for room like a large record. 0: not a READ. */
+static size_t read_reply_charge(const uint8_t *rec, size_t len)
+{
+	uint32_t count = dispatch_peek_read(rec, len);
+	return count < NFS3_MAXIO ? count : NFS3_MAXIO;
+}
+
 /* Charge a large record (one that arrives into a buffer of its own, and so may sit there half
  * received for as long as its client likes) to receive_memory, or mark the connection as waiting
  * for it: it stops reading, and a ring that frees record memory, or this ring's retry timer,
  * pumps it again. Records already begun always finish: they are what frees memory. A record
  * that fits in the stream buffer and is whole is always taken (charged all the same): it runs at
- * once, and a new client's calls must not wait behind other clients' half-sent WRITEs. */
-static bool take_mem(struct conn *c, size_t len)
+ * once, and a new client's calls must not wait behind other clients' half-sent WRITEs.
+ * force: charge it whatever the bound says. */
+static bool take_mem(struct conn *c, size_t len, bool force)
 {
 	struct worker *w = c->w;
-	if (climits_mem_take(w->srv->limits, len)) {
+	if (force)
+		climits_mem_force(w->srv->limits, len);
+	if (force || climits_mem_take(w->srv->limits, len)) {
 		if (c->mem_wait) {
 			c->mem_wait = false;
 			w->nmem_wait--;
@@ -518,16 +554,20 @@ static void conn_pump(struct conn *c)
 			break;
 		size_t avail = c->tail - c->head - 4;
 		if (last && avail >= len) {
-			climits_mem_force(c->w->srv->limits, len);
 			const uint8_t *rec = c->sbuf + c->head + 4;
+			size_t rd = read_reply_charge(rec, len);
+			if (rd && !take_mem(c, rd, c->read_charged == 0))
+				break;
+			c->read_charged += rd;
+			climits_mem_force(c->w->srv->limits, len);
 			c->head += 4 + (size_t)len;
-			handle_record(c, NULL, rec, len, len);
+			handle_record(c, NULL, rec, len, len, rd);
 			continue;
 		}
 		/* Large or fragmented: wait for enough bytes to find a WRITE's payload, then move out. */
 		if (avail < PEEK_MIN && avail < len && c->tail < SBUF_SIZE)
 			break;
-		if (!take_mem(c, len))
+		if (!take_mem(c, len, false))
 			break;
 		if (!rec_begin(c, c->sbuf + c->head + 4, avail, len)) {
 			conn_kill(c);
@@ -825,14 +865,20 @@ static void request_main(void *arg)
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	record_mem_release(&rq->rm);
 	climits_mem_put(w->srv->limits, rq->charged);
+	if (reply) {
+		reply->charged = rq->read_charge;
+	} else if (rq->read_charge) {
+		climits_mem_put(w->srv->limits, rq->read_charge);
+		c->read_charged -= rq->read_charge;
+	}
 	free(rq);
 	bool was_full = w->inflight >= w->srv->cfg->requests_per_ring;
 	c->inflight--;
 	w->inflight--;
 	if (!c->dead)
 		queue_reply(c, reply);
-	else
-		reply_free(reply);
+	else if (reply)
+		reply_done(c, reply);
 	if (w->stopping && conn_drained(c))
 		conn_kill(c);
 	else

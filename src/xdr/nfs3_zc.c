@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Zero-copy WRITE3args decoder and READ3res encoder: see nfs3_zc.h for the contracts. */
 #include "nfs3_zc.h"
 
@@ -72,6 +73,20 @@ void write3args_zc_free(WRITE3args *a)
 static uint32_t get_be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+bool read3args_peek(const uint8_t *args, size_t avail, uint32_t *count)
+{
+	if (avail < 4)
+		return false;
+	uint32_t fh_len = get_be32(args);
+	if (fh_len > NFS3_FHSIZE)
+		return false;
+	size_t count_pos = 4 + RNDUP((size_t)fh_len) + 8;   /* after the handle and offset3 */
+	if (avail < count_pos + 4)
+		return false;
+	*count = get_be32(args + count_pos);
+	return true;
 }
 
 bool write3args_peek(const uint8_t *args, size_t avail, uint64_t *file_off, uint32_t *data_len,

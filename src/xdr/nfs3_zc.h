@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Zero-copy codecs for the two NFSv3 procedures that carry file data, WRITE (call) and READ
  * (reply). The rpcgen codecs copy opaque data into and out of malloc'd buffers; these leave the
  * payload where it lies, so the server can hand it to O_DIRECT I/O and to send() untouched.
@@ -45,6 +46,8 @@ void write3args_zc_free(WRITE3args *a);
  * xdr_WRITE3args_zc would fail. When it fails with avail >= WRITE3ARGS_HDR_MAX the arguments
  * are malformed; below that it may only be that more bytes are needed. The server uses it to
  * receive the payload straight into an aligned buffer while the rest of the record arrives. */
+/* A READ3args' count, from its encoded bytes. */
+bool read3args_peek(const uint8_t *args, size_t avail, uint32_t *count);
 bool write3args_peek(const uint8_t *args, size_t avail, uint64_t *file_off, uint32_t *data_len,
 		     size_t *payload_off);
 
