@@ -34,6 +34,16 @@ def read_int(path, default=None):
         return default
 
 
+def fio_sequential(path, size, rw, readonly=False):
+    """fio, O_DIRECT, 1 MiB sequential, iodepth 16 on path: MiB/s, seconds and bytes moved.
+    rw: write | read."""
+    r = run(['fio', '--name=raw', '--filename=' + path, '--rw=' + rw, '--bs=1M',
+             '--size=' + str(size), '--direct=1', '--ioengine=libaio', '--iodepth=16',
+             '--output-format=json'] + (['--readonly'] if readonly else []))
+    job = json.loads(r.stdout[r.stdout.index('{'):])['jobs'][0][rw]
+    return job['bw_bytes'] / 1048576.0, job['runtime'] / 1000.0, job['io_bytes']
+
+
 def meminfo(key):
     """A /proc/meminfo value in bytes."""
     with open('/proc/meminfo') as f:
@@ -103,6 +113,78 @@ def fincore_bytes(path):
         return int(r.stdout.split()[0])
     except (IndexError, ValueError):
         return 0
+
+
+class WriteSizes:
+    """The size of every write request the block layer issues to one device, from the kernel's
+    block_rq_issue trace event in a tracing instance of our own (nobody else's tracing is
+    touched). /sys/block/*/stat only gives the average, which a few small journal writes pull
+    down; the median is the figure that says what size the device is mostly given."""
+
+    ROOT = '/sys/kernel/tracing'
+
+    def __init__(self, dev_path, tag):
+        st = os.stat(dev_path)
+        self.dev = (os.major(st.st_rdev) << 20) | os.minor(st.st_rdev)  # the kernel's dev_t
+        self.dir = os.path.join(self.ROOT, 'instances', tag)
+        self.event = os.path.join(self.dir, 'events', 'block', 'block_rq_issue')
+        self.on = False
+
+    def available(self):
+        return os.path.isdir(os.path.join(self.ROOT, 'events', 'block', 'block_rq_issue'))
+
+    def _put(self, name, value, base=None):
+        with open(os.path.join(base or self.event, name), 'w') as f:
+            f.write(value)
+
+    def start(self):
+        """Begin recording (a fresh instance: an empty buffer). False when tracing is missing."""
+        if not self.available():
+            return False
+        self.stop()
+        try:
+            os.mkdir(self.dir)
+            self._put('buffer_size_kb', '16384', self.dir)
+            self._put('filter', f'dev == {self.dev} && rwbs ~ "*W*"')
+            self._put('enable', '1')
+        except OSError:         # tracefs read-only, or the event without filters: no median
+            self.stop()
+            return False
+        self.on = True
+        return True
+
+    def stop(self):
+        """The request sizes in bytes since start() (None: not recorded, or events were lost),
+        and the instance removed."""
+        if not os.path.isdir(self.dir):
+            return None
+        sizes = None
+        if self.on:
+            self._put('enable', '0')
+            lost = 0
+            for cpu in os.listdir(os.path.join(self.dir, 'per_cpu')):
+                with open(os.path.join(self.dir, 'per_cpu', cpu, 'stats')) as f:
+                    for line in f:
+                        if line.startswith('overrun:'):
+                            lost += int(line.split()[1])
+            sizes = []
+            with open(os.path.join(self.dir, 'trace')) as f:
+                for line in f:
+                    m = re.search(r' \d+ \+ (\d+) ', line) if not line.startswith('#') else None
+                    if m:
+                        sizes.append(int(m.group(1)) * SECTOR)
+            sizes = None if lost else sizes
+        self.on = False
+        os.rmdir(self.dir)
+        return sizes
+
+
+def median(values):
+    v = sorted(values)
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 class Cgroup:
@@ -238,6 +320,7 @@ class Host:
         self.cgroup = None
         self.cgroups_made = []
         self.block = None
+        self.write_sizes = None
 
     # ---- set-up
 
@@ -250,6 +333,7 @@ class Host:
             f.truncate(self.image_size)
         r = run(['losetup', '--direct-io=on', '--sector-size', '4096', '-f', '--show', img])
         self.loop = r.stdout.strip()
+        self.write_sizes = WriteSizes(self.loop, f'nfsducbench{os.getpid()}')
         self.log(f'loop device {self.loop} on {img} ({self.image_size >> 30} GiB, sparse)')
 
     def loop_name(self):
@@ -258,11 +342,12 @@ class Host:
     def raw_bandwidth(self, size, rw):
         """fio, O_DIRECT, 1 MiB sequential, on the bare loop device (before mkfs): MiB/s and
         seconds. rw: write | read."""
-        r = run(['fio', '--name=raw', '--filename=' + self.loop, '--rw=' + rw, '--bs=1M',
-                 '--size=' + str(size), '--direct=1', '--ioengine=libaio', '--iodepth=16',
-                 '--output-format=json'])
-        job = json.loads(r.stdout[r.stdout.index('{'):])['jobs'][0][rw]
-        return job['bw_bytes'] / 1048576.0, job['runtime'] / 1000.0, job['io_bytes']
+        return fio_sequential(self.loop, size, rw)
+
+    def file_read_bandwidth(self, path):
+        """fio's O_DIRECT 1 MiB sequential read of one file on our XFS, as raw_bandwidth reads
+        the device: the disk's read bandwidth at this moment, for a server's read beside it."""
+        return fio_sequential(path, os.path.getsize(path), 'read', readonly=True)[0]
 
     def make_fs(self):
         run(['mkfs.xfs', '-q', '-f', self.loop])
@@ -329,6 +414,9 @@ class Host:
     # ---- tear-down
 
     def cleanup(self):
+        if self.write_sizes:
+            self.write_sizes.stop()
+            self.write_sizes = None
         for path in list(self.cgroups_made):
             self.drop_cgroup(path)
         if self.netns:

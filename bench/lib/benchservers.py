@@ -138,10 +138,12 @@ class NfsdUc(Server):
         self.logfile = os.path.join(self.dir, 'daemon.log')
         self._write_conf(cache)
 
-    def _write_conf(self, cache):
+    def _write_conf(self, cache, receive=None):
         lines = ['# written by bench/run', '[server]', 'listen = 127.0.0.1',
                  f'port = {NFS_PORT}', f'mount_port = {MOUNT_PORT}',
                  f"state_dir = {os.path.join(self.dir, 'state')}", 'rpcbind = no']
+        if receive:
+            lines.append(f'receive_memory = {receive}')
         if self.threads:
             lines.append(f'threads = {self.threads}')
         if cache:
@@ -154,10 +156,12 @@ class NfsdUc(Server):
 
     def start(self, mem_limit=None):
         # In a memory-capped cgroup the cache must fit under the cap, as anyone running the
-        # daemon as such a service would size [cache] size: half of the cap (the rest holds the
-        # records and replies in flight, stacks and the binary).
+        # daemon as such a service would size it (nfsd-uc.conf says how): [cache] size half of
+        # the cap, receive_memory (records and READ replies in flight) an eighth, and the rest
+        # for stacks, the allocator's slack and the binary.
         cache = self.cache or (f'{mem_limit // 2 >> 20}M' if mem_limit else None)
-        self._write_conf(cache)
+        receive = f'{max(mem_limit // 8, 4 << 20) >> 20}M' if mem_limit else None
+        self._write_conf(cache, receive)
         super().start(mem_limit)
 
     def _start(self):
