@@ -345,8 +345,12 @@ static bool evict_oldest_look(struct bcache_file *h, bool fill)
 		struct bc_entry *e = bc_container_of(l, struct bc_entry, ilink);
 
 		next = l->next;
-		/* 2Q here too: a block READs came back to gets another round */
-		if (e->hot && !e->dirty && !e->busy) {
+		/* 2Q here too: a block READs came back to gets another round; and so does a partial
+		 * block waiting for its neighbour's WRITE, so that the look moves on to blocks that
+		 * can go without a read (interleaved writers drift apart: the oldest blocks of a
+		 * busy file are the partial ones around a slow writer's records). */
+		if ((e->hot && !e->dirty && !e->busy) ||
+		    (!fill && e->dirty && !e->busy && !bc_entry_complete(ino, e))) {
 			bc_list_del(&e->ilink);
 			bc_list_add_tail(&ino->age, &e->ilink);
 			continue;
@@ -361,9 +365,12 @@ static bool evict_oldest_look(struct bcache_file *h, bool fill)
 	return false;
 }
 
+/* A second look before any fill: the first moved the partial blocks it passed over to the
+ * back, so the second sees the next entries. */
 static bool evict_oldest_of_inode(struct bcache_file *h)
 {
-	return evict_oldest_look(h, false) || evict_oldest_look(h, true);
+	return evict_oldest_look(h, false) || evict_oldest_look(h, false) ||
+	       evict_oldest_look(h, true);
 }
 
 /* The shard whose list `which` has the oldest head, or NULL when all are empty. Each shard is

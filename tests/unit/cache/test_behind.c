@@ -289,6 +289,38 @@ static void test_overwrite_chunk_waits_for_both_records(void **state)
 	env_free(e);
 }
 
+/* Interleaved writers drift apart: the oldest blocks of a busy file are the partial ones around
+ * a slow writer's records, waiting for them. At the file's bound those are passed over (their
+ * neighbours would otherwise be read from disk to complete them), and the look moves on to the
+ * blocks that can go whole: not one device read. */
+static void test_file_bound_passes_over_partial_blocks(void **state)
+{
+	struct env *e = env_new(64 * MiB, 256 * BS);
+	const unsigned partial = 100;   /* more than the eviction's look at a file's oldest */
+
+	(void)state;
+	bcache_file_set_mode(e->f, BCACHE_BEHIND);
+	/* a file that exists: completing a partial block would read the disk */
+	unsigned char *old = malloc(5 * MiB);
+	assert_non_null(old);
+	for (uint64_t i = 0; i < 5 * MiB; i++)
+		old[i] = pat(9, i);
+	fake_disk_put(&e->disk, 0, old, 5 * MiB);
+	apply(e, 0, 5 * MiB, 9);
+	free(old);
+	for (unsigned k = 0; k < partial; k++)
+		put_ok(e, (uint64_t)k * 2 * BS + 100, 100, 1);
+	/* then whole blocks, well past the file's bound: 1 MiB at 4 MiB */
+	for (uint64_t off = 4 * MiB; off < 5 * MiB; off += 16 * BS)
+		put_ok(e, off, 16 * BS, 2);
+	assert_true(stats(e).bytes <= 256 * BS + 16 * BS);
+	assert_int_equal(stats(e).fill_reads, 0);
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* Data that will never fill a chunk (sparse blocks) goes once dirty memory passes a quarter of
  * the bound, oldest first. */
 static void test_dirty_threshold(void **state)
@@ -761,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_restricted_file_written_restricted),
 		cmocka_unit_test(test_interleaved_writers_merge),
 		cmocka_unit_test(test_overwrite_chunk_waits_for_both_records),
+		cmocka_unit_test(test_file_bound_passes_over_partial_blocks),
 		cmocka_unit_test(test_dirty_threshold),
 		cmocka_unit_test(test_bound_holds_with_backpressure),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
