@@ -182,18 +182,22 @@ def _read_goals(uc, gan, who):
                          f'>= {GOAL_COLD_READ * 100:.0f}%', '-', None))
     # 11. random 4 KiB reads at queue depth 32 (4 connections x 8), cold
     pairs = _pairs(uc, gan, lambda r: r['workload'] == 'randread')
-    if pairs and num(pairs[0][1]['mib_s']):
-        u, g = pairs[0]
-        x = num(u['mib_s']) / num(g['mib_s'])
-        ok = x >= GOAL_RANDREAD
-        out.append(_goal(f"random 4 KiB reads, cold, against NFS-Ganesha ({who}, "
-                         f"{u['writers']} x {u['qd']} in flight)", f'>= {GOAL_RANDREAD:g}x',
-                         f"{num(u['mib_s']):.0f} vs {num(g['mib_s']):.0f} MiB/s = {x:.2f}x", ok,
-                         None if ok else f'{x * 100:.0f}% of Ganesha'))
-    else:
-        out.append(_goal('random 4 KiB reads against NFS-Ganesha', f'>= {GOAL_RANDREAD:g}x',
-                         '-', None))
+    u, g = pairs[0] if pairs else ({}, {})
+    out.append(_against(f"random 4 KiB reads, cold, against NFS-Ganesha ({who}, "
+                        f"{u.get('writers')} x {u.get('qd')} in flight)",
+                        'random 4 KiB reads against NFS-Ganesha', GOAL_RANDREAD,
+                        num(u.get('mib_s')), num(g.get('mib_s'))))
     return out
+
+
+def _against(title, title_unmeasured, goal, mine, theirs):
+    """The goal mine / theirs >= goal, both in MiB/s; not measured when either is missing."""
+    if not mine or not theirs:
+        return _goal(title_unmeasured, f'>= {goal:g}x', '-', None)
+    x = mine / theirs
+    ok = x >= goal
+    return _goal(title, f'>= {goal:g}x', f'{mine:.0f} vs {theirs:.0f} MiB/s = {x:.2f}x', ok,
+                 None if ok else f'{x / goal * 100:.0f}% of the goal')
 
 
 def _sustained_goals(uc, gan, series, who):
@@ -218,16 +222,9 @@ def _sustained_goals(uc, gan, series, who):
     else:
         out.append(_goal('sustained writes, last window over first', f'>= {GOAL_FLAT * 100:.0f}%',
                          '-', None))
-    if u and g:
-        x = u[1] / g[1]
-        ok = x >= GOAL_SUSTAINED
-        out.append(_goal(f"sustained writes, last {u[2]} s against NFS-Ganesha's last {g[2]} s "
-                         f'({who})', f'>= {GOAL_SUSTAINED:g}x',
-                         f'{u[1]:.0f} vs {g[1]:.0f} MiB/s = {x:.2f}x', ok,
-                         None if ok else f'{x / GOAL_SUSTAINED * 100:.0f}% of the goal'))
-    else:
-        out.append(_goal("sustained writes against NFS-Ganesha's", f'>= {GOAL_SUSTAINED:g}x',
-                         '-', None))
+    out.append(_against(f"sustained writes, last {u and u[2]} s against NFS-Ganesha's last "
+                        f'{g and g[2]} s ({who})', "sustained writes against NFS-Ganesha's",
+                        GOAL_SUSTAINED, u and u[1], g and g[1]))
     return out
 
 
@@ -384,16 +381,10 @@ def _goals(uc, gan, raw, who):
 
     # 9. reading back just-written data that fits the cache
     pairs = _pairs(uc, gan, lambda r: r['workload'] == 'readback')
-    ratios = [(num(u['mib_s']) / num(g['mib_s']), u, g) for u, g in pairs if num(g['mib_s'])]
-    if ratios:
-        x, u, g = ratios[0]
-        ok = x >= GOAL_READBACK
-        out.append(_goal("reading back just-written data against NFS-Ganesha's page cache "
-                         f'({who})', f'>= {GOAL_READBACK:g}x',
-                         f"{num(u['mib_s']):.0f} vs {num(g['mib_s']):.0f} MiB/s = {x:.2f}x", ok,
-                         None if ok else f'{x * 100:.0f}% of Ganesha'))
-    else:
-        out.append(_goal('reading back just-written data', f'>= {GOAL_READBACK:g}x', '-', None))
+    u, g = pairs[0] if pairs else ({}, {})
+    out.append(_against(f"reading back just-written data against NFS-Ganesha's page cache "
+                        f'({who})', 'reading back just-written data', GOAL_READBACK,
+                        num(u.get('mib_s')), num(g.get('mib_s'))))
     return out
 
 
