@@ -119,13 +119,15 @@ def flatness(series):
 
 # ---- goals
 
-def _goal(goal, target, measured, ok, short=None):
+def _goal(goal, target, measured, ok, short=None, caveat=None):
     if ok is None:
         verdict = 'not measured'
     elif ok:
         verdict = 'met'
     else:
         verdict = 'NOT met' + (f': {short}' if short else '')
+    if caveat and ok is not None:
+        verdict += f' ({caveat})'
     return dict(goal=goal, target=target, measured=measured, verdict=verdict)
 
 
@@ -190,14 +192,14 @@ def _read_goals(uc, gan, who):
     return out
 
 
-def _against(title, title_unmeasured, goal, mine, theirs):
+def _against(title, title_unmeasured, goal, mine, theirs, caveat=None):
     """The goal mine / theirs >= goal, both in MiB/s; not measured when either is missing."""
     if not mine or not theirs:
         return _goal(title_unmeasured, f'>= {goal:g}x', '-', None)
     x = mine / theirs
     ok = x >= goal
     return _goal(title, f'>= {goal:g}x', f'{mine:.0f} vs {theirs:.0f} MiB/s = {x:.2f}x', ok,
-                 None if ok else f'{x / goal * 100:.0f}% of the goal')
+                 None if ok else f'{x / goal * 100:.0f}% of the goal', caveat)
 
 
 def _sustained_goals(uc, gan, series, who):
@@ -218,13 +220,19 @@ def _sustained_goals(uc, gan, series, who):
         out.append(_goal(f'sustained writes in a memory cgroup, last {k} s over first {k} s '
                          f'({who})', f'>= {GOAL_FLAT * 100:.0f}%',
                          f'{last:.0f} vs {first:.0f} MiB/s = {x * 100:.0f}%', ok,
-                         None if ok else f'{(GOAL_FLAT - x) * 100:.0f} points short'))
+                         None if ok else f'{(GOAL_FLAT - x) * 100:.0f} points short',
+                         None if k >= SUSTAINED_WINDOW else
+                         f'windows of {k} s, not {SUSTAINED_WINDOW}: the run was too short; '
+                         '--sustained-factor makes it longer'))
     else:
         out.append(_goal('sustained writes, last window over first', f'>= {GOAL_FLAT * 100:.0f}%',
                          '-', None))
+    short = u and g and min(u[2], g[2]) < SUSTAINED_WINDOW
     out.append(_against(f"sustained writes, last {u and u[2]} s against NFS-Ganesha's last "
                         f'{g and g[2]} s ({who})', "sustained writes against NFS-Ganesha's",
-                        GOAL_SUSTAINED, u and u[1], g and g[1]))
+                        GOAL_SUSTAINED, u and u[1], g and g[1],
+                        f'windows under {SUSTAINED_WINDOW} s: the run was too short' if short
+                        else None))
     return out
 
 
