@@ -328,26 +328,20 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 		call_proc(w, &x, rm, &call, pd, out);
 }
 
-uint32_t dispatch_peek_read(const uint8_t *rec, size_t len)
+void dispatch_peek(const uint8_t *rec, size_t avail, struct dispatch_peek *pk)
 {
 	struct rpc_call call;
-	if (rpc_decode_call(rec, len, &call) != RPC_OK || call.prog != NFS_PROGRAM ||
-	    call.vers != NFS_V3 || call.proc != NFSPROC3_READ)
-		return 0;
-	uint32_t count;
-	return read3args_peek(call.args, call.args_len, &count) ? count : 0;
-}
-
-bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off)
-{
-	struct rpc_call call;
-	if (rpc_decode_call(rec, avail, &call) != RPC_OK || call.prog != NFS_PROGRAM || call.vers != NFS_V3 ||
-	    call.proc != NFSPROC3_WRITE)
-		return false;
+	*pk = (struct dispatch_peek){0};
+	if (rpc_decode_call(rec, avail, &call) != RPC_OK || call.prog != NFS_PROGRAM ||
+	    call.vers != NFS_V3)
+		return;
 	uint32_t dlen;
 	size_t off_in_args;
-	if (!write3args_peek(call.args, call.args_len, file_off, &dlen, &off_in_args))
-		return false;
-	*payload_idx = (size_t)(call.args - rec) + off_in_args;
-	return true;
+	if (call.proc == NFSPROC3_WRITE &&
+	    write3args_peek(call.args, call.args_len, &pk->file_off, &dlen, &off_in_args)) {
+		pk->write = true;
+		pk->payload_idx = (size_t)(call.args - rec) + off_in_args;
+	} else if (call.proc == NFSPROC3_READ) {
+		pk->read = read3args_peek(call.args, call.args_len, &pk->read_count);
+	}
 }

@@ -66,11 +66,16 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 		     const uint8_t *rec, size_t len, struct reply **out);
 void reply_free(struct reply *r);
 
-/* Where the payload of an NFS WRITE in this (partial) record starts and which file offset it writes,
- * so the receiver can place it in memory at an address congruent to the file offset. */
-bool dispatch_peek_write(const uint8_t *rec, size_t avail, size_t *payload_idx, uint64_t *file_off);
-/* The count of an NFS READ in this whole record (0: not a READ, or not one that decodes), so that
- * the receiver can charge the reply's memory before the call runs. */
-uint32_t dispatch_peek_read(const uint8_t *rec, size_t len);
+/* What the receiver needs of a (partial) record before the call runs, from one look at its call
+ * header: where an NFS WRITE's payload starts and which file offset it writes (so that it is
+ * placed in memory at an address congruent to that offset), or an NFS READ's count (so that
+ * the reply's memory is charged). Neither flag set: something else, or not decodable yet. */
+struct dispatch_peek {
+	bool write, read;
+	size_t payload_idx;
+	uint64_t file_off;
+	uint32_t read_count;
+};
+void dispatch_peek(const uint8_t *rec, size_t avail, struct dispatch_peek *pk);
 
 #endif

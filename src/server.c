@@ -290,21 +290,19 @@ static void queue_reply(struct conn *c, struct reply *r)
 
 /* ---- receiving ---- */
 
-/* Memory for a record of len bytes whose first avail bytes are at p, and where in it the record
+/* Memory for a record of len bytes (pk: what its first bytes say), and where in it the record
  * starts: a WRITE's payload lands at an address congruent to its file offset modulo align (the
  * largest block of any export: server.place_align), so the whole blocks of its middle are aligned
  * for O_DIRECT wherever the WRITE starts. No larger: in cached mode the record lives on in the
  * cache, and every byte of alignment slack with it. */
-static uint8_t *place_record(const uint8_t *p, size_t avail, size_t len, size_t align,
+static uint8_t *place_record(const struct dispatch_peek *pk, size_t len, size_t align,
 			     uint8_t **start)
 {
-	size_t idx;
-	uint64_t off;
-	if (!dispatch_peek_write(p, avail, &idx, &off)) {
+	if (!pk->write) {
 		*start = malloc(len ? len : 1);    /* not a WRITE: no alignment to keep */
 		return *start;
 	}
-	size_t shift = (size_t)((off - idx) & (align - 1));
+	size_t shift = (size_t)((pk->file_off - pk->payload_idx) & (align - 1));
 	void *mem = NULL;
 	/* posix_memalign: C11's aligned_alloc wants the size a multiple of the alignment, which
 	 * would cost a small WRITE 64 KiB. */
@@ -339,13 +337,13 @@ void record_mem_release(struct record_mem *rm)
 /* Run a record as a fiber of this ring. mem, when given, owns rec and goes with the request; else
  * rec lies in the stream buffer and is copied out (placed, so this is the payload's only copy). */
 static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len,
-			  size_t charged, size_t read_charge)
+			  size_t charged, const struct dispatch_peek *pk, size_t read_charge)
 {
 	c->rec_start_ns = 0;          /* a record whole: the next one's deadline starts afresh */
 	struct request *rq = calloc(1, sizeof *rq);
 	if (rq && !mem) {
 		uint8_t *start;
-		mem = place_record(rec, len, len, c->w->srv->place_align, &start);
+		mem = place_record(pk, len, c->w->srv->place_align, &start);
 		if (mem) {
 			memcpy(start, rec, len);
 			rec = start;
@@ -371,7 +369,9 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 
 static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t frag_len)
 {
-	c->rec_mem = place_record(p, avail, frag_len, c->w->srv->place_align, &c->rec);
+	struct dispatch_peek pk;
+	dispatch_peek(p, avail, &pk);
+	c->rec_mem = place_record(&pk, frag_len, c->w->srv->place_align, &c->rec);
 	if (!c->rec_mem) {
 		climits_mem_put(c->w->srv->limits, frag_len);
 		return false;
@@ -407,7 +407,7 @@ static bool rec_grow(struct conn *c, size_t need)
 
 static void rec_done(struct conn *c)
 {
-	handle_record(c, c->rec_mem, c->rec, c->rec_len, c->rec_charged, 0);
+	handle_record(c, c->rec_mem, c->rec, c->rec_len, c->rec_charged, NULL, 0);
 	c->rec_charged = 0;
 	c->rec_mem = c->rec = NULL;
 	c->in_rec = false;
@@ -455,10 +455,11 @@ static void on_mem_timer(struct fiber_timer *t);
  * else bounds, and the payload outlives the request (a reply waits for the socket). A
  * connection's first READ is always taken, as a whole small call is, so that every client goes
  * on; its others wait for room like a large record. 0: not a READ. */
-static size_t read_reply_charge(const uint8_t *rec, size_t len)
+static size_t read_reply_charge(const struct dispatch_peek *pk)
 {
-	uint32_t count = dispatch_peek_read(rec, len);
-	return count < NFS3_MAXIO ? count : NFS3_MAXIO;
+	if (!pk->read)
+		return 0;
+	return pk->read_count < NFS3_MAXIO ? pk->read_count : NFS3_MAXIO;
 }
 
 /* Charge a large record (one that arrives into a buffer of its own, and so may sit there half
@@ -555,13 +556,15 @@ static void conn_pump(struct conn *c)
 		size_t avail = c->tail - c->head - 4;
 		if (last && avail >= len) {
 			const uint8_t *rec = c->sbuf + c->head + 4;
-			size_t rd = read_reply_charge(rec, len);
+			struct dispatch_peek pk;
+			dispatch_peek(rec, len, &pk);
+			size_t rd = read_reply_charge(&pk);
 			if (rd && !take_mem(c, rd, c->read_charged == 0))
 				break;
 			c->read_charged += rd;
 			climits_mem_force(c->w->srv->limits, len);
 			c->head += 4 + (size_t)len;
-			handle_record(c, NULL, rec, len, len, rd);
+			handle_record(c, NULL, rec, len, len, &pk, rd);
 			continue;
 		}
 		/* Large or fragmented: wait for enough bytes to find a WRITE's payload, then move out. */

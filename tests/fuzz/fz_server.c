@@ -1032,10 +1032,11 @@ static void on_job(struct fiber_msg *m)
  * modulo place_align, as the cache's O_DIRECT writes of the record memory expect. */
 static uint8_t *place(const uint8_t *rec, size_t len, void **mem)
 {
-	size_t idx, shift = 0;
-	uint64_t off;
-	if (dispatch_peek_write(rec, len, &idx, &off))
-		shift = (size_t)((off - idx) & (fz.srv.place_align - 1));
+	size_t shift = 0;
+	struct dispatch_peek pk;
+	dispatch_peek(rec, len, &pk);
+	if (pk.write)
+		shift = (size_t)((pk.file_off - pk.payload_idx) & (fz.srv.place_align - 1));
 	if (posix_memalign(mem, fz.srv.place_align, shift + len + 1) != 0)
 		FZ_FAIL("out of memory");
 	memcpy((uint8_t *)*mem + shift, rec, len);
