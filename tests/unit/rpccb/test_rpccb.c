@@ -620,6 +620,16 @@ static void job_init(struct job *j, struct waiter *w, uint32_t tag)
 	j->status = 1;                          /* not a status done can give */
 }
 
+/* What most tests begin with: an engine, a waiter and one call of the given tag. */
+static struct rpccb *engine_and_job(struct waiter *w, struct job *j, uint32_t tag)
+{
+	struct rpccb *e = rpccb_start();
+	assert_non_null(e);
+	waiter_init(w);
+	job_init(j, w, tag);
+	return e;
+}
+
 static struct rpccb_target target(uint16_t port, uint16_t pmap_port, unsigned timeout_ms)
 {
 	struct rpccb_target t;
@@ -655,12 +665,9 @@ static void test_getport_then_call(void **state)
 	fake_start(&srv);
 	pm.pmap_answer = srv.port;
 	fake_start(&pm);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 7);
+	struct rpccb *e = engine_and_job(&w, &j, 7);
 	struct rpccb_target t = target(0, pm.port, 10000);
 	t.src = addr4("127.0.0.2", 0);
 	assert_int_equal(call_once(e, &t, &j, &w), 0);
@@ -717,12 +724,9 @@ static void test_retransmit_same_xid(void **state)
 	(void)state;
 	struct fake srv = {.kind = FAKE_ECHO, .drop_first = 2};
 	fake_start(&srv);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 8);
+	struct rpccb *e = engine_and_job(&w, &j, 8);
 	struct rpccb_target t = target(srv.port, 0, 20000);
 	uint64_t t0 = mono_ms();
 	assert_int_equal(call_once(e, &t, &j, &w), 0);
@@ -746,12 +750,9 @@ static void test_no_server_refused(void **state)
 	(void)state;
 	uint16_t port;
 	close(udp_bound(&port));                /* a port nobody has now */
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 9);
+	struct rpccb *e = engine_and_job(&w, &j, 9);
 	struct rpccb_target t = target(port, 0, 1500);
 	uint64_t t0 = mono_ms();
 	/* -ETIMEDOUT would mean the ICMP errors were lost (loopback is not rate-limited per peer) */
@@ -770,12 +771,9 @@ static void test_black_hole_timeout(void **state)
 	(void)state;
 	struct fake srv = {.kind = FAKE_SILENT};
 	fake_start(&srv);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 10);
+	struct rpccb *e = engine_and_job(&w, &j, 10);
 	struct rpccb_target t = target(srv.port, 0, 1500);
 	uint64_t t0 = mono_ms();
 	assert_int_equal(call_once(e, &t, &j, &w), -ETIMEDOUT);
@@ -799,12 +797,9 @@ static void test_getport_zero(void **state)
 	struct fake srv = {.kind = FAKE_ECHO}, pm = {.kind = FAKE_PMAP, .pmap_answer = 0};
 	fake_start(&srv);
 	fake_start(&pm);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 11);
+	struct rpccb *e = engine_and_job(&w, &j, 11);
 	struct rpccb_target t = target(0, pm.port, 5000);
 	assert_int_equal(call_once(e, &t, &j, &w), -ENOENT);
 	assert_int_equal(j.res_len, 0);
@@ -1029,12 +1024,9 @@ static void test_reentrant_done(void **state)
 	(void)state;
 	struct fake srv = {.kind = FAKE_ECHO};
 	fake_start(&srv);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 13);
+	struct rpccb *e = engine_and_job(&w, &j, 13);
 	j.e = e;
 	j.t = target(srv.port, 0, 5000);
 	j.chain = 4;
@@ -1103,12 +1095,9 @@ static void test_tcp_getport_then_call(void **state)
 	tcpfake_start(&srv);
 	pm.pmap_answer = srv.port;
 	fake_start(&pm);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 21);
+	struct rpccb *e = engine_and_job(&w, &j, 21);
 	struct rpccb_target t = tcp_target(0, pm.port, 10000);
 	t.src = addr4("127.0.0.2", 0);
 	uint64_t t0 = mono_ms();
@@ -1164,12 +1153,9 @@ static void test_tcp_closed_retried(void **state)
 	(void)state;
 	struct tcpfake srv = {.kind = TF_CLOSE};
 	tcpfake_start(&srv);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 22);
+	struct rpccb *e = engine_and_job(&w, &j, 22);
 	struct rpccb_target t = tcp_target(srv.port, 0, 2000);
 	uint64_t t0 = mono_ms();
 	assert_int_equal(call_once(e, &t, &j, &w), -ECONNRESET);
@@ -1196,12 +1182,9 @@ static void test_tcp_refused(void **state)
 	(void)state;
 	uint16_t port;
 	int hold_fd = tcp_bound(&port, false);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 23);
+	struct rpccb *e = engine_and_job(&w, &j, 23);
 	struct rpccb_target t = tcp_target(port, 0, 1500);
 	uint64_t t0 = mono_ms();
 	assert_int_equal(call_once(e, &t, &j, &w), -ECONNREFUSED);
@@ -1220,12 +1203,9 @@ static void test_tcp_reply_too_long(void **state)
 	(void)state;
 	struct tcpfake srv = {.kind = TF_HUGE};
 	tcpfake_start(&srv);
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 24);
+	struct rpccb *e = engine_and_job(&w, &j, 24);
 	struct rpccb_target t = tcp_target(srv.port, 0, 10000);
 	uint64_t t0 = mono_ms();
 	assert_int_equal(call_once(e, &t, &j, &w), -EBADMSG);
@@ -1409,12 +1389,9 @@ static void test_ipv6_getaddr(void **state)
 	atomic_init(&f.stop, false);
 	assert_int_equal(pthread_create(&f.thr, NULL, fake6_main, &f), 0);
 
-	struct rpccb *e = rpccb_start();
-	assert_non_null(e);
 	struct waiter w;
-	waiter_init(&w);
 	struct job j;
-	job_init(&j, &w, 6);
+	struct rpccb *e = engine_and_job(&w, &j, 6);
 	struct rpccb_target t = target(0, f.port, 10000);
 	memset(&t.host, 0, sizeof t.host);
 	struct sockaddr_in6 *h = (struct sockaddr_in6 *)&t.host;
