@@ -489,6 +489,33 @@ bool bc_over_limit(struct bcache *c)
 	return over_limit(c, NULL);
 }
 
+/* Free the inode's oldest clean blocks (2Q's probation list; its shard's, where other inodes'
+ * are passed over), a few at a time. Whether any went. Inode lock held. */
+#define FILE_CLEAN_LOOK 256
+static bool free_clean_of_inode(struct bc_inode *ino)
+{
+	struct bc_shard *sh = &ino->cache->shard[ino->shard];
+	struct bc_entry *v[INODE_EVICT_LOOK];
+	size_t n = 0;
+	int looked = 0;
+
+	pthread_mutex_lock(&sh->lock);
+	for (struct bc_list *l = sh->clean.next; l != &sh->clean && n < INODE_EVICT_LOOK &&
+	     looked < FILE_CLEAN_LOOK; l = l->next, looked++) {
+		struct bc_entry *e = bc_container_of(l, struct bc_entry, glink);
+
+		if (e->ino == ino)
+			v[n++] = e;
+	}
+	pthread_mutex_unlock(&sh->lock);
+	/* Listed clean, so neither busy nor dirty; only their inode's lock (ours) changes that. */
+	for (size_t i = 0; i < n; i++)
+		bc_entry_free(ino, v[i]);
+	return n > 0;
+}
+
+/* Clean blocks first, at no cost; only then dirty ones (written: a chunk still filling is cut),
+ * and partial ones last. */
 bool bc_reclaim_file(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
@@ -496,6 +523,8 @@ bool bc_reclaim_file(struct bcache_file *h)
 
 	co_mutex_lock(&ino->lock);
 	over = ino->bytes > ino->cache->file_limit;
+	while (ino->bytes > ino->cache->file_limit && free_clean_of_inode(ino))
+		;
 	while (ino->bytes > ino->cache->file_limit && evict_oldest_of_inode(h))
 		;
 	co_mutex_unlock(&ino->lock);

@@ -321,6 +321,32 @@ static void test_file_bound_passes_over_partial_blocks(void **state)
 	env_free(e);
 }
 
+/* At a file's bound its clean blocks go first, wherever they are in its age: a dirty chunk still
+ * filling is not cut into short writes while written data could be dropped at no cost. */
+static void test_file_bound_frees_clean_first(void **state)
+{
+	struct env *e = env_new(64 * MiB, 512 * BS);
+
+	(void)state;
+	bcache_file_set_mode(e->f, BCACHE_BEHIND);
+	for (uint64_t off = MiB; off < 2 * MiB - BS; off += BS)
+		put_ok(e, off, BS, 1);          /* chunk 1 but its last block: the oldest, dirty */
+	for (uint64_t off = 0; off < MiB; off += 16 * BS)
+		put_ok(e, off, 16 * BS, 2);     /* chunk 0, whole: written behind, then clean */
+	drain_writeback(e);
+	unsigned written = e->disk.writes;
+	assert_int_equal(written, 1);
+	for (uint64_t off = 2 * MiB; off < 3 * MiB - BS; off += BS)
+		put_ok(e, off, BS, 3);          /* chunk 2 but its last block: past the bound */
+	assert_int_equal(e->disk.writes, written);
+	assert_int_equal(stats(e).dirty_bytes, 510 * BS);
+	assert_true(stats(e).bytes <= 512 * BS);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	env_free(e);
+}
+
 /* Data that will never fill a chunk (sparse blocks) goes once dirty memory passes a quarter of
  * the bound, oldest first. */
 static void test_dirty_threshold(void **state)
@@ -794,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_interleaved_writers_merge),
 		cmocka_unit_test(test_overwrite_chunk_waits_for_both_records),
 		cmocka_unit_test(test_file_bound_passes_over_partial_blocks),
+		cmocka_unit_test(test_file_bound_frees_clean_first),
 		cmocka_unit_test(test_dirty_threshold),
 		cmocka_unit_test(test_bound_holds_with_backpressure),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
