@@ -266,7 +266,7 @@ static enum bcache_sync sync_of(enum fileio_stable stable)
 
 /* A direct-mode UNSTABLE WRITE's reply waits while the file's cache is crowded and the WRITE left
  * a block partial: its writer is ahead of a neighbour (see bcache_file_crowded). In cached mode
- * the bound's backpressure does that. */
+ * the cache holds the writer at the front itself (bcache_write_buf). */
 static bool hold_back(const struct fh_obj *o, struct bcache_file *bf, uint64_t off, uint32_t count)
 {
 	return !behind(o) && bcache_file_crowded(bf) && bcache_range_partial(bf, off, count);
@@ -293,7 +293,7 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 		worker_writeback(rq->w);
 	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
 	 * disk, not when it arrived; and last, as it reads every ring's counter. In cached mode
-	 * the bound's backpressure does what holding back does for the boundary cache. */
+	 * the cache's own hold of the writer ahead does what holding back does here. */
 	if (stable == FILEIO_UNSTABLE)
 		return hold_back(o, bf, off, count) && workers_busy(rq->w->srv, rq->w)
 			       ? FILEIO_WAIT : 0;

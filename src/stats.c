@@ -112,6 +112,7 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		G(k, "cache_dirty_bytes", b.dirty_bytes);
 		G(k, "cache_clean_bytes", b.clean_bytes);
 		G(k, "cache_inflight_bytes", b.inflight_bytes);
+		G(k, "cache_ready_blocks", b.ready);
 		C(k, "cache_adopted_blocks", b.adopted);
 		C(k, "cache_copied_blocks", b.copied);
 		C(k, "cache_read_hits", b.read_hits);
@@ -119,6 +120,7 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		C(k, "cache_read_kept_blocks", b.read_cached);
 		C(k, "cache_backpressure_waits", b.bp_waits);
 		C(k, "cache_writeback_failures", b.wb_failures);
+		C(k, "cache_spread_holds", b.spread_holds);
 		C(k, "cache_wb_writes", b.wb_writes);
 		C(k, "cache_wb_bytes", b.wb_bytes);
 		/* write-behind I/O sizes: cache_wb_lt_8k .. cache_wb_lt_1m, cache_wb_ge_1m */

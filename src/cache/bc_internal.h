@@ -86,12 +86,15 @@ struct bc_span {
 struct bc_chunk {
 	uint64_t key;            /* chunk number */
 	uint32_t ready;
+	uint64_t opened_ns;      /* when it got its first ready block; 0 once it left whole */
 	struct bc_chunk *next;
 };
 struct bc_chunks {
 	struct bc_chunk **buckets;
 	unsigned nbuckets;       /* power of two */
 	size_t count;
+	size_t whole;            /* of those, chunks every block of which is ready */
+	uint64_t closes;         /* times a chunk stopped being open (whole, or none ready) */
 };
 
 /* Everything the cache knows of one (dev, ino), shared by its handles. */
@@ -129,6 +132,10 @@ struct bc_inode {
 	uint64_t ra_from, ra_to; /* and the range a readahead is reading now (ra_to 0: none) */
 	uint64_t win_writes;     /* WRITEs and blocks they completed, lately (halved at 4096 WRITEs): */
 	uint64_t win_completed;  /* how much the file's writers complete each other's blocks */
+	uint64_t win_next;       /* (cached mode: WRITEs that found data just before or after them) */
+	uint64_t chunks_opened;  /* times a chunk got its first ready block (bc_chunk.c) */
+	struct co_cond window;   /* broadcast when a chunk closes while WRITEs wait (bc_hold_ahead) */
+	unsigned window_waiters;
 	struct bc_sync_group {   /* syncs of the inode, one at a time, shared (bc_commit.c) */
 		uint64_t ticket;     /* last ticket handed out */
 		uint64_t covered;    /* every ticket up to here is synced (or failed) */
@@ -155,7 +162,7 @@ struct bc_counters {
 	_Atomic uint64_t adopted, copied;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
-	_Atomic uint64_t bp_waits, wb_failures;
+	_Atomic uint64_t bp_waits, wb_failures, spread_holds;
 };
 
 /* Write-behind: chunk size, and the queue of chunks found ready (each holds a pin on its
@@ -183,6 +190,9 @@ struct bc_shard {
 struct bcache {
 	struct bcache_ops ops;
 	size_t limit, file_limit;
+	uint64_t hold_ns;        /* longest a WRITE ahead waits for its file's writers behind, */
+	uint64_t young_ns;       /* and how long a chunk's opening holds WRITEs back */
+	size_t spread_chunks;    /* open chunks a file's interleaved writers may spread over */
 	struct bc_counters n;
 
 	pthread_mutex_t lock;    /* the inode table and inode refs */
@@ -298,6 +308,16 @@ int bc_chunks_init(struct bc_chunks *m);
 void bc_chunks_fini(struct bc_chunks *m);
 /* Recount e's readiness after a change; queues its chunk when that made it whole. */
 void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e);
+size_t bc_chunks_young(const struct bc_inode *ino, uint64_t now, uint64_t young_ns);
+/* Chunks with ready blocks that are not whole: what the file's writers have begun and not
+ * finished. */
+static inline size_t bc_chunks_open(const struct bc_inode *ino)
+{
+	return ino->chunks.count - ino->chunks.whole;
+}
+/* A WRITE of h that opened a chunk: if the file's writers are spread too far, wait for a chunk to
+ * close (bc_behind.c). Inode lock held (released while waiting). */
+void bc_hold_ahead(struct bcache_file *h);
 /* Every block of the chunk is ready. */
 bool bc_chunk_whole(const struct bc_inode *ino, uint64_t key);
 /* e's image went to disk (the COMMIT's sync makes it durable): clean. A block WRITEs had covered

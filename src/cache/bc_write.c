@@ -105,6 +105,7 @@ static void count_window(struct bc_inode *ino)
 	if (++ino->win_writes >= 4096) {
 		ino->win_writes /= 2;
 		ino->win_completed /= 2;
+		ino->win_next /= 2;
 	}
 }
 
@@ -281,6 +282,22 @@ static int make_room(struct bcache_file *h)
 	return 0;
 }
 
+/* Is the byte at pos in the cache (written by a WRITE, or in a whole image)? */
+static bool byte_cached(struct bc_inode *ino, uint64_t pos)
+{
+	struct bc_entry *e = bc_map_find(&ino->map, pos >> ino->bshift);
+	uint32_t a = (uint32_t)(pos & (ino->bs - 1));
+
+	return e && (!e->bits || (e->bits[a / 64] >> (a % 64) & 1));
+}
+
+/* A WRITE that finds the bytes just before or just after it cached has a neighbour that came
+ * first: its writer is not ahead of the file's others. */
+static bool next_to_data(struct bc_inode *ino, uint64_t off, uint64_t end)
+{
+	return (off > 0 && byte_cached(ino, off - 1)) || byte_cached(ino, end);
+}
+
 static int write_behind(struct bcache_file *h, uint64_t off, const void *data, size_t len,
 			struct bcache_buf *buf)
 {
@@ -293,10 +310,16 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 	co_mutex_lock(&ino->lock);
 	count_window(ino);
 	wait_spans(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift);
+	uint64_t opened = ino->chunks_opened;
 	if (p.mid < p.mid_end)
 		rc = cache_middle(ino, p.mid, p.mid_end, src + (p.mid - off), buf);
 	if (rc == 0)
 		rc = write_parts(h, &p, off, src);
+	bool next = next_to_data(ino, off, off + len);
+	ino->win_next += next;
+	/* At the front: it began a chunk, and nobody had written next to it. */
+	if (rc == 0 && ino->chunks_opened != opened && !next)
+		bc_hold_ahead(h);   /* a failed write stays with the file for its COMMIT */
 	co_mutex_unlock(&ino->lock);
 	int brc = make_room(h);
 	return rc ? rc : brc;

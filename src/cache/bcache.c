@@ -23,6 +23,10 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 	c->ops = *ops;
 	c->limit = limit;
 	c->file_limit = file_limit ? file_limit : limit;
+	c->hold_ns = BCACHE_HOLD_NS;
+	c->young_ns = BCACHE_YOUNG_NS;
+	/* a quarter of a file's bound: half the dirty threshold of a cache of two files' bounds */
+	c->spread_chunks = c->file_limit / 4 / BC_CHUNK < 4 ? 4 : c->file_limit / 4 / BC_CHUNK;
 	for (unsigned i = 0; i < BC_SHARDS; i++) {
 		pthread_mutex_init(&c->shard[i].lock, NULL);
 		bc_list_init(&c->shard[i].clean);
@@ -34,6 +38,12 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 	co_cond_init(&c->room);
 	*out = c;
 	return 0;
+}
+
+void bcache_set_flow(struct bcache *c, uint64_t hold_ns, uint64_t young_ns)
+{
+	c->hold_ns = hold_ns;
+	c->young_ns = young_ns;
 }
 
 static void inode_free(struct bc_inode *ino)
@@ -85,6 +95,7 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 		goto no_chunks;
 	co_mutex_init(&n->lock);
 	co_cond_init(&n->cond);
+	co_cond_init(&n->window);
 	co_cond_init(&n->sync.done);
 	n->cache = c;
 	n->dev = dev;
@@ -289,11 +300,13 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.readahead_bytes = bc_load(&c->n.readahead_bytes),
 		.bp_waits = bc_load(&c->n.bp_waits),
 		.wb_failures = bc_load(&c->n.wb_failures),
+		.spread_holds = bc_load(&c->n.spread_holds),
 	};
 	for (unsigned i = 0; i < BCACHE_WB_HIST; i++)
 		out->wb_hist[i] = bc_load(&c->n.wb_hist[i]);
 	out->dirty_bytes = bc_load(&c->dirty_bytes);
 	out->inflight_bytes = bc_load(&c->inflight_bytes);
+	out->ready = bc_load(&c->nready);
 	out->entries = atomic_load(&c->entries);
 	out->entries_peak = atomic_load(&c->entries_peak);
 	out->dirty = atomic_load(&c->ndirty);

@@ -138,6 +138,12 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 		  struct bcache **out);
 /* Every handle must have been closed. NULL is a no-op. */
 void bcache_destroy(struct bcache *c);
+/* BEHIND mode's flow control (bc_behind.c): a WRITE whose writer is ahead of its file's others
+ * waits for one of the chunks they are filling to close, at most hold_ns; a chunk open for longer
+ * than young_ns holds nobody back. Set before the first WRITE (the tests' lever). */
+#define BCACHE_HOLD_NS (20 * 1000 * 1000ull)
+#define BCACHE_YOUNG_NS (200 * 1000 * 1000ull)
+void bcache_set_flow(struct bcache *c, uint64_t hold_ns, uint64_t young_ns);
 
 /* Register a handle on inode (dev, ino): handles of one inode share its entries. block is the
  * inode's block size, a power of two in [BCACHE_BLOCK_MIN, BCACHE_BLOCK_MAX]; it is fixed by the
@@ -167,8 +173,10 @@ void bcache_file_set_mode(struct bcache_file *f, enum bcache_mode mode);
 int bcache_write(struct bcache_file *f, uint64_t off, const void *data, size_t len);
 /* The same; in BEHIND mode a whole block of data that is aligned is adopted (buf, which owns the
  * memory, gets a reference per block), any other byte copied once. buf may be NULL (copy). Then
- * the WRITE's own share of backpressure: over the bound it writes back the oldest dirty runs
- * itself (or waits for the ones on the way) before returning. */
+ * the WRITE's own share of flow control: a WRITE at the front of a file's interleaved writers
+ * waits (at most hold_ns) for a chunk the others are filling to close (bcache_set_flow); over
+ * the bound it writes back the oldest dirty runs itself (or waits for the ones on the way)
+ * before returning. */
 int bcache_write_buf(struct bcache_file *f, uint64_t off, const void *data, size_t len,
 		     struct bcache_buf *buf);
 
@@ -306,6 +314,8 @@ struct bcache_stats {
 	uint64_t bytes_peak;
 	uint64_t dirty_bytes;     /* of those, not yet written */
 	uint64_t inflight_bytes;  /* being written now */
+	uint64_t ready;           /* dirty blocks complete and not on their way: write-behind's
+				   * backlog (the rest of the dirty ones wait for neighbours) */
 	uint64_t clean_bytes;     /* written or read, kept for READs */
 	uint64_t adopted;         /* whole blocks taken from WRITE records without a copy */
 	uint64_t copied;          /* whole blocks copied (unaligned payloads) */
@@ -318,6 +328,7 @@ struct bcache_stats {
 	uint64_t readahead_bytes;
 	uint64_t bp_waits;        /* WRITEs that waited or wrote back for room (backpressure) */
 	uint64_t wb_failures;     /* write-behind writes that failed (the data stays dirty) */
+	uint64_t spread_holds;    /* WRITEs held because their writer was ahead of the file's others */
 };
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The cache in BEHIND mode against a fake disk: WRITEs answered with no device I/O, their
  * blocks adopted without a copy, 1 MiB chunks written back as one vectored write, interleaved
- * writers merged, the dirty threshold, the bound and its backpressure, READs served from the
- * cache, 2Q's resistance to a scan, and every fault path: a failed write-behind, a failed
- * COMMIT write, a failed sync. */
+ * writers merged, the writer ahead held for the one behind, the dirty threshold, the bound and
+ * its backpressure, READs served from the cache, 2Q's resistance to a scan, and every fault
+ * path: a failed write-behind, a failed COMMIT write, a failed sync. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -316,6 +316,102 @@ static void test_file_bound_passes_over_partial_blocks(void **state)
 	assert_true(stats(e).bytes <= 256 * BS + 16 * BS);
 	assert_int_equal(stats(e).fill_reads, 0);
 	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* Flow control's scene: writer 1 has written every 64 KiB record of chunks 0..4 but record 8 of
+ * each, which is writer 2's and late: five chunks open, more than the four a 16 MiB file bound
+ * lets a file's writers spread over. */
+#define REC (16 * BS)
+static struct env *spread_env(uint64_t hold_ns, uint64_t young_ns)
+{
+	struct env *e = env_new(64 * MiB, 16 * MiB);
+
+	bcache_file_set_mode(e->f, BCACHE_BEHIND);
+	bcache_set_flow(e->c, hold_ns, young_ns);
+	for (unsigned k = 0; k < 5; k++)
+		for (unsigned r = 0; r < 16; r++)
+			if (r != 8)
+				put_ok(e, (uint64_t)k * MiB + r * REC, REC, 1);
+	assert_int_equal(stats(e).spread_holds, 0);   /* each landed next to the one before */
+	return e;
+}
+
+struct ahead {
+	struct env *e;
+	uint64_t off;
+	atomic_bool done;
+	int rc;
+};
+
+static void *ahead_main(void *arg)
+{
+	struct ahead *a = arg;
+
+	a->rc = put_rec(a->e, a->off, REC, 3, NULL);
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+/* The writer ahead, whose WRITE begins chunk 6 with nothing next to it, is not answered until
+ * the writer behind closes a chunk; that chunk then goes to disk whole, as one write. */
+static void test_writer_ahead_waits_for_the_one_behind(void **state)
+{
+	struct env *e = spread_env(60ull * 1000 * 1000 * 1000, 60ull * 1000 * 1000 * 1000);
+	struct ahead a = { .e = e, .off = 6 * MiB + 8 * REC };
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, ahead_main, &a), 0);
+	for (int i = 0; i < 10000 && stats(e).spread_holds == 0; i++)
+		usleep(1000);
+	assert_int_equal(stats(e).spread_holds, 1);
+	usleep(20 * 1000);
+	assert_false(atomic_load(&a.done));    /* held: its data is cached, its answer waits */
+	unsigned before = e->disk.writes;
+	put_ok(e, 8 * REC, REC, 2);            /* the writer behind: chunk 0 is whole */
+	pthread_join(t, NULL);
+	assert_int_equal(a.rc, 0);
+	apply(e, a.off, REC, 3);
+	drain_writeback(e);
+	assert_int_equal(e->disk.writes, before + 1);
+	assert_int_equal(e->disk.log[before].off, 0);
+	assert_int_equal(e->disk.log[before].len, MiB);
+	for (unsigned k = 1; k < 5; k++)
+		put_ok(e, (uint64_t)k * MiB + 8 * REC, REC, 2);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(stats(e).spread_holds, 1);   /* the writer behind is never held */
+	env_free(e);
+}
+
+/* A chunk open for longer than young_ns has a hole nobody is filling now: it holds nobody back. */
+static void test_old_open_chunks_hold_nobody(void **state)
+{
+	struct env *e = spread_env(60ull * 1000 * 1000 * 1000, 1000 * 1000);
+
+	(void)state;
+	usleep(20 * 1000);
+	put_ok(e, 6 * MiB + 8 * REC, REC, 3);
+	assert_int_equal(stats(e).spread_holds, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* Random writers begin chunks all over the file, none next to another's data: never held. */
+static void test_random_writers_never_held(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	bcache_set_flow(e->c, 60ull * 1000 * 1000 * 1000, 60ull * 1000 * 1000 * 1000);
+	for (unsigned k = 0; k < 8; k++)
+		put_ok(e, (uint64_t)((k * 5) % 8) * MiB + (k + 3) * REC, BS, 1);
+	assert_int_equal(stats(e).spread_holds, 0);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
 	env_free(e);
@@ -821,6 +917,9 @@ int main(void)
 		cmocka_unit_test(test_overwrite_chunk_waits_for_both_records),
 		cmocka_unit_test(test_file_bound_passes_over_partial_blocks),
 		cmocka_unit_test(test_file_bound_frees_clean_first),
+		cmocka_unit_test(test_writer_ahead_waits_for_the_one_behind),
+		cmocka_unit_test(test_old_open_chunks_hold_nobody),
+		cmocka_unit_test(test_random_writers_never_held),
 		cmocka_unit_test(test_dirty_threshold),
 		cmocka_unit_test(test_bound_holds_with_backpressure),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
