@@ -611,7 +611,7 @@ set xlabel 'seconds'
 set ylabel 'MiB/s acknowledged in each second'
 set xrange [0:*]
 set yrange [0:*]
-set title "Sustained interleaved writes, 4x the memory limit of each server's cgroup\\n\\
+set title "Sustained interleaved writes, many times the memory limit of each server's cgroup\\n\\
 (the write phase; the final COMMIT's seconds are in the table)"
 plot {plots}
 '''
