@@ -129,7 +129,8 @@ struct bc_inode {
 	bool seq_read_known;     /* readahead: where the last READ ended, */
 	uint64_t seq_read_end;
 	uint64_t ra_window;      /* the next window (doubles while reads stay sequential), */
-	uint64_t ra_from, ra_to; /* and the range a readahead is reading now (ra_to 0: none) */
+	uint64_t ra_from, ra_to; /* and the range a readahead is reading now (ra_to 0: none); */
+	struct co_cond ra_done;  /* the READs inside it wait here, broadcast when it ends */
 	uint64_t win_writes;     /* WRITEs and blocks they completed, lately (halved at 4096 WRITEs): */
 	uint64_t win_completed;  /* how much the file's writers complete each other's blocks */
 	uint64_t win_next;       /* (cached mode: WRITEs that found data just before or after them) */

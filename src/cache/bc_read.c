@@ -169,8 +169,12 @@ int bcache_read_pinned(struct bcache_file *h, uint64_t off, uint64_t len, struct
 		return 0;
 	last = (off + len - 1) >> ino->bshift;
 	co_mutex_lock(&ino->lock);
+	/* A readahead is reading this: its blocks are about to be here. Waited for on its own
+	 * condition: the inode's is broadcast at every block freed or written, and a cold scan
+	 * through a full cache frees one per 4 KiB read (each a wake-up across rings: 13% of the
+	 * daemon's time). */
 	while (ino->ra_to && off < ino->ra_to && ino->ra_from < off + len)
-		bc_wait(ino);   /* a readahead is reading this: its blocks are about to be here */
+		co_cond_wait(&ino->ra_done, &ino->lock, 0);
 	/* Every block there and complete (dirty or clean, busy or not: a busy image does not
 	 * change until its write ends). */
 	hit = last - first < 2 * ino->map.count &&
@@ -261,6 +265,6 @@ void bcache_readahead_end(struct bcache_file *h)
 
 	co_mutex_lock(&ino->lock);
 	ino->ra_to = 0;
-	co_cond_broadcast(&ino->cond);
+	co_cond_broadcast(&ino->ra_done);
 	co_mutex_unlock(&ino->lock);
 }

@@ -96,6 +96,7 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 	co_mutex_init(&n->lock);
 	co_cond_init(&n->cond);
 	co_cond_init(&n->window);
+	co_cond_init(&n->ra_done);
 	co_cond_init(&n->sync.done);
 	n->cache = c;
 	n->dev = dev;
