@@ -531,13 +531,63 @@ bool bc_reclaim_file(struct bcache_file *h)
 	return over;
 }
 
+/* The oldest clean blocks of list `which`, freed a batch at a time: those of the inode of its
+ * oldest one, under one hold of that inode's lock. One block per hold made a cold scan through a
+ * full cache hand the file's lock between rings for every 4 KiB (a wake-up across rings each:
+ * 13% of the daemon's time). Whether any went. */
+#define CLEAN_BATCH 64
+static bool free_clean_batch(struct bcache *c, uint8_t which)
+{
+	struct bc_shard *sh = oldest_shard(c, which);
+	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
+	struct bc_inode *ino = NULL;
+	size_t n = 0, freed = 0;
+
+	if (!sh)
+		return false;
+	struct bc_list *list = bc_shard_list(sh, which);
+	pthread_mutex_lock(&sh->lock);
+	int looked = 0;
+	for (struct bc_list *l = list->next; l != list && n < CLEAN_BATCH && looked < 2 * CLEAN_BATCH;
+	     l = l->next, looked++) {
+		struct bc_entry *e = bc_container_of(l, struct bc_entry, glink);
+
+		if (!ino)
+			ino = e->ino;
+		if (e->ino == ino) {
+			index[n] = e->index;
+			id[n++] = e->id;
+		}
+	}
+	if (ino) {   /* listed, so alive while we hold the shard lock: pin it */
+		pthread_mutex_lock(&c->lock);
+		ino->refs++;
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_unlock(&sh->lock);
+	if (!ino)
+		return false;
+	co_mutex_lock(&ino->lock);
+	for (size_t i = 0; i < n && over_limit(c, NULL); i++) {
+		struct bc_entry *e = bc_map_find(&ino->map, index[i]);
+
+		if (e && e->id == id[i] && !e->dirty && !e->busy) {
+			bc_entry_free(ino, e);
+			freed++;
+		}
+	}
+	co_mutex_unlock(&ino->lock);
+	bc_inode_unpin(ino);
+	return freed > 0;
+}
+
 void bc_reclaim_clean(struct bcache *c)
 {
-	uint64_t tries;
-	int rc = 0;
+	uint8_t order[3];
 
-	if (over_limit(c, &tries))
-		while (tries-- > 0 && evict_oldest_of_cache(c, true, false, &rc) && over_limit(c, NULL))
+	victim_order(c, order);
+	for (int k = 0; k < 2; k++)
+		while (over_limit(c, NULL) && free_clean_batch(c, order[k]))
 			;
 }
 
