@@ -489,29 +489,67 @@ bool bc_over_limit(struct bcache *c)
 	return over_limit(c, NULL);
 }
 
-/* Free the inode's oldest clean blocks (2Q's probation list; its shard's, where other inodes'
- * are passed over), a few at a time. Whether any went. Inode lock held. */
-#define FILE_CLEAN_LOOK 256
-static bool free_clean_of_inode(struct bc_inode *ino)
+/* Up to CLEAN_BATCH of the oldest entries of a shard's clean (or HOT) list that belong to *ino,
+ * or, when *ino is NULL, to the inode of its oldest entry, which is then pinned (listed, so alive
+ * while the shard lock is held). By index and id: they are checked again under the inode's lock.
+ * How many. */
+#define CLEAN_BATCH 64
+static size_t collect_clean(struct bcache *c, struct bc_shard *sh, uint8_t which,
+			    struct bc_inode **ino, uint64_t *index, uint64_t *id)
 {
-	struct bc_shard *sh = &ino->cache->shard[ino->shard];
-	struct bc_entry *v[INODE_EVICT_LOOK];
+	struct bc_list *list = bc_shard_list(sh, which);
 	size_t n = 0;
 	int looked = 0;
 
 	pthread_mutex_lock(&sh->lock);
-	for (struct bc_list *l = sh->clean.next; l != &sh->clean && n < INODE_EVICT_LOOK &&
-	     looked < FILE_CLEAN_LOOK; l = l->next, looked++) {
+	for (struct bc_list *l = list->next; l != list && n < CLEAN_BATCH && looked < 4 * CLEAN_BATCH;
+	     l = l->next, looked++) {
 		struct bc_entry *e = bc_container_of(l, struct bc_entry, glink);
 
-		if (e->ino == ino)
-			v[n++] = e;
+		if (!*ino) {
+			*ino = e->ino;
+			pthread_mutex_lock(&c->lock);
+			e->ino->refs++;
+			pthread_mutex_unlock(&c->lock);
+		}
+		if (e->ino == *ino) {
+			index[n] = e->index;
+			id[n++] = e->id;
+		}
 	}
 	pthread_mutex_unlock(&sh->lock);
-	/* Listed clean, so neither busy nor dirty; only their inode's lock (ours) changes that. */
-	for (size_t i = 0; i < n; i++)
-		bc_entry_free(ino, v[i]);
-	return n > 0;
+	return n;
+}
+
+/* Free those of the collected entries that are still the same clean blocks, while the bound
+ * (the file's when file_bound, else the cache's) is passed. Inode lock held. How many went. */
+static size_t free_collected(struct bc_inode *ino, const uint64_t *index, const uint64_t *id,
+			     size_t n, bool file_bound)
+{
+	struct bcache *c = ino->cache;
+	size_t freed = 0;
+
+	for (size_t i = 0; i < n && (file_bound ? ino->bytes > c->file_limit : over_limit(c, NULL));
+	     i++) {
+		struct bc_entry *e = bc_map_find(&ino->map, index[i]);
+
+		if (e && e->id == id[i] && !e->dirty && !e->busy) {
+			bc_entry_free(ino, e);
+			freed++;
+		}
+	}
+	return freed;
+}
+
+/* Free the inode's oldest clean blocks (2Q's probation list; its shard's, where other inodes'
+ * are passed over), a batch at a time. Whether any went. Inode lock held. */
+static bool free_clean_of_inode(struct bc_inode *ino)
+{
+	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
+	size_t n = collect_clean(ino->cache, &ino->cache->shard[ino->shard], BC_GL_CLEAN, &ino,
+				 index, id);
+
+	return free_collected(ino, index, id, n, true) > 0;
 }
 
 /* Clean blocks first, at no cost; only then dirty ones (written: a chunk still filling is cut),
@@ -535,47 +573,19 @@ bool bc_reclaim_file(struct bcache_file *h)
  * oldest one, under one hold of that inode's lock. One block per hold made a cold scan through a
  * full cache hand the file's lock between rings for every 4 KiB (a wake-up across rings each:
  * 13% of the daemon's time). Whether any went. */
-#define CLEAN_BATCH 64
 static bool free_clean_batch(struct bcache *c, uint8_t which)
 {
 	struct bc_shard *sh = oldest_shard(c, which);
 	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
 	struct bc_inode *ino = NULL;
-	size_t n = 0, freed = 0;
 
 	if (!sh)
 		return false;
-	struct bc_list *list = bc_shard_list(sh, which);
-	pthread_mutex_lock(&sh->lock);
-	int looked = 0;
-	for (struct bc_list *l = list->next; l != list && n < CLEAN_BATCH && looked < 2 * CLEAN_BATCH;
-	     l = l->next, looked++) {
-		struct bc_entry *e = bc_container_of(l, struct bc_entry, glink);
-
-		if (!ino)
-			ino = e->ino;
-		if (e->ino == ino) {
-			index[n] = e->index;
-			id[n++] = e->id;
-		}
-	}
-	if (ino) {   /* listed, so alive while we hold the shard lock: pin it */
-		pthread_mutex_lock(&c->lock);
-		ino->refs++;
-		pthread_mutex_unlock(&c->lock);
-	}
-	pthread_mutex_unlock(&sh->lock);
+	size_t n = collect_clean(c, sh, which, &ino, index, id);
 	if (!ino)
 		return false;
 	co_mutex_lock(&ino->lock);
-	for (size_t i = 0; i < n && over_limit(c, NULL); i++) {
-		struct bc_entry *e = bc_map_find(&ino->map, index[i]);
-
-		if (e && e->id == id[i] && !e->dirty && !e->busy) {
-			bc_entry_free(ino, e);
-			freed++;
-		}
-	}
+	size_t freed = free_collected(ino, index, id, n, false);
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
 	return freed > 0;
