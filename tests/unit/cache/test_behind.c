@@ -325,12 +325,20 @@ static void test_file_bound_passes_over_partial_blocks(void **state)
  * each, which is writer 2's and late: five chunks open, more than the four a 16 MiB file bound
  * lets a file's writers spread over. */
 #define REC (16 * BS)
-static struct env *spread_env(uint64_t hold_ns, uint64_t young_ns)
+#define MINUTE_NS (60ull * 1000 * 1000 * 1000)   /* longer than any test: a hold would show */
+static struct env *flow_env(uint64_t hold_ns, uint64_t young_ns)
 {
-	struct env *e = env_new(64 * MiB, 16 * MiB);
+	struct env *e = env_new(64 * MiB, 16 * MiB);   /* spread_chunks: 4 */
 
 	bcache_file_set_mode(e->f, BCACHE_BEHIND);
 	bcache_set_flow(e->c, hold_ns, young_ns);
+	return e;
+}
+
+static struct env *spread_env(uint64_t hold_ns, uint64_t young_ns)
+{
+	struct env *e = flow_env(hold_ns, young_ns);
+
 	for (unsigned k = 0; k < 5; k++)
 		for (unsigned r = 0; r < 16; r++)
 			if (r != 8)
@@ -359,7 +367,7 @@ static void *ahead_main(void *arg)
  * the writer behind closes a chunk; that chunk then goes to disk whole, as one write. */
 static void test_writer_ahead_waits_for_the_one_behind(void **state)
 {
-	struct env *e = spread_env(60ull * 1000 * 1000 * 1000, 60ull * 1000 * 1000 * 1000);
+	struct env *e = spread_env(MINUTE_NS, MINUTE_NS);
 	struct ahead a = { .e = e, .off = 6 * MiB + 8 * REC };
 	pthread_t t;
 
@@ -391,7 +399,7 @@ static void test_writer_ahead_waits_for_the_one_behind(void **state)
 /* A chunk open for longer than young_ns has a hole nobody is filling now: it holds nobody back. */
 static void test_old_open_chunks_hold_nobody(void **state)
 {
-	struct env *e = spread_env(60ull * 1000 * 1000 * 1000, 1000 * 1000);
+	struct env *e = spread_env(MINUTE_NS, 1000 * 1000);
 
 	(void)state;
 	usleep(20 * 1000);
@@ -405,11 +413,10 @@ static void test_old_open_chunks_hold_nobody(void **state)
 /* Random writers begin chunks all over the file, none next to another's data: never held. */
 static void test_random_writers_never_held(void **state)
 {
-	struct env *e = behind_env(64 * MiB);
+	struct env *e = flow_env(MINUTE_NS, MINUTE_NS);
 
 	(void)state;
-	bcache_set_flow(e->c, 60ull * 1000 * 1000 * 1000, 60ull * 1000 * 1000 * 1000);
-	for (unsigned k = 0; k < 8; k++)
+	for (unsigned k = 0; k < 8; k++)   /* 8 chunks begun: past the 4 writers may spread over */
 		put_ok(e, (uint64_t)((k * 5) % 8) * MiB + (k + 3) * REC, BS, 1);
 	assert_int_equal(stats(e).spread_holds, 0);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
