@@ -77,19 +77,42 @@ void worker_running(struct worker *w, bool running)
  * ring's requests go on, few enough that COMMITs and READs do not queue behind a wall of them. */
 #define WB_FIBERS 4
 
-struct wb_fiber {
-	struct worker *w;
+/* A fiber of the ring's own, as the server: whatever fiber ran before, its I/O goes as the
+ * server (the files are open), or as the cache's writer_begin op says while it writes a file;
+ * saved across its waits. */
+struct server_fiber {
 	struct cred_saved as_server;
+	void (*fn)(void *arg);
+	void *arg;
 };
+
+static void server_fiber_main(void *p)
+{
+	struct server_fiber *sf = p;
+
+	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &sf->as_server);
+	cred_restore(&sf->as_server);
+	sf->fn(sf->arg);
+	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
+	free(sf);
+}
+
+int worker_spawn_as_server(struct worker *w, void (*fn)(void *arg), void *arg)
+{
+	struct server_fiber *sf = malloc(sizeof *sf);
+	if (!sf)
+		return -ENOMEM;
+	*sf = (struct server_fiber){.as_server = {.w = w, .root = true, .set = true},
+				    .fn = fn, .arg = arg};
+	int rc = fiber_spawn(w->sched, server_fiber_main, sf);
+	if (rc < 0)
+		free(sf);
+	return rc;
+}
 
 static void writeback_main(void *arg)
 {
-	struct wb_fiber *wf = arg;
-	struct worker *w = wf->w;
-	/* Whatever fiber ran before, this one's I/O goes as the server (the files are open), or as
-	 * the writer_begin op of the cache says while it writes a file: saved across its waits. */
-	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &wf->as_server);
-	cred_restore(&wf->as_server);
+	struct worker *w = arg;
 	while (!w->stopping || bcache_writeback_wanted(w->srv->cache)) {
 		ssize_t n = bcache_writeback(w->srv->cache);
 		if (n == 0)
@@ -99,24 +122,16 @@ static void writeback_main(void *arg)
 					"write-behind failed: %s; the next COMMIT of the file reports it",
 					strerror((int)-n));
 	}
-	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);
 	w->wb_fibers--;
-	free(wf);
 }
 
 void worker_writeback(struct worker *w)
 {
 	if (w->wb_fibers >= WB_FIBERS)
 		return;
-	struct wb_fiber *wf = malloc(sizeof *wf);
-	if (!wf)
-		return;     /* COMMIT and the bound write the data instead */
-	*wf = (struct wb_fiber){.w = w, .as_server = {.w = w, .root = true, .set = true}};
-	if (fiber_spawn(w->sched, writeback_main, wf) < 0) {
-		free(wf);
-		return;
-	}
-	w->wb_fibers++;
+	/* Not spawned for lack of memory: COMMIT and the bound write the data instead. */
+	if (worker_spawn_as_server(w, writeback_main, w) == 0)
+		w->wb_fibers++;
 }
 
 void worker_park_begin(struct worker *w, struct parked_call *p)

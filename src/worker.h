@@ -41,6 +41,9 @@ struct parked_call {
  * writing it back. They run as the server, end when there is nothing left, and are waited for
  * when the ring stops. */
 void worker_writeback(struct worker *w);
+/* Start fn(arg) in a new fiber of w's ring, with the server's credentials (saved across its
+ * waits). 0 or -errno. */
+int worker_spawn_as_server(struct worker *w, void (*fn)(void *arg), void *arg);
 void worker_park_begin(struct worker *w, struct parked_call *p);
 void worker_park_end(struct worker *w, struct parked_call *p);
 
