@@ -179,10 +179,23 @@ static void op_writer_end(void *io, const struct bcache_writer_saved *saved)
 	}
 }
 
+/* A helper of a COMMIT's writes: a fiber of the caller's ring. Only for a caller that is itself
+ * a fiber there: it yields while it waits for the helper, which a thread blocked outside one
+ * (the main thread closing handles at exit) would never let run. */
+static int op_spawn(void *io, void (*fn)(void *arg), void *arg)
+{
+	struct worker *w = worker_self();
+	(void)io;
+	if (!w || !fiber_self())
+		return -EAGAIN;
+	return worker_spawn_as_server(w, fn, arg);
+}
+
 int fileio_cache_create(struct server *srv)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
-					      op_writev, op_trim, op_writer_begin, op_writer_end};
+					      op_writev, op_trim, op_writer_begin, op_writer_end,
+					      op_spawn};
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
 	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;

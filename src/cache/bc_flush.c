@@ -222,16 +222,92 @@ static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, stru
 	return rc;
 }
 
+/* How many runs one COMMIT writes at once: its caller's and, through ops.spawn, its helpers'.
+ * Random WRITEs leave thousands of short runs, and one at a time the device idles between them:
+ * after 40000 random 4 KiB WRITEs the COMMIT of their 35700 runs took 4 s alone, 1.7-2.1 s 8 at
+ * a time and 1.0-1.2 s 16 at a time (32: no better). */
+#define FLUSH_WORKERS 16
+
+/* A COMMIT's dirty blocks, shared by the workers writing them. Inode lock. */
+struct flush_plan {
+	struct bcache_file *h;
+	const struct bc_written *todo;   /* indexes, ascending */
+	size_t ntodo, next;              /* next: the first one no worker has taken */
+	uint64_t last;
+	struct collect *out;
+	size_t cap;
+	int rc;                          /* the first failure: nobody takes more */
+	unsigned helpers;                /* spawned and not done */
+	struct co_cond helpers_done;
+};
+
+/* [from, end of its claim): adjacent indexes go to one worker, as they make one run (another
+ * worker taking the next one would only wait for this one's write). */
+static size_t claim_end(const struct flush_plan *p, size_t from)
+{
+	size_t b = from + 1;
+
+	while (b < p->ntodo && b - from < BC_RUN_MAX && p->todo[b].index == p->todo[b - 1].index + 1)
+		b++;
+	return b;
+}
+
+/* Take claims in order and write them until none is left or one failed. Inode lock held. */
+static void flush_work(struct flush_plan *p)
+{
+	while (p->rc == 0 && p->next < p->ntodo) {
+		size_t a = p->next, b = claim_end(p, a);
+
+		p->next = b;
+		for (size_t i = a; i < b && p->rc == 0; i++) {
+			int rc = flush_from(p->h, p->todo[i].index, p->last, p->out, p->cap);
+
+			if (rc && p->rc == 0)
+				p->rc = rc;
+		}
+	}
+}
+
+static void flush_helper(void *arg)
+{
+	struct flush_plan *p = arg;
+	struct bc_inode *ino = p->h->ino;
+
+	co_mutex_lock(&ino->lock);
+	flush_work(p);
+	p->helpers--;
+	co_cond_broadcast(&p->helpers_done);
+	co_mutex_unlock(&ino->lock);   /* p may be gone from here on */
+}
+
+/* Helpers for a plan of more than one claim, up to FLUSH_WORKERS writers in all. */
+static void start_helpers(struct flush_plan *p)
+{
+	const struct bcache_ops *ops = &p->h->ino->cache->ops;
+	unsigned claims = 0;
+
+	if (!ops->spawn)
+		return;
+	for (size_t a = 0; a < p->ntodo && claims < FLUSH_WORKERS; a = claim_end(p, a))
+		claims++;
+	while (p->helpers + 1 < claims) {
+		p->helpers++;
+		if (ops->spawn(p->h->io, flush_helper, p) < 0) {
+			p->helpers--;
+			break;
+		}
+	}
+}
+
 /* The list of indexes is taken once, up front: entries WRITEs create meanwhile belong to WRITEs
  * this COMMIT need not cover, and would otherwise keep it going forever. Adjacent ones go out as
- * runs. */
+ * runs, several runs at once when ops.spawn gives helpers. */
 int bc_flush_range(struct bcache_file *h, uint64_t first, uint64_t last,
 		   struct bc_written **done, size_t *ndone)
 {
 	struct bc_inode *ino = h->ino;
 	struct collect col = { .v = NULL, .n = 0 }, out;
 	size_t cap;
-	int rc = 0;
 
 	*done = NULL;
 	*ndone = 0;
@@ -248,16 +324,21 @@ int bc_flush_range(struct bcache_file *h, uint64_t first, uint64_t last,
 	}
 	bc_map_range(ino, first, last, collect_dirty, &col);
 	qsort(col.v, col.n, sizeof(*col.v), by_index);
-	/* The first failure ends the walk: the rest stays dirty for the next COMMIT, which the
-	 * client sends after resending (the verifier changes). A full file system makes every
-	 * write fail, and slowly (ext4 forces a journal commit before each ENOSPC), so writing on
-	 * would only delay the error past the client's patience. */
-	for (size_t i = 0; i < col.n && rc == 0; i++)
-		rc = flush_from(h, col.v[i].index, last, &out, cap);
+	/* The first failure ends the walk (the runs under way finish): the rest stays dirty for
+	 * the next COMMIT, which the client sends after resending (the verifier changes). A full
+	 * file system makes every write fail, and slowly (ext4 forces a journal commit before each
+	 * ENOSPC), so writing on would only delay the error past the client's patience. */
+	struct flush_plan p = { .h = h, .todo = col.v, .ntodo = col.n, .last = last, .out = &out,
+				.cap = cap };
+	co_cond_init(&p.helpers_done);
+	start_helpers(&p);
+	flush_work(&p);
+	while (p.helpers)
+		co_cond_wait(&p.helpers_done, &ino->lock, 0);
 	free(col.v);
 	*done = out.v;
 	*ndone = out.n;
-	return rc;
+	return p.rc;
 }
 
 void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t ndone)

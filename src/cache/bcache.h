@@ -86,6 +86,10 @@ struct bcache_ops {
 	 * else the server's), saving the caller's in *saved, then put them back. */
 	void (*writer_begin)(void *file_io, bool restricted, struct bcache_writer_saved *saved);
 	void (*writer_end)(void *file_io, const struct bcache_writer_saved *saved);
+	/* Run fn(arg) beside the caller, which will wait for it with a co_cond (optional): a
+	 * COMMIT then writes several runs at once, through the same file_io. 0, or -errno when
+	 * it cannot (the caller does the work itself). */
+	int (*spawn)(void *file_io, void (*fn)(void *arg), void *arg);
 };
 
 #define BCACHE_IOV_MAX 1024

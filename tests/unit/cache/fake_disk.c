@@ -16,6 +16,8 @@ void fake_disk_init(struct fake_disk *d, uint32_t align)
 
 void fake_disk_fini(struct fake_disk *d)
 {
+	for (unsigned i = 0; i < d->spawned; i++)
+		pthread_join(d->helpers[i], NULL);
 	free(d->data);
 	free(d->durable);
 	pthread_mutex_destroy(&d->lock);
@@ -114,7 +116,16 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 		len += iov[i].iov_len;
 	if (d->write_hook && !d->hook_after)
 		d->write_hook(d, off, len, d->hook_arg);
+	if (d->write_delay_us) {
+		pthread_mutex_lock(&d->lock);
+		if (++d->writing > d->max_writing)
+			d->max_writing = d->writing;
+		pthread_mutex_unlock(&d->lock);
+		usleep(d->write_delay_us);
+	}
 	pthread_mutex_lock(&d->lock);
+	if (d->write_delay_us)
+		d->writing--;
 	if (d->write_fail_n) {
 		d->write_fail_n--;
 		rc = -d->write_err;
@@ -224,6 +235,39 @@ static int fake_truncate(void *io, uint64_t size)
 	return 0;
 }
 
+struct helper_call {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static void *helper_main(void *p)
+{
+	struct helper_call call = *(struct helper_call *)p;
+
+	free(p);
+	call.fn(call.arg);
+	return NULL;
+}
+
+static int fake_spawn(void *io, void (*fn)(void *arg), void *arg)
+{
+	struct fake_disk *d = io;
+	struct helper_call *call;
+	int rc = -EAGAIN;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->spawn && d->spawned < FAKE_HELPERS_MAX && (call = malloc(sizeof(*call)))) {
+		*call = (struct helper_call){ fn, arg };
+		rc = -pthread_create(&d->helpers[d->spawned], NULL, helper_main, call);
+		if (rc == 0)
+			d->spawned++;
+		else
+			free(call);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
 const struct bcache_ops fake_ops = {
 	.write = fake_write,
 	.read = fake_read,
@@ -233,4 +277,5 @@ const struct bcache_ops fake_ops = {
 	.writev = fake_writev,
 	.writer_begin = fake_writer_begin,
 	.writer_end = fake_writer_end,
+	.spawn = fake_spawn,
 };

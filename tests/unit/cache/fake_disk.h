@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A disk for the cache's unit tests: a file as a byte array behind struct bcache_ops, with what
  * the tests check (device reads, writes, alignment of every O_DIRECT call, a "durable" copy taken
- * at each sync) and what they inject (write and sync errors, a hook inside a write). Thread-safe. */
+ * at each sync, how many writes ran at once) and what they inject (write and sync errors, a hook
+ * inside a write, slow writes, helper threads for ops.spawn). Thread-safe. */
 #ifndef FAKE_DISK_H
 #define FAKE_DISK_H
 
@@ -13,6 +14,7 @@
 #include "bcache.h"
 
 #define FAKE_LOG_MAX 4096
+#define FAKE_HELPERS_MAX 256
 
 struct fake_write {
 	uint64_t off, len;
@@ -41,6 +43,15 @@ struct fake_disk {
 	void (*write_hook)(struct fake_disk *d, uint64_t off, uint64_t len, void *arg);
 	void *hook_arg;
 	bool hook_after;
+	/* Each write takes this long, and how many were under way at once at most (set the delay
+	 * before any thread runs). */
+	unsigned write_delay_us;
+	unsigned writing, max_writing;
+	/* ops.spawn: off unless set (the cache then does its work alone); on, each helper is a
+	 * thread of its own, joined by fake_disk_fini(). */
+	bool spawn;
+	unsigned spawned;
+	pthread_t helpers[FAKE_HELPERS_MAX];
 };
 
 extern const struct bcache_ops fake_ops;

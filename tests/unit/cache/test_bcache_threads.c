@@ -179,8 +179,9 @@ static void *commit_loop(void *arg)
 	return NULL;
 }
 
-/* COMMITs of moving ranges and a 16-block memory bound (forced fills all the time) race the
- * writers: reads are allowed now, lost or stale bytes are not. */
+/* COMMITs of moving ranges, with helper threads writing their runs, and a 16-block memory bound
+ * (forced fills all the time) race the writers: reads are allowed now, lost or stale bytes are
+ * not. */
 static void test_commits_and_tiny_bound_race_writers(void **state)
 {
 	struct flusher fl;
@@ -190,6 +191,7 @@ static void test_commits_and_tiny_bound_race_writers(void **state)
 	pthread_t t;
 
 	(void)state;
+	e->disk.spawn = true;
 	assert_int_equal(pthread_create(&t, NULL, commit_loop, &c), 0);
 	run_writers(e, 6000, 400, true, &errors, NULL);
 	atomic_store(&c.stop, true);

@@ -547,6 +547,53 @@ static void test_commit_enospc_then_retry(void **state)
 	env_free(e);
 }
 
+/* The runs random WRITEs leave go to the device several at a time at COMMIT (ops.spawn's
+ * helpers beside the caller), each block once, and the COMMIT answers once all are durable. */
+static void test_commit_writes_runs_side_by_side(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	e->disk.spawn = true;
+	e->disk.write_delay_us = 2000;
+	for (unsigned i = 0; i < 64; i++)     /* every other block, in no order: 64 runs */
+		put_ok(e, (uint64_t)(i * 7 % 64) * 2 * BS, BS, 1 + i % 8);
+	assert_int_equal(e->disk.writes, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.writes, 64);
+	assert_int_equal(e->disk.syncs, 1);
+	assert_true(e->disk.spawned > 0);
+	assert_true(e->disk.max_writing > 1);
+	assert_int_equal(stats(e).dirty, 0);
+	env_free(e);
+}
+
+/* One of the runs written side by side fails: the COMMIT fails with it, what was not written
+ * stays dirty in the cache (READs still see it), and the retry makes the file whole. */
+static void test_commit_side_by_side_failure(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	unsigned char *buf = malloc(128 * BS);
+
+	(void)state;
+	assert_non_null(buf);
+	e->disk.spawn = true;
+	e->disk.write_delay_us = 1000;
+	for (unsigned i = 0; i < 64; i++)
+		put_ok(e, (uint64_t)i * 2 * BS, BS, 2);
+	fake_fail_writes(&e->disk, EIO, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -EIO);
+	assert_true(stats(e).dirty > 0);
+	assert_int_equal(read_through(e, 0, buf, 128 * BS), 0);
+	assert_memory_equal(buf, e->expect, 128 * BS);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(stats(e).dirty, 0);
+	free(buf);
+	env_free(e);
+}
+
 /* A failed sync: what the COMMIT wrote is dirty again, and the retry writes it again. */
 static void test_sync_error_redirties(void **state)
 {
@@ -932,6 +979,8 @@ int main(void)
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
 		cmocka_unit_test(test_full_cache_on_failing_disk),
 		cmocka_unit_test(test_commit_enospc_then_retry),
+		cmocka_unit_test(test_commit_writes_runs_side_by_side),
+		cmocka_unit_test(test_commit_side_by_side_failure),
 		cmocka_unit_test(test_sync_error_redirties),
 		cmocka_unit_test(test_scan_does_not_flush_hot_blocks),
 		cmocka_unit_test(test_stale_read_not_kept),
