@@ -12,8 +12,8 @@
 # Debian's kernel (sid 7.x by default, see bench/guest/image.sh; Debian 12's 6.1 when sid cannot
 # be had: the rows' note says which), 2 vCPUs, a sparse virtio disk on the host (cache=none,
 # 4096-byte logical and physical blocks) with XFS (4096-byte sectors), knfsd exporting it, and
-# then nfsd-uc (write_mode direct) exporting another directory of the same XFS; nfs-interleave
-# drives both over the guest's loopback. knfsd runs in its default mode (buffered) and, where the
+# then nfsd-uc (write_mode cached, its default, and direct) exporting another directory of the
+# same XFS; nfs-interleave drives both over the guest's loopback. knfsd runs in its default mode (buffered) and, where the
 # kernel has /sys/kernel/debug/nfsd/io_cache_write (7.x), in dontcache and direct modes too.
 #
 # Per case, over the write phase alone (final COMMIT included):
@@ -48,7 +48,7 @@
 #   --nfsd-uc, --interleave, --stat   the binaries one by one (override --build)
 #   --records, --total, --sync-total, --writers (32), --qd (4): the workload
 #   --servers "SERVER:MODE .."  what to run, in order (default "knfsd:buffered knfsd:dontcache
-#                  knfsd:direct nfsd-uc:direct"); an nfsd-uc MODE is its write_mode
+#                  knfsd:direct nfsd-uc:cached nfsd-uc:direct"); an nfsd-uc MODE is its write_mode
 #   --keep         keep the job directory (console log, guest log) in /var/tmp
 # Environment: NFSD_UC_KG_MEM (guest MiB, 2048), NFSD_UC_KG_SMP (vCPUs, 2), NFSD_UC_KG_TIMEOUT
 #   (seconds for the whole guest run, a guard against a hung guest; default 2700, --quick 1200),
@@ -120,7 +120,7 @@ summary() {  # the rows, readably, on stderr
 main() {
 	local build=${NFSD_UC_BUILD:-$HERE/../build} uc="" il="" st="" quick=0
 	RECORDS="" TOTAL="" SYNC_TOTAL="" WRITERS=32 QD=4 KEEP=0
-	SERVERS="knfsd:buffered knfsd:dontcache knfsd:direct nfsd-uc:direct"
+	SERVERS="knfsd:buffered knfsd:dontcache knfsd:direct nfsd-uc:cached nfsd-uc:direct"
 	while (($#)); do
 		case $1 in
 		--quick) quick=1 ;;
@@ -151,7 +151,7 @@ main() {
 	local sm
 	for sm in $SERVERS; do
 		case $sm in
-		knfsd:buffered | knfsd:dontcache | knfsd:direct | nfsd-uc:direct | nfsd-uc:dontcache | nfsd-uc:buffered) ;;
+		knfsd:buffered | knfsd:dontcache | knfsd:direct | nfsd-uc:cached | nfsd-uc:direct | nfsd-uc:dontcache | nfsd-uc:buffered) ;;
 		*) say "--servers: unknown SERVER:MODE '$sm'"; exit 2 ;;
 		esac
 	done
