@@ -129,9 +129,21 @@ class WriteSizes:
         self.dir = os.path.join(self.ROOT, 'instances', tag)
         self.event = os.path.join(self.dir, 'events', 'block', 'block_rq_issue')
         self.on = False
+        self.mounted = False
 
     def available(self):
+        """Whether the event is there; tracefs is mounted first where nobody had (a fresh
+        machine: without it the run had no median), and unmounted again by close()."""
+        if not os.path.isdir(os.path.join(self.ROOT, 'events')) and os.path.isdir(self.ROOT):
+            self.mounted = run(['mount', '-t', 'tracefs', 'nodev', self.ROOT],
+                               check=False).returncode == 0
         return os.path.isdir(os.path.join(self.ROOT, 'events', 'block', 'block_rq_issue'))
+
+    def close(self):
+        self.stop()
+        if self.mounted:
+            run(['umount', self.ROOT], check=False)
+            self.mounted = False
 
     def _put(self, name, value, base=None):
         with open(os.path.join(base or self.event, name), 'w') as f:
@@ -415,7 +427,7 @@ class Host:
 
     def cleanup(self):
         if self.write_sizes:
-            self.write_sizes.stop()
+            self.write_sizes.close()
             self.write_sizes = None
         for path in list(self.cgroups_made):
             self.drop_cgroup(path)
