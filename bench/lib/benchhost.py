@@ -129,14 +129,14 @@ class WriteSizes:
         self.dir = os.path.join(self.ROOT, 'instances', tag)
         self.event = os.path.join(self.dir, 'events', 'block', 'block_rq_issue')
         self.on = False
-        self.mounted = False
+        # tracefs mounted here where nobody had (a fresh machine: without it the run had no
+        # median), once, and unmounted again by close()
+        self.mounted = (not os.path.isdir(os.path.join(self.ROOT, 'events')) and
+                        os.path.isdir(self.ROOT) and
+                        run(['mount', '-t', 'tracefs', 'nodev', self.ROOT],
+                            check=False).returncode == 0)
 
     def available(self):
-        """Whether the event is there; tracefs is mounted first where nobody had (a fresh
-        machine: without it the run had no median), and unmounted again by close()."""
-        if not os.path.isdir(os.path.join(self.ROOT, 'events')) and os.path.isdir(self.ROOT):
-            self.mounted = run(['mount', '-t', 'tracefs', 'nodev', self.ROOT],
-                               check=False).returncode == 0
         return os.path.isdir(os.path.join(self.ROOT, 'events', 'block', 'block_rq_issue'))
 
     def close(self):
