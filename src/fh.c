@@ -18,6 +18,7 @@
 #include "cred.h"
 #include "exptable.h"
 #include "fileio.h"
+#include "io/fiber.h"
 #include "io/ring.h"
 #include "log.h"
 #include "nocmtime.h"
@@ -38,6 +39,7 @@ struct fh_entry {
 	struct bcache_file *bf;             /* boundary-cache handle (direct mode), lazily */
 	unsigned pins;                      /* requests using it: not evicted meanwhile */
 	bool gone;                          /* its file was removed while pinned: close at unpin */
+	bool drop;                          /* doomed: its file is gone, its cached data goes unwritten */
 	struct file_io fio;                 /* what bf's I/O uses: dio_fd */
 	dev_t dev;
 	uint64_t ino;
@@ -51,6 +53,7 @@ struct fh_cache {
 	struct fh_entry **by_fd;            /* O_PATH fd -> entry, for attribute requests by fd */
 	unsigned nby_fd;
 	struct fh_entry *lru_head, *lru_tail;
+	struct fh_entry *doomed;            /* out of the cache, to be closed in a fiber (lnext chain) */
 	unsigned n, max;
 };
 
@@ -189,6 +192,8 @@ static void entry_close(struct fh_cache *c, struct fh_entry *e, bool gone)
 		close(e->dio_fd);
 	if (e->fio.fd_set && e->fio.wfd != e->fio.fd)
 		close(e->fio.wfd);
+	if (gone)
+		atomic_store(&c->srv->deleted_closed_ns, fiber_now_ns());
 	free(e);
 }
 
@@ -207,7 +212,8 @@ static void lru_push(struct fh_cache *c, struct fh_entry *e)
 	c->lru_head = e;
 }
 
-static void cache_remove(struct fh_cache *c, struct fh_entry *e, bool gone)
+/* Out of every index of the cache, so that nobody finds it any more; not closed yet. */
+static void cache_unlink(struct fh_cache *c, struct fh_entry *e)
 {
 	struct fh_entry **pp = &c->bucket[e->hash % FH_BUCKETS];
 	while (*pp != e)
@@ -218,7 +224,42 @@ static void cache_remove(struct fh_cache *c, struct fh_entry *e, bool gone)
 	*pp = e->inext;
 	lru_unlink(c, e);
 	c->n--;
+}
+
+/* Closing may wait (for the file's cache lock, for its last writes): on a fiber only. */
+static void cache_remove(struct fh_cache *c, struct fh_entry *e, bool gone)
+{
+	cache_unlink(c, e);
 	entry_close(c, e, gone);
+}
+
+/* Closed later by fh_close_doomed. The sweeps run between the ring's fibers, where nothing may
+ * wait (a fiber of this very ring may hold the file's cache lock), and walk chains that a close
+ * could change under them while it waits. */
+static void doom(struct fh_cache *c, struct fh_entry *e)
+{
+	cache_unlink(c, e);
+	e->drop = true;
+	e->lnext = c->doomed;
+	c->doomed = e;
+}
+
+bool fh_doomed(struct worker *w)
+{
+	return w->fhc->doomed != NULL;
+}
+
+unsigned fh_close_doomed(struct worker *w)
+{
+	struct fh_cache *c = w->fhc;
+	unsigned n = 0;
+
+	/* Each is taken off the list before its close waits: others may doom more meanwhile. */
+	for (struct fh_entry *e; (e = c->doomed); n++) {
+		c->doomed = e->lnext;
+		entry_close(c, e, e->drop);
+	}
+	return n;
 }
 
 void fh_cache_free(struct fh_cache *c)
@@ -227,6 +268,10 @@ void fh_cache_free(struct fh_cache *c)
 		return;
 	while (c->lru_head)
 		cache_remove(c, c->lru_head, false);
+	for (struct fh_entry *e; (e = c->doomed);) {
+		c->doomed = e->lnext;
+		entry_close(c, e, e->drop);
+	}
 	free(c->by_fd);
 	free(c);
 }
@@ -251,14 +296,10 @@ void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
 		struct stat sb;
 		if (fstat(e->fd, &sb) == 0 && sb.st_nlink > 0)
 			continue;
-		if (e->pins) {
-			/* A request still uses it: drop the cached data now, close at unpin. */
-			if (e->bf && !e->gone)
-				bcache_file_drop(e->bf);
-			e->gone = true;
-		} else {
-			cache_remove(c, e, true);
-		}
+		if (e->pins)
+			e->gone = true;   /* a request still uses it: its cached data goes at unpin */
+		else
+			doom(c, e);
 	}
 }
 
@@ -275,7 +316,7 @@ static void evict_one(struct fh_cache *c)
 static void entry_unpin(struct fh_cache *c, struct fh_entry *e)
 {
 	if (--e->pins == 0 && e->gone)
-		cache_remove(c, e, false);   /* its cached data was dropped already */
+		cache_remove(c, e, true);
 }
 
 void fh_unpin_all(struct nfs_req *rq)
@@ -291,8 +332,12 @@ unsigned fh_sweep(struct worker *w)
 	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
 		next = e->lnext;
 		struct stat sb;
-		if (!e->pins && fstat(e->fd, &sb) == 0 && sb.st_nlink == 0) {
-			cache_remove(c, e, true);
+		if (e->gone || fstat(e->fd, &sb) < 0 || sb.st_nlink > 0)
+			continue;
+		if (e->pins) {
+			e->gone = true;   /* closed as its last request ends */
+		} else {
+			doom(c, e);
 			n++;
 		}
 	}

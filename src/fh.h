@@ -69,9 +69,10 @@ void fh_unpin_all(struct nfs_req *rq);
  * is checked per request by the caller), O_DIRECT when direct is set. -errno on failure. */
 int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct);
 
-/* The inode is gone (last link removed, or replaced by RENAME): close its cached descriptors and
- * drop its boundary-cache entries unwritten. Entries whose file still has a link are left alone
- * (the number may have been reused already). */
+/* The inode is gone (last link removed, or replaced by RENAME): its cached handles leave the
+ * cache, to be closed, their cached data dropped unwritten, by fh_close_doomed (or at the unpin
+ * of the last request using one). Entries whose file still has a link are left alone (the number
+ * may have been reused already). Never waits: also run between the ring's fibers. */
 void fh_forget(struct worker *w, dev_t dev, uint64_t ino);
 
 /* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT
@@ -89,9 +90,14 @@ struct file_io *fh_file_io(struct fh_obj *o);
 bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
 
 
-/* Close cached handles of files that lost their last link behind our back (a local rm, or a
- * REMOVE through another worker), so their space is freed; returns how many. Run between requests. */
+/* Take out of the cache the handles of files that lost their last link behind our back (a local
+ * rm, or a REMOVE through another worker), for fh_close_doomed; returns how many. Never waits. */
 unsigned fh_sweep(struct worker *w);
+/* Whether fh_forget or fh_sweep left handles to close. */
+bool fh_doomed(struct worker *w);
+/* Close them, so that their space is freed: on a fiber of the ring (a close waits for the file's
+ * cache lock and writes). How many. */
+unsigned fh_close_doomed(struct worker *w);
 
 struct fh_cache *fh_cache_new(struct server *srv, unsigned max_entries);
 void fh_cache_free(struct fh_cache *c);

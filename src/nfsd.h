@@ -89,6 +89,7 @@ struct server {
 	bool stop_pending;            /* SIGTERM came while a reload waited (main thread only) */
 	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */
 	atomic_uint sweep_gen;        /* bumped to make every ring sweep its handle cache now */
+	_Atomic uint64_t deleted_closed_ns;   /* when a ring last closed handles of deleted files */
 	struct forget_ring *forgets;  /* inodes gone through one ring, for the others (worker.c) */
 	struct worker *workers;       /* the rings */
 	unsigned nworkers;
@@ -150,6 +151,8 @@ struct worker {
 	/* handle-cache housekeeping */
 	long next_sweep;              /* CLOCK_MONOTONIC second of the next handle-cache sweep */
 	atomic_uint sweep_gen;        /* the server's sweep_gen as of our last sweep (read by others) */
+	unsigned sweep_pending;       /* ... as of the sweep whose handles are being closed */
+	bool closing;                 /* a fiber closes the handles the sweeps took out (fh_doomed) */
 	uint64_t forget_seq;          /* forget_ring entries applied to our handle cache */
 	/* credentials currently applied to this thread (cred.c keeps it to skip no-op switches) */
 	struct cred_state creds;

@@ -182,6 +182,31 @@ static void worker_idle_check(struct worker *w)
 
 /* ---- handle-cache housekeeping, between requests ---- */
 
+/* Close the handles the sweeps took out of the cache, on a fiber: closing waits for the file's
+ * cache lock, which a fiber of this ring may hold. Then this ring's sweep counts as done. */
+static void close_doomed_main(void *arg)
+{
+	struct worker *w = arg;
+
+	while (fh_close_doomed(w))
+		;
+	atomic_store(&w->sweep_gen, w->sweep_pending);
+	w->closing = false;
+}
+
+static void close_doomed(struct worker *w)
+{
+	if (w->closing)
+		return;
+	if (!fh_doomed(w)) {
+		atomic_store(&w->sweep_gen, w->sweep_pending);
+		return;
+	}
+	/* Not spawned for lack of memory: the next turn tries again. */
+	if (worker_spawn_as_server(w, close_doomed_main, w) == 0)
+		w->closing = true;
+}
+
 /* Let go of handles of files deleted behind the handle cache's back (a local rm, or a REMOVE
  * through another ring): their space stays allocated while we hold them. Every SWEEP_SECONDS,
  * busy or not, and at once when a WRITE found the disk full (workers_sweep_all). */
@@ -190,13 +215,13 @@ static void maybe_sweep(struct worker *w)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	unsigned gen = atomic_load(&w->srv->sweep_gen);
-	if (now.tv_sec < w->next_sweep && gen == atomic_load(&w->sweep_gen))
+	if (w->closing || (now.tv_sec < w->next_sweep && gen == atomic_load(&w->sweep_gen)))
 		return;
 	w->next_sweep = now.tv_sec + SWEEP_SECONDS;
 	unsigned n = fh_sweep(w);
-	atomic_store(&w->sweep_gen, gen);
+	w->sweep_pending = gen;
 	if (n)
-		log_debug("ring %u: closed %u handle(s) of deleted files", w->id, n);
+		log_debug("ring %u: closing %u handle(s) of deleted files", w->id, n);
 }
 
 static void kick_others(struct worker *self)
@@ -275,6 +300,7 @@ static void between(void *arg)
 		begin_stop(w);
 	apply_forgets(w);
 	maybe_sweep(w);
+	close_doomed(w);
 	if (w->stopping && !w->done && server_ring_closed(w) && fiber_sched_live(w->sched) == 0) {
 		w->done = true;
 		io_ring_cancel_op(w->ring, &w->ev_op);

@@ -233,6 +233,7 @@ void nfs3_forget_inode(struct nfs_req *rq, const struct statx *victim)
 {
 	dev_t dev = makedev(victim->stx_dev_major, victim->stx_dev_minor);
 	fh_forget(rq->w, dev, victim->stx_ino);
+	fh_close_doomed(rq->w);
 	/* The other workers may hold it open too: its space comes back only when they let go. */
 	workers_forget(rq->w, dev, victim->stx_ino);
 }
