@@ -425,18 +425,46 @@ static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const 
 
 /* Deleted files we still hold open may be what fills the disk: let them go (here now, in the
  * other rings at their next turn). fh_sweep skips the entries the request holds (pinned). */
-static void free_deleted(struct nfs_req *rq)
+static void free_deleted(struct worker *w)
 {
-	fh_sweep(rq->w);
-	workers_sweep_all(rq->w, true);
+	fh_sweep(w);
+	fh_close_doomed(w);
+	workers_sweep_all(w, true);
+}
+
+/* Did any ring let deleted files go in the last second? Their space may be on its way: the
+ * file system hands it out a moment after the last close (a deferred final release, a journal
+ * commit). */
+static bool freed_lately(struct server *srv)
+{
+	return fiber_now_ns() - atomic_load(&srv->deleted_closed_ns) < 1000 * 1000 * 1000ull;
+}
+
+/* A file whose cached blocks could not be written is refused WRITEs past the bound: with space
+ * freed, its blocks get another try before the WRITE does (not without: each WRITE so retried
+ * would add its bytes to what cannot go). */
+static void retry_cached(struct nfs_req *rq, struct fh_obj *o)
+{
+	int err = 0;
+	struct bcache_file *bf = behind(o) ? cache_of(rq, o, &err) : NULL;
+	if (bf)
+		bcache_file_retry(bf);
 }
 
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
 		 enum fileio_stable stable)
 {
 	int rc = write_once(rq, o, off, data, count, stable);
-	if (rc == -ENOSPC || rc == -EDQUOT) {
-		free_deleted(rq);
+	/* Once more after letting deleted files go; and while space they freed may be on its way,
+	 * in cached mode (where the failure may be a write-behind's), a few tries, a little apart. */
+	for (int tries = 0; (rc == -ENOSPC || rc == -EDQUOT) && tries < 4; tries++) {
+		if (tries && !(behind(o) && freed_lately(rq->w->srv)))
+			break;
+		free_deleted(rq->w);
+		if (tries)
+			fiber_sleep_ns(50 * 1000 * 1000ull);
+		if (freed_lately(rq->w->srv))
+			retry_cached(rq, o);
 		rc = write_once(rq, o, off, data, count, stable);
 	}
 	if (rc < 0)
@@ -463,7 +491,7 @@ int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t c
 	 * may take the file system a moment (ext4 hands freed blocks out after its journal
 	 * commits): a few tries, a little apart. */
 	for (int tries = 0; (rc == -ENOSPC || rc == -EDQUOT) && behind(o) && tries < 4; tries++) {
-		free_deleted(rq);
+		free_deleted(rq->w);
 		if (tries)
 			fiber_sleep_ns(50 * 1000 * 1000ull);
 		rc = commit_once(rq, o, off, count);

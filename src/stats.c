@@ -120,6 +120,7 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		C(k, "cache_read_kept_blocks", b.read_cached);
 		C(k, "cache_backpressure_waits", b.bp_waits);
 		C(k, "cache_writeback_failures", b.wb_failures);
+		C(k, "cache_writes_refused", b.wb_refused);
 		C(k, "cache_spread_holds", b.spread_holds);
 		C(k, "cache_wb_writes", b.wb_writes);
 		C(k, "cache_wb_bytes", b.wb_bytes);

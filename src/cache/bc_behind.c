@@ -116,13 +116,15 @@ static ssize_t write_around(struct bc_inode *ino, uint64_t index, struct bcache_
 }
 
 /* A failed write-behind: the blocks stay dirty (bc_run_write), the inode stops queueing chunks,
- * and its next COMMIT or stable WRITE reports the error. */
-static ssize_t note_failure(struct bc_inode *ino, ssize_t n)
+ * eviction passes its dirty blocks over, WRITEs past the bound are refused (bc_write.c), and its
+ * next COMMIT or stable WRITE reports the error. */
+ssize_t bc_wb_failed(struct bc_inode *ino, ssize_t n)
 {
 	if (n < 0) {
 		bc_count(&ino->cache->n.wb_failures);
 		if (!ino->wb_err)
 			ino->wb_err = (int)n;
+		ino->wb_stuck = true;
 	}
 	return n;
 }
@@ -168,9 +170,9 @@ static ssize_t writeback_in(struct bc_inode *ino, bool chunk, uint64_t at)
 
 	co_mutex_lock(&ino->lock);
 	/* With no handle there is nothing to write through (the last close wrote everything);
-	 * after a failure the data waits for the COMMIT that reports it. */
-	if (ino->handles && !ino->wb_err)
-		n = note_failure(ino, chunk ? write_chunk(ino, at, ino->handles)
+	 * while its writes fail the data waits for the COMMIT that reports it. */
+	if (ino->handles && !ino->wb_stuck)
+		n = bc_wb_failed(ino, chunk ? write_chunk(ino, at, ino->handles)
 					    : write_around(ino, at, ino->handles));
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);

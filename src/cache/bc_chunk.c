@@ -136,7 +136,7 @@ void bc_chunk_update(struct bc_inode *ino, struct bc_entry *e)
 		if (ino->window_waiters)
 			co_cond_broadcast(&ino->window);
 	}
-	if (whole && n == per && !ino->wb_err)
+	if (whole && n == per && !ino->wb_stuck)
 		bc_wbq_push(ino, key);
 }
 

@@ -97,6 +97,9 @@ int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcac
 	int werr = ino->wb_err;
 	ino->wb_err = 0;
 	rc = bc_flush_range(h, first, last, &done, &ndone);
+	/* Failed, it leaves the file stuck as a write-behind would: the stable WRITEs that follow
+	 * are refused past the bound instead of adding to what cannot go. */
+	ino->wb_stuck = rc != 0;
 	co_mutex_unlock(&ino->lock);
 	/* Synced even after a failed write: what did get written is still made durable. */
 	if (how != BCACHE_SYNC_NONE)
@@ -176,6 +179,13 @@ int bcache_truncate(struct bcache_file *h, uint64_t new_size)
 	rc = bc_io_result(ino->cache, ino->cache->ops.truncate(h->io, new_size));
 	co_mutex_unlock(&ino->lock);
 	return rc;
+}
+
+void bcache_file_retry(struct bcache_file *h)
+{
+	co_mutex_lock(&h->ino->lock);
+	h->ino->wb_stuck = false;
+	co_mutex_unlock(&h->ino->lock);
 }
 
 void bcache_file_drop(struct bcache_file *h)

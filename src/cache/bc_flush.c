@@ -396,11 +396,14 @@ static enum evicted evict(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	if (e->busy)
 		return EV_SKIPPED;
 	if (e->dirty) {
-		if (!h || bc_span_covers(ino, e->index) || (!fill && !bc_entry_complete(ino, e)))
+		/* (a file whose write failed keeps its dirty blocks for its COMMIT: trying them for
+		 * every WRITE that needs room made each WRITE a storm of failing writes) */
+		if (!h || ino->wb_stuck || bc_span_covers(ino, e->index) ||
+		    (!fill && !bc_entry_complete(ino, e)))
 			return EV_SKIPPED;
 		int rc = evict_write(ino, e, h);
 		if (rc) {
-			*err = rc;
+			*err = (int)bc_wb_failed(ino, rc);
 			return EV_FAILED;
 		}
 		/* the lock was dropped: e may have been freed or rewritten meanwhile */
@@ -695,7 +698,8 @@ int bc_reclaim(struct bcache_file *h)
 	for (int fill = 0; fill < 2; fill++) {
 		if (!over_limit(c, &tries))
 			return rc;
-		while (tries-- > 0 && evict_oldest_of_cache(c, false, fill, &rc) && over_limit(c, NULL))
+		while (tries-- > 0 && rc == 0 && evict_oldest_of_cache(c, false, fill, &rc) &&
+		       over_limit(c, NULL))
 			;
 	}
 	return rc;

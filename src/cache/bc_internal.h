@@ -124,6 +124,8 @@ struct bc_inode {
 	struct bc_chunks chunks; /* write-behind readiness per chunk */
 	unsigned chunk_shift;    /* log2(blocks per chunk) */
 	int wb_err;              /* first failure of a write-behind since the last COMMIT told it */
+	bool wb_stuck;           /* its writes fail: none is tried for write-behind or the bound until
+				  * its COMMIT, a write of its that works, or bcache_file_retry */
 	uint64_t wseq;           /* bumped by every write to disk and truncate: a READ's disk bytes
 				  * may be cached as clean only if it did not move meanwhile */
 	bool seq_read_known;     /* readahead: where the last READ ended, */
@@ -163,7 +165,7 @@ struct bc_counters {
 	_Atomic uint64_t adopted, copied;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
-	_Atomic uint64_t bp_waits, wb_failures, spread_holds;
+	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds;
 };
 
 /* Write-behind: chunk size, and the queue of chunks found ready (each holds a pin on its
@@ -359,6 +361,10 @@ int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h);
 void bc_run_around(struct bc_inode *ino, uint64_t index, uint64_t last, bool fill, struct bc_run *r);
 
 /* bc_behind.c */
+/* A write for write-behind or the bound failed (n < 0): counted, kept as the inode's wb_err for
+ * its next COMMIT to report, and no more of its blocks tried meanwhile (wb_stuck). n. Inode lock
+ * held. */
+ssize_t bc_wb_failed(struct bc_inode *ino, ssize_t n);
 void bc_wbq_push(struct bc_inode *ino, uint64_t chunk);
 void bc_wbq_drain(struct bcache *c);
 /* Wake writers waiting for room (cheap when none waits). */

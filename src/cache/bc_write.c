@@ -182,6 +182,20 @@ static int write_parts(struct bcache_file *h, const struct plan *p, uint64_t off
 	return rc;
 }
 
+/* A file whose write failed (ENOSPC, EIO) cannot make room by writing, and eviction passes its
+ * dirty blocks over: past the bound, its WRITEs get the error at once (NFS3ERR_NOSPC or _IO, as
+ * write(2) on a full file system answers), rather than grow the cache or wait for room that
+ * will not come. What it holds stays for the COMMIT that reports the failure. Inode lock held. */
+static int refused(struct bc_inode *ino)
+{
+	if (!ino->wb_stuck)
+		return 0;
+	if (ino->bytes < ino->cache->file_limit && !bc_over_limit(ino->cache))
+		return 0;
+	bc_count(&ino->cache->n.wb_refused);
+	return ino->wb_err;
+}
+
 static int write_through(struct bcache_file *h, uint64_t off, const void *data, size_t len)
 {
 	struct bc_inode *ino = h->ino;
@@ -200,6 +214,11 @@ static int write_through(struct bcache_file *h, uint64_t off, const void *data, 
 			return -ENOMEM;
 	}
 	co_mutex_lock(&ino->lock);
+	if ((rc = refused(ino))) {
+		co_mutex_unlock(&ino->lock);
+		free(bounce);
+		return rc;
+	}
 	count_window(ino);
 	if (mid_src)
 		span_enter(ino, &span, p.mid, p.mid_end);
@@ -308,6 +327,10 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 
 	plan_write(ino, off, off + len, &p);
 	co_mutex_lock(&ino->lock);
+	if ((rc = refused(ino))) {
+		co_mutex_unlock(&ino->lock);
+		return rc;
+	}
 	count_window(ino);
 	wait_spans(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift);
 	uint64_t opened = ino->chunks_opened;

@@ -301,6 +301,7 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.readahead_bytes = bc_load(&c->n.readahead_bytes),
 		.bp_waits = bc_load(&c->n.bp_waits),
 		.wb_failures = bc_load(&c->n.wb_failures),
+		.wb_refused = bc_load(&c->n.wb_refused),
 		.spread_holds = bc_load(&c->n.spread_holds),
 	};
 	for (unsigned i = 0; i < BCACHE_WB_HIST; i++)

@@ -163,6 +163,10 @@ int bcache_file_close(struct bcache_file *f);
 /* The file is gone (REMOVE, or RENAME over it, once its last link is gone): free every entry of
  * the inode without writing it, and forget its size hint. */
 void bcache_file_drop(struct bcache_file *f);
+/* After a write of the file failed, its dirty blocks wait for its COMMIT and its WRITEs past the
+ * bound are refused. The caller freed space meanwhile (or knows the fault cleared): try them
+ * again now. The failure is still the next COMMIT's to report. */
+void bcache_file_retry(struct bcache_file *f);
 uint32_t bcache_file_block(const struct bcache_file *f);
 /* THROUGH (the default) or BEHIND; set before the handle's first WRITE. */
 void bcache_file_set_mode(struct bcache_file *f, enum bcache_mode mode);
@@ -332,6 +336,7 @@ struct bcache_stats {
 	uint64_t readahead_bytes;
 	uint64_t bp_waits;        /* WRITEs that waited or wrote back for room (backpressure) */
 	uint64_t wb_failures;     /* write-behind writes that failed (the data stays dirty) */
+	uint64_t wb_refused;      /* WRITEs refused past the bound after one of their file's failed */
 	uint64_t spread_holds;    /* WRITEs held because their writer was ahead of the file's others */
 };
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out);

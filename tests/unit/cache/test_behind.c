@@ -491,26 +491,45 @@ static void test_bound_holds_with_backpressure(void **state)
 	env_free(e);
 }
 
-/* A failed write-behind loses nothing: the blocks stay dirty, the next COMMIT reports the error
- * (the server then changes the write verifier) and writes them again; the next one succeeds. */
-/* At the bound with the disk failing, WRITEs are still answered (their data is in the cache: a
- * failure write-behind met may be any file's) and COMMIT is what reports it; nothing is lost. */
+/* At the bound with the disk failing, the WRITEs that fit are answered (their data waits in the
+ * cache for the COMMIT that reports the failure); past it, the file's WRITEs get the error at
+ * once instead of growing the cache or retrying the failing writes for every WRITE; nothing
+ * answered is lost, and once the fault clears the COMMIT writes it all. */
 static void test_full_cache_on_failing_disk(void **state)
 {
 	struct env *e = behind_env(1 * MiB);
+	const unsigned tries = 1000000;
+	unsigned refused = 0;
 
 	(void)state;
-	fake_fail_writes(&e->disk, EIO, 1000000);
-	for (uint64_t off = 0; off + 47008 <= 3 * MiB; off += 47008)
-		put_ok(e, off, 47008, 4);
+	fake_fail_writes(&e->disk, EIO, tries);
+	for (uint64_t off = 0; off + 47008 <= 3 * MiB; off += 47008) {
+		int rc = put_rec(e, off, 47008, 4, NULL);
+
+		if (rc == 0)
+			apply(e, off, 47008, 4);
+		else
+			assert_int_equal(rc, -EIO), refused++;
+	}
+	assert_true(refused > 0);
+	assert_int_equal(stats(e).wb_refused, refused);
 	assert_true(stats(e).wb_failures > 0);
+	assert_true(stats(e).bytes <= 1 * MiB + 47008 + 2 * BS);   /* the bound, and one WRITE */
+	assert_true(tries - e->disk.write_fail_n <= 8);             /* no storm of failing writes */
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -EIO);
 	fake_fail_writes(&e->disk, 0, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	/* reported, the failure is behind it: the refused WRITEs, sent again, are taken */
+	for (uint64_t off = 0; off + 47008 <= 3 * MiB; off += 47008)
+		put_ok(e, off, 47008, 5);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
 	env_free(e);
 }
 
+/* A failed write-behind loses nothing: the blocks stay dirty, the next COMMIT reports the error
+ * (the server then changes the write verifier) and writes them again; the next one succeeds. */
 static void test_writeback_error_reported_by_commit(void **state)
 {
 	struct env *e = behind_env(64 * MiB);
