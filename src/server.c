@@ -35,6 +35,12 @@
 
 #define SBUF_SIZE (64 * 1024)
 #define PEEK_MIN 512              /* bytes of a large record needed to find a WRITE's payload */
+/* A record this large is received into its own placed buffer, not through the stream buffer, when
+ * the one before it was as large too: the stream buffer then takes only HEAD_RECV bytes (the
+ * record mark, the call's header and a WRITE's arguments), not the next records' payloads, each
+ * of which would be copied out of it again. */
+#define BIG_RECORD (16 * 1024)
+#define HEAD_RECV 1024
 #define SENDQ_MAX (8u << 20)      /* stop reading requests while this much reply data is queued */
 #define ACCEPT_BACKOFF_NS (100 * 1000 * 1000ull)   /* out of descriptors: try again after this */
 #define SEC_NS 1000000000ull
@@ -50,6 +56,7 @@ struct conn {
 	struct io_op recv_op, send_op;
 	bool recv_busy, send_busy, dead;
 	bool recv_direct;             /* the pending recv targets the record, not the stream buffer */
+	bool big_records;             /* its last record was large: read the next one's head alone */
 	bool stalled;                 /* stopped reading because its ring was full */
 	bool mem_wait;                /* stopped reading: record memory is at receive_memory */
 	uint64_t last_rx_ns;          /* when bytes last came (idle_timeout) */
@@ -407,6 +414,7 @@ static bool rec_grow(struct conn *c, size_t need)
 
 static void rec_done(struct conn *c)
 {
+	c->big_records = c->rec_len >= BIG_RECORD;
 	handle_record(c, c->rec_mem, c->rec, c->rec_len, c->rec_charged, NULL, 0);
 	c->rec_charged = 0;
 	c->rec_mem = c->rec = NULL;
@@ -564,6 +572,7 @@ static void conn_pump(struct conn *c)
 			c->read_charged += rd;
 			climits_mem_force(c->w->srv->limits, len);
 			c->head += 4 + (size_t)len;
+			c->big_records = len >= BIG_RECORD;
 			handle_record(c, NULL, rec, len, len, &pk, rd);
 			continue;
 		}
@@ -637,7 +646,10 @@ static void conn_post_recv(struct conn *c)
 		c->tail -= c->head;
 		c->head = 0;
 	}
-	io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->sbuf + c->tail, SBUF_SIZE - c->tail);
+	size_t room = SBUF_SIZE - c->tail;
+	if (c->big_records && room > HEAD_RECV)
+		room = HEAD_RECV;
+	io_ring_recv(c->w->ring, &c->recv_op, c->fd, c->sbuf + c->tail, room);
 }
 
 /* ---- accepting ---- */
