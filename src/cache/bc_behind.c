@@ -124,7 +124,7 @@ ssize_t bc_wb_failed(struct bc_inode *ino, ssize_t n)
 		bc_count(&ino->cache->n.wb_failures);
 		if (!ino->wb_err)
 			ino->wb_err = (int)n;
-		ino->wb_stuck = true;
+		ino->wb_stuck = (int)n;
 	}
 	return n;
 }

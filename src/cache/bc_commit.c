@@ -99,7 +99,7 @@ int bcache_commit(struct bcache_file *h, uint64_t off, uint64_t count, enum bcac
 	rc = bc_flush_range(h, first, last, &done, &ndone);
 	/* Failed, it leaves the file stuck as a write-behind would: the stable WRITEs that follow
 	 * are refused past the bound instead of adding to what cannot go. */
-	ino->wb_stuck = rc != 0;
+	ino->wb_stuck = rc;
 	co_mutex_unlock(&ino->lock);
 	/* Synced even after a failed write: what did get written is still made durable. */
 	if (how != BCACHE_SYNC_NONE)
@@ -184,7 +184,7 @@ int bcache_truncate(struct bcache_file *h, uint64_t new_size)
 void bcache_file_retry(struct bcache_file *h)
 {
 	co_mutex_lock(&h->ino->lock);
-	h->ino->wb_stuck = false;
+	h->ino->wb_stuck = 0;
 	co_mutex_unlock(&h->ino->lock);
 }
 

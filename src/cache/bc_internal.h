@@ -124,8 +124,9 @@ struct bc_inode {
 	struct bc_chunks chunks; /* write-behind readiness per chunk */
 	unsigned chunk_shift;    /* log2(blocks per chunk) */
 	int wb_err;              /* first failure of a write-behind since the last COMMIT told it */
-	bool wb_stuck;           /* its writes fail: none is tried for write-behind or the bound until
-				  * its COMMIT, a write of its that works, or bcache_file_retry */
+	int wb_stuck;            /* -errno while its writes fail: none is tried for write-behind or
+				  * the bound until a write of its works, its COMMIT succeeds, or
+				  * bcache_file_retry; its WRITEs past the bound get this error */
 	uint64_t wseq;           /* bumped by every write to disk and truncate: a READ's disk bytes
 				  * may be cached as clean only if it did not move meanwhile */
 	bool seq_read_known;     /* readahead: where the last READ ended, */
@@ -362,7 +363,7 @@ void bc_run_around(struct bc_inode *ino, uint64_t index, uint64_t last, bool fil
 
 /* bc_behind.c */
 /* A write for write-behind or the bound failed (n < 0): counted, kept as the inode's wb_err for
- * its next COMMIT to report, and no more of its blocks tried meanwhile (wb_stuck). n. Inode lock
+ * its next COMMIT to report and as wb_stuck: no more of its blocks tried meanwhile. n. Inode lock
  * held. */
 ssize_t bc_wb_failed(struct bc_inode *ino, ssize_t n);
 void bc_wbq_push(struct bc_inode *ino, uint64_t chunk);

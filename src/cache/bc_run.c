@@ -198,7 +198,7 @@ int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h)
 	h->inflight--;
 	run_settle(ino, r, filled, rc);
 	if (rc == 0)
-		ino->wb_stuck = false;   /* the fault cleared: the rest may go again */
+		ino->wb_stuck = 0;   /* the fault cleared: the rest may go again */
 	bc_room_made(ino->cache);
 	return rc;
 }

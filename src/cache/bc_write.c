@@ -193,7 +193,7 @@ static int refused(struct bc_inode *ino)
 	if (ino->bytes < ino->cache->file_limit && !bc_over_limit(ino->cache))
 		return 0;
 	bc_count(&ino->cache->n.wb_refused);
-	return ino->wb_err;
+	return ino->wb_stuck;
 }
 
 static int write_through(struct bcache_file *h, uint64_t off, const void *data, size_t len)

@@ -528,6 +528,35 @@ static void test_full_cache_on_failing_disk(void **state)
 	env_free(e);
 }
 
+/* FILE_SYNC writers on a failing disk: each stable WRITE's COMMIT fails, and its bytes stay
+ * cached for the retry; past the bound the next ones are refused, so the cache does not grow a
+ * WRITE at a time (the COMMIT that reported the failure must leave the file stuck). */
+static void test_stable_writes_on_failing_disk(void **state)
+{
+	struct env *e = behind_env(1 * MiB);
+	unsigned refused = 0;
+
+	(void)state;
+	fake_fail_writes(&e->disk, EIO, 1000000);
+	for (uint64_t off = 0; off + 47008 <= 3 * MiB; off += 47008) {
+		int rc = put_rec(e, off, 47008, 6, NULL);
+
+		if (rc == 0) {
+			apply(e, off, 47008, 6);
+			assert_int_equal(bcache_commit(e->f, off, 47008, BCACHE_SYNC_DATA), -EIO);
+		} else {
+			assert_int_equal(rc, -EIO);
+			refused++;
+		}
+	}
+	assert_true(refused > 0);
+	assert_true(stats(e).bytes <= 1 * MiB + 47008 + 2 * BS);
+	fake_fail_writes(&e->disk, 0, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* A failed write-behind loses nothing: the blocks stay dirty, the next COMMIT reports the error
  * (the server then changes the write verifier) and writes them again; the next one succeeds. */
 static void test_writeback_error_reported_by_commit(void **state)
@@ -997,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(test_bound_holds_with_backpressure),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
 		cmocka_unit_test(test_full_cache_on_failing_disk),
+		cmocka_unit_test(test_stable_writes_on_failing_disk),
 		cmocka_unit_test(test_commit_enospc_then_retry),
 		cmocka_unit_test(test_commit_writes_runs_side_by_side),
 		cmocka_unit_test(test_commit_side_by_side_failure),
