@@ -249,9 +249,8 @@ bool fh_doomed(struct worker *w)
 	return w->fhc->doomed != NULL;
 }
 
-unsigned fh_close_doomed(struct worker *w)
+static unsigned close_doomed(struct fh_cache *c)
 {
-	struct fh_cache *c = w->fhc;
 	unsigned n = 0;
 
 	/* Each is taken off the list before its close waits: others may doom more meanwhile. */
@@ -262,16 +261,18 @@ unsigned fh_close_doomed(struct worker *w)
 	return n;
 }
 
+unsigned fh_close_doomed(struct worker *w)
+{
+	return close_doomed(w->fhc);
+}
+
 void fh_cache_free(struct fh_cache *c)
 {
 	if (!c)
 		return;
 	while (c->lru_head)
 		cache_remove(c, c->lru_head, false);
-	for (struct fh_entry *e; (e = c->doomed);) {
-		c->doomed = e->lnext;
-		entry_close(c, e, e->drop);
-	}
+	close_doomed(c);
 	free(c->by_fd);
 	free(c);
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # A full disk: WRITEs that do not fit get NFS3ERR_NOSPC (not a hang, not a crash), the log says
 # so without a line per WRITE, the daemon keeps serving, and once a file is deleted on the server
-# the space comes back at once (the daemon does not hold deleted files open). Twice: with the
+# the space comes back (the daemon does not hold deleted files open). Twice: with the
 # default cache, where the failure shows at COMMIT, and with a cache smaller than what is written,
 # where write-behind fails at the cache's bound with the WRITEs still coming (which spun and hung
 # the clients once); then the daemon must still stop on SIGTERM.
@@ -22,6 +22,8 @@ trap cleanup EXIT
 W=$(mktemp -d /var/tmp/nfsd-uc-full.XXXXXX) || exit 1
 truncate -s 32M "$W/img"
 LOOP=$(losetup -f --show "$W/img" 2>/dev/null) || { LOOP=""; echo "SKIP: no loop device" >&2; exit 77; }
+# not exited (an exited child stays a zombie until waited for: kill -0 still finds it)
+running() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # one round on a fresh file system; $1: the [cache] section's lines
@@ -73,9 +75,10 @@ CONF
 	out=$(timeout 120 "$INTERLEAVE" -r 6000 -t 4M 127.0.0.1 "$P" "$M" "$W/mnt/export" small 2>&1) ||
 		fail "after freeing space, a 4 MiB write failed: $out"
 	"$STAT" 127.0.0.1 "$P" >/dev/null || fail "counters no longer answer"
-	timeout -s KILL 60 tail --pid="$PID" -f /dev/null & waiter=$!
-	kill -TERM "$PID"; wait "$PID"; rc=$?
-	kill "$waiter" 2>/dev/null
+	kill -TERM "$PID"
+	for _ in $(seq 600); do running "$PID" || break; sleep 0.1; done
+	running "$PID" && { kill -KILL "$PID"; fail "the daemon did not stop within 60 s of SIGTERM"; }
+	wait "$PID"; rc=$?
 	[ $rc = 0 ] || fail "daemon exit status $rc after SIGTERM"
 	PID=""
 	umount "$W/mnt" || fail "umount"
