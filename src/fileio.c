@@ -451,18 +451,30 @@ static void retry_cached(struct nfs_req *rq, struct fh_obj *o)
 		bcache_file_retry(bf);
 }
 
+/* A WRITE or COMMIT that found the disk full: may it try again (try number tries, from 0)?
+ * Deleted files we still hold may be what fills it, so first let them go. The space they free
+ * may take the file system a moment (a deferred final release; ext4 hands freed blocks out
+ * after its journal commits): up to 4 tries, 50 ms apart, and with while_freed only while some
+ * ring let deleted files go in the last second. */
+static bool space_again(struct nfs_req *rq, int rc, int tries, bool while_freed)
+{
+	if ((rc != -ENOSPC && rc != -EDQUOT) || tries >= 4)
+		return false;
+	if (tries && while_freed && !freed_lately(rq->w->srv))
+		return false;
+	free_deleted(rq->w);
+	if (tries)
+		fiber_sleep_ns(50 * 1000 * 1000ull);
+	return true;
+}
+
 int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
 		 enum fileio_stable stable)
 {
 	int rc = write_once(rq, o, off, data, count, stable);
-	/* Once more after letting deleted files go; and while space they freed may be on its way,
-	 * in cached mode (where the failure may be a write-behind's), a few tries, a little apart. */
-	for (int tries = 0; (rc == -ENOSPC || rc == -EDQUOT) && tries < 4; tries++) {
-		if (tries && !(behind(o) && freed_lately(rq->w->srv)))
-			break;
-		free_deleted(rq->w);
-		if (tries)
-			fiber_sleep_ns(50 * 1000 * 1000ull);
+	/* Once in every mode; more only in cached mode, where the failure may be a write-behind's
+	 * whose blocks retry_cached lets go again. */
+	for (int tries = 0; (tries == 0 || behind(o)) && space_again(rq, rc, tries, true); tries++) {
 		if (freed_lately(rq->w->srv))
 			retry_cached(rq, o);
 		rc = write_once(rq, o, off, data, count, stable);
@@ -486,16 +498,11 @@ static int commit_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint3
 int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
 {
 	int rc = commit_once(rq, o, off, count);
-	/* In cached mode a full disk shows here, not in the WRITEs: as fileio_write does, let
-	 * deleted files we hold go, and write what is still dirty once more. The space they free
-	 * may take the file system a moment (ext4 hands freed blocks out after its journal
-	 * commits): a few tries, a little apart. */
-	for (int tries = 0; (rc == -ENOSPC || rc == -EDQUOT) && behind(o) && tries < 4; tries++) {
-		free_deleted(rq->w);
-		if (tries)
-			fiber_sleep_ns(50 * 1000 * 1000ull);
+	/* In cached mode a full disk shows here, not in the WRITEs: what is still dirty gets
+	 * written once more. Not in the others: an fsync that failed has reported (and cleared)
+	 * the file's write-back error, and a second one would succeed over the lost pages. */
+	for (int tries = 0; behind(o) && space_again(rq, rc, tries, false); tries++)
 		rc = commit_once(rq, o, off, count);
-	}
 	if (rc < 0) {
 		log_warn("COMMIT failed: %s; write verifier changed", strerror(-rc));
 		server_rotate_verf(rq->w->srv);
