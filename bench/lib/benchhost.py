@@ -44,6 +44,19 @@ def fio_sequential(path, size, rw, readonly=False):
     return job['bw_bytes'] / 1048576.0, job['runtime'] / 1000.0, job['io_bytes']
 
 
+def fio_write_series(path, size):
+    """fio's O_DIRECT 1 MiB sequential write of size bytes to a new file, iodepth 16, as the
+    MiB/s of each second: [(t, MiB/s, 0)], the shape of a sustained client's series."""
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, 'w')
+        run(['fio', '--name=sustained', '--filename=' + path, '--rw=write', '--bs=1M',
+             '--size=' + str(size), '--direct=1', '--ioengine=libaio', '--iodepth=16',
+             '--write_bw_log=' + log, '--log_avg_msec=1000', '--output-format=json'])
+        with open(log + '_bw.1.log') as f:      # msec, KiB/s, ...
+            rows = [line.split(',') for line in f if line.strip()]
+    return [(int(r[0]) / 1000.0, int(r[1]) / 1024.0, 0) for r in rows]
+
+
 def meminfo(key):
     """A /proc/meminfo value in bytes."""
     with open('/proc/meminfo') as f:
