@@ -90,7 +90,7 @@ static void entry_link(struct bc_inode *ino, struct bc_entry *e, uint64_t index,
 /* A new entry is dirty from the start: its creator copies a WRITE into it before unlocking. */
 struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index)
 {
-	struct bc_entry *e = calloc(1, sizeof(*e));
+	struct bc_entry *e = bc_map_reserve(&ino->map) ? NULL : calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
@@ -109,7 +109,7 @@ struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index)
 struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
 				    struct bcache_buf *buf, bool dirty)
 {
-	struct bc_entry *e = calloc(1, sizeof(*e));
+	struct bc_entry *e = bc_map_reserve(&ino->map) ? NULL : calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;

@@ -36,7 +36,6 @@ struct bc_inode;
 
 /* One partly (or, once filled, completely) known block. */
 struct bc_entry {
-	struct bc_entry *hnext;  /* hash chain of the inode's map */
 	struct bc_list ilink;    /* inode's entries, oldest first */
 	struct bc_list glink;    /* cache's clean or dirty list, oldest first */
 	struct bc_inode *ino;
@@ -66,10 +65,15 @@ struct bc_entry {
 	uint64_t lstamp;         /* when it was put on its clean or dirty list (shard lock) */
 };
 
-/* Block index -> entry, chained, power-of-two buckets grown at load 1. */
+/* Block index -> entry: open addressing, at most half full (bc_map.c). */
+struct bc_map_slot {
+	uint64_t index;
+	struct bc_entry *e;      /* NULL: empty */
+};
+
 struct bc_map {
-	struct bc_entry **buckets;
-	unsigned shift;          /* 64 - log2(bucket count) */
+	struct bc_map_slot *slots;
+	unsigned bits;           /* log2(slot count) */
 	size_t count;
 };
 
@@ -280,10 +284,12 @@ static inline bool bc_entry_complete(const struct bc_inode *ino, const struct bc
 int bc_map_init(struct bc_map *m);
 void bc_map_fini(struct bc_map *m);
 struct bc_entry *bc_map_find(const struct bc_map *m, uint64_t index);
+int bc_map_reserve(struct bc_map *m);   /* 0 or -ENOMEM, before creating an entry */
 void bc_map_insert(struct bc_map *m, struct bc_entry *e);
 void bc_map_remove(struct bc_map *m, struct bc_entry *e);
 /* Calls fn on every entry with first <= index <= last, in no particular order, until fn returns
- * false (then returns false). fn may free the entry it is given, and only that one. */
+ * false (then returns false). fn may free the entry it is given, and only that one; it may not
+ * create one. */
 typedef bool (*bc_visit_fn)(struct bc_inode *ino, struct bc_entry *e, void *arg);
 bool bc_map_range(struct bc_inode *ino, uint64_t first, uint64_t last, bc_visit_fn fn, void *arg);
 
