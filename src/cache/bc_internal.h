@@ -74,6 +74,7 @@ struct bc_map_slot {
 struct bc_map {
 	struct bc_map_slot *slots;
 	unsigned bits;           /* log2(slot count) */
+	unsigned walking;        /* walks under way: the slots must stay where they are */
 	size_t count;
 };
 

@@ -7,7 +7,8 @@
  * reads the slots, not the entries. (A chained map with Fibonacci hashing spread consecutive
  * blocks over all buckets and read every entry of a chain: two cache misses a lookup, 8% of
  * the daemon's own CPU under interleaved writers.) Deletion shifts the rest of the cluster
- * back rather than leaving tombstones, so a lookup stops at the first empty slot. */
+ * back rather than leaving tombstones, so a lookup stops at the first empty slot; a map left
+ * under a sixteenth full shrinks. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -44,6 +45,7 @@ static int alloc_slots(struct bc_map *m, unsigned bits)
 int bc_map_init(struct bc_map *m)
 {
 	m->count = 0;
+	m->walking = 0;
 	return alloc_slots(m, MIN_BITS);
 }
 
@@ -68,25 +70,40 @@ struct bc_entry *bc_map_find(const struct bc_map *m, uint64_t index)
 	return m->slots[probe(m, index)].e;
 }
 
-static int grow(struct bc_map *m)
+/* The same entries in 2^bits slots. -ENOMEM leaves the map as it was. */
+static int rehash(struct bc_map *m, unsigned bits)
 {
-	struct bc_map bigger = { .count = m->count };
+	struct bc_map to = { .count = m->count, .walking = m->walking };
 
-	if (alloc_slots(&bigger, m->bits + 1))
+	if (alloc_slots(&to, bits))
 		return -ENOMEM;
 	for (size_t i = 0; i < nslots(m); i++)
 		if (m->slots[i].e)
-			bigger.slots[probe(&bigger, m->slots[i].index)] = m->slots[i];
+			to.slots[probe(&to, m->slots[i].index)] = m->slots[i];
 	free(m->slots);
-	*m = bigger;
+	*m = to;
 	return 0;
+}
+
+/* A map left mostly empty (a file's blocks written and evicted while it stays open) gives its
+ * memory back, down to a quarter full: a file once at the per-file bound held 2 MiB of slots.
+ * Not while a walk is on the slots. */
+static void maybe_shrink(struct bc_map *m)
+{
+	unsigned bits = m->bits;
+
+	if (m->walking || bits == MIN_BITS || 16 * m->count >= nslots(m))
+		return;
+	while (bits > MIN_BITS && 4 * m->count < ((size_t)1 << (bits - 1)))
+		bits--;
+	rehash(m, bits);   /* on failure it stays as it is */
 }
 
 /* Room for one more entry: past half full the map doubles; when it cannot, it fills up to one
  * empty slot (which ends every probe) before failing. */
 int bc_map_reserve(struct bc_map *m)
 {
-	if (2 * (m->count + 1) > nslots(m) && grow(m) && m->count + 2 > nslots(m))
+	if (2 * (m->count + 1) > nslots(m) && rehash(m, m->bits + 1) && m->count + 2 > nslots(m))
 		return -ENOMEM;
 	return 0;
 }
@@ -127,6 +144,7 @@ void bc_map_remove(struct bc_map *m, struct bc_entry *e)
 	m->slots[i] = (struct bc_map_slot){ 0 };
 	m->count--;
 	close_hole(m, i);
+	maybe_shrink(m);
 }
 
 /* Every slot once, starting after an empty one: fn may remove its entry, which shifts later
@@ -137,21 +155,25 @@ static bool walk(struct bc_inode *ino, uint64_t first, uint64_t last, bc_visit_f
 	struct bc_map *m = &ino->map;
 	size_t start = 0, n = nslots(m);
 
+	bool all = true;
+
 	while (m->slots[start].e)
 		start = next(m, start);
-	for (size_t k = 1; k <= n; k++) {
+	m->walking++;
+	for (size_t k = 1; k <= n && all; k++) {
 		size_t i = (start + k) & (n - 1);
 		struct bc_entry *e = m->slots[i].e;
 
 		while (e && e->index >= first && e->index <= last) {
-			if (!fn(ino, e, arg))
-				return false;
-			if (m->slots[i].e == e)
+			all = fn(ino, e, arg);
+			if (!all || m->slots[i].e == e)
 				break;
 			e = m->slots[i].e;
 		}
 	}
-	return true;
+	m->walking--;
+	maybe_shrink(m);
+	return all;
 }
 
 bool bc_map_range(struct bc_inode *ino, uint64_t first, uint64_t last, bc_visit_fn fn, void *arg)

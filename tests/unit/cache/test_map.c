@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The cache's block map (src/cache/bc_map.c) against a plain array: lookups, growth, a newer
- * entry taking an older one's slot, removal in the middle of clusters, and walks whose visitor
- * removes what it is given. Indexes come in the shapes the cache makes: runs of consecutive
+ * entry taking an older one's slot, removal in the middle of clusters, walks whose visitor
+ * removes what it is given, and shrinking once mostly empty. Indexes come in the shapes the cache makes: runs of consecutive
  * blocks (which the hash packs together) and scattered ones. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -223,6 +223,30 @@ static void test_growth_with_consecutive_blocks(void **state)
 	for (unsigned k = 0; k < 2 * DOMAIN; k += 2)   /* every other one: holes in each cluster */
 		drop(&md, k);
 	check_all(&md);
+	/* Down to a few dozen: the slots shrink with them, and still answer right. */
+	unsigned most = 1u << md.ino.map.bits;
+	for (unsigned k = 1; k < 2 * DOMAIN - 64; k += 2)
+		drop(&md, k);
+	check_all(&md);
+	assert_true((1u << md.ino.map.bits) < most / 16);
+	assert_true((1u << md.ino.map.bits) <= 16 * md.ino.map.count);
+	model_fini(&md);
+}
+
+/* A walk that removes everything leaves the map small (the slots do not move during it). */
+static void test_walk_then_shrink(void **state)
+{
+	(void)state;
+	struct model md;
+
+	model_init(&md, 9);
+	fill(&md, 3000);
+	unsigned most = 1u << md.ino.map.bits;
+	walk_and_check(&md, 0, UINT64_MAX, true);
+	assert_int_equal(md.ino.map.count, 0);
+	assert_true((1u << md.ino.map.bits) < most);
+	fill(&md, 100);
+	check_all(&md);
 	model_fini(&md);
 }
 
@@ -233,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_walks),
 		cmocka_unit_test(test_walk_stops_when_told),
 		cmocka_unit_test(test_growth_with_consecutive_blocks),
+		cmocka_unit_test(test_walk_then_shrink),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
