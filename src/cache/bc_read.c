@@ -154,7 +154,7 @@ static bool pin_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
 }
 
 /* Blocks are visited in index order when the range is short enough (bc_map_range looks each up);
- * a long one (walked by bucket) would give iovecs out of order: pinned reads stay short. */
+ * a long one (walked slot by slot) would give iovecs out of order: pinned reads stay short. */
 int bcache_read_pinned(struct bcache_file *h, uint64_t off, uint64_t len, struct iovec *iov,
 		       int max, struct bcache_buf **pins, int *npins)
 {
