@@ -32,7 +32,8 @@ static uint64_t index_of(unsigned k)
 static unsigned pick(struct model *md)
 {
 	unsigned r = (unsigned)rand_r(&md->seed);
-	/* Mostly near the last pick's neighbourhood, as a WRITE's blocks are. */
+	/* Three in four among the first DOMAIN blocks (dense: whole groups of 8 fill up, as a
+	 * WRITE's blocks do), the rest anywhere in both ranges. */
 	return (r % 4 ? r % 512 + (r >> 20) % 8 * 512 : r) % (2 * DOMAIN);
 }
 
