@@ -34,24 +34,22 @@ def read_int(path, default=None):
         return default
 
 
-def fio_sequential(path, size, rw, readonly=False):
+def fio_sequential(path, size, rw, extra=()):
     """fio, O_DIRECT, 1 MiB sequential, iodepth 16 on path: MiB/s, seconds and bytes moved.
-    rw: write | read."""
+    rw: write | read; extra: more fio options."""
     r = run(['fio', '--name=raw', '--filename=' + path, '--rw=' + rw, '--bs=1M',
              '--size=' + str(size), '--direct=1', '--ioengine=libaio', '--iodepth=16',
-             '--output-format=json'] + (['--readonly'] if readonly else []))
+             '--output-format=json', *extra])
     job = json.loads(r.stdout[r.stdout.index('{'):])['jobs'][0][rw]
     return job['bw_bytes'] / 1048576.0, job['runtime'] / 1000.0, job['io_bytes']
 
 
 def fio_write_series(path, size):
-    """fio's O_DIRECT 1 MiB sequential write of size bytes to a new file, iodepth 16, as the
-    MiB/s of each second: [(t, MiB/s, 0)], the shape of a sustained client's series."""
+    """fio_sequential's write of size bytes to a new file, as the MiB/s of each second:
+    [(t, MiB/s, 0)], the shape of a sustained client's series."""
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, 'w')
-        run(['fio', '--name=sustained', '--filename=' + path, '--rw=write', '--bs=1M',
-             '--size=' + str(size), '--direct=1', '--ioengine=libaio', '--iodepth=16',
-             '--write_bw_log=' + log, '--log_avg_msec=1000', '--output-format=json'])
+        fio_sequential(path, size, 'write', ['--write_bw_log=' + log, '--log_avg_msec=1000'])
         with open(log + '_bw.1.log') as f:      # msec, KiB/s, ...
             rows = [line.split(',') for line in f if line.strip()]
     return [(int(r[0]) / 1000.0, int(r[1]) / 1024.0, 0) for r in rows]
@@ -372,7 +370,7 @@ class Host:
     def file_read_bandwidth(self, path):
         """fio's O_DIRECT 1 MiB sequential read of one file on our XFS, as raw_bandwidth reads
         the device: the disk's read bandwidth at this moment, for a server's read beside it."""
-        return fio_sequential(path, os.path.getsize(path), 'read', readonly=True)[0]
+        return fio_sequential(path, os.path.getsize(path), 'read', ['--readonly'])[0]
 
     def make_fs(self):
         run(['mkfs.xfs', '-q', '-f', self.loop])
