@@ -179,21 +179,65 @@ static bool collect_room(struct collect *col)
 	return true;
 }
 
+/* A dirty block to write, and the end of the range that asked for it (a run that completes
+ * partial blocks stops there: past it, their neighbours may be about to come). */
+struct todo {
+	uint64_t index, last;
+};
+
+struct todo_list {
+	struct todo *v;
+	size_t n;
+	uint64_t last;
+};
+
 static bool collect_dirty(struct bc_inode *ino, struct bc_entry *e, void *arg)
 {
-	struct collect *col = arg;
+	struct todo_list *col = arg;
 
 	(void)ino;
 	if (e->dirty)
-		col->v[col->n++].index = e->index;   /* sized for the range: never full */
+		col->v[col->n++] = (struct todo){ e->index, col->last };   /* sized: never full */
 	return true;
 }
 
 static int by_index(const void *a, const void *b)
 {
-	uint64_t x = ((const struct bc_written *)a)->index, y = ((const struct bc_written *)b)->index;
+	uint64_t x = ((const struct todo *)a)->index, y = ((const struct todo *)b)->index;
 
 	return x < y ? -1 : x > y;
+}
+
+static int by_first(const void *a, const void *b)
+{
+	uint64_t x = ((const struct bc_range *)a)->first, y = ((const struct bc_range *)b)->first;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort r and merge overlapping or adjacent ranges; the new count. */
+static size_t merge_ranges(struct bc_range *r, size_t n)
+{
+	size_t m = 0;
+
+	qsort(r, n, sizeof(*r), by_first);
+	for (size_t i = 0; i < n; i++) {
+		if (m && (r[m - 1].last == UINT64_MAX || r[i].first <= r[m - 1].last + 1))
+			r[m - 1].last = bc_max(r[m - 1].last, r[i].last);
+		else
+			r[m++] = r[i];
+	}
+	return m;
+}
+
+/* At most one dirty entry per entry of the map, and per block of the (disjoint) ranges. */
+static size_t todo_bound(const struct bc_inode *ino, const struct bc_range *r, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n && sum < ino->map.count; i++)
+		sum += bc_min(r[i].last - r[i].first, ino->map.count) + 1;
+	return (size_t)bc_min(sum, ino->map.count);
 }
 
 /* The dirty entry of index, once neither busy nor under a middle in flight (a middle will
@@ -251,9 +295,8 @@ static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, stru
 /* A COMMIT's dirty blocks, shared by the workers writing them. Inode lock. */
 struct flush_plan {
 	struct bcache_file *h;
-	const struct bc_written *todo;   /* indexes, ascending */
+	const struct todo *todo;         /* indexes, ascending */
 	size_t ntodo, next;              /* next: the first one no worker has taken */
-	uint64_t last;
 	struct collect *out;
 	int rc;                          /* the first failure: nobody takes more */
 	unsigned helpers;                /* spawned and not done */
@@ -279,7 +322,7 @@ static void flush_work(struct flush_plan *p)
 
 		p->next = b;
 		for (size_t i = a; i < b && p->rc == 0; i++) {
-			int rc = flush_from(p->h, p->todo[i].index, p->last, p->out);
+			int rc = flush_from(p->h, p->todo[i].index, p->todo[i].last, p->out);
 
 			if (rc && p->rc == 0)
 				p->rc = rc;
@@ -321,28 +364,34 @@ static void start_helpers(struct flush_plan *p)
 /* The list of indexes is taken once, up front: entries WRITEs create meanwhile belong to WRITEs
  * this COMMIT need not cover, and would otherwise keep it going forever. Adjacent ones go out as
  * runs, several runs at once when ops.spawn gives helpers. */
-int bc_flush_range(struct bcache_file *h, uint64_t first, uint64_t last,
-		   struct bc_written **done, size_t *ndone)
+int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
+		    struct bc_written **done, size_t *ndone)
 {
 	struct bc_inode *ino = h->ino;
-	struct collect col = { 0 }, out = { 0 };
+	struct todo_list col = { 0 };
+	struct collect out = { 0 };
 
 	*done = NULL;
 	*ndone = 0;
-	if (ino->map.count == 0)
+	if (ino->map.count == 0 || n == 0)
 		return 0;
-	/* at most one record per entry of the map, and per block of the range */
-	col.cap = last - first < ino->map.count ? (size_t)(last - first + 1) : ino->map.count;
-	col.v = malloc(col.cap * sizeof(*col.v));
+	n = merge_ranges(r, n);
+	col.v = malloc(todo_bound(ino, r, n) * sizeof(*col.v));
 	if (!col.v)
 		return -ENOMEM;
-	bc_map_range(ino, first, last, collect_dirty, &col);
-	qsort(col.v, col.n, sizeof(*col.v), by_index);
+	for (size_t i = 0; i < n; i++) {
+		size_t from = col.n;
+
+		col.last = r[i].last;
+		bc_map_range(ino, r[i].first, r[i].last, collect_dirty, &col);
+		/* (a long range is walked slot by slot, in no order) */
+		qsort(col.v + from, col.n - from, sizeof(*col.v), by_index);
+	}
 	/* The first failure ends the walk (the runs under way finish): the rest stays dirty for
 	 * the next COMMIT, which the client sends after resending (the verifier changes). A full
 	 * file system makes every write fail, and slowly (ext4 forces a journal commit before each
 	 * ENOSPC), so writing on would only delay the error past the client's patience. */
-	struct flush_plan p = { .h = h, .todo = col.v, .ntodo = col.n, .last = last, .out = &out };
+	struct flush_plan p = { .h = h, .todo = col.v, .ntodo = col.n, .out = &out };
 	co_cond_init(&p.helpers_done);
 	start_helpers(&p);
 	flush_work(&p);
@@ -366,7 +415,7 @@ void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t n
 	}
 }
 
-/* After the writes of bc_flush_range are durable: in THROUGH mode, free the blocks WRITEs
+/* After the writes of bc_flush_ranges are durable: in THROUGH mode, free the blocks WRITEs
  * completed (nothing will read them from here), unless they changed since. */
 void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t ndone)
 {

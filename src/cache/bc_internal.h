@@ -145,15 +145,10 @@ struct bc_inode {
 	uint64_t chunks_opened;  /* times a chunk got its first ready block (bc_chunk.c) */
 	struct co_cond window;   /* broadcast when a chunk closes while WRITEs wait (bc_hold_ahead) */
 	unsigned window_waiters;
-	struct bc_sync_group {   /* syncs of the inode, one at a time, shared (bc_commit.c) */
-		uint64_t ticket;     /* last ticket handed out */
-		uint64_t covered;    /* every ticket up to here is synced (or failed) */
-		uint64_t err_from, err_upto;  /* tickets whose sync failed (a conservative range) */
-		int err;
-		unsigned waiting;    /* callers between ticket and answer */
+	struct bc_sync_group {   /* rounds of write + sync, one at a time (bc_commit.c) */
+		struct bc_sync_req *queue;  /* callers for the next round */
 		bool running;
-		bool want_full;      /* the next sync must be a full fsync, not fdatasync */
-		struct co_cond done; /* broadcast when a sync ends */
+		struct co_cond done; /* broadcast when a round ends */
 	} sync;
 };
 
@@ -385,14 +380,18 @@ bool bc_span_covers(const struct bc_inode *ino, uint64_t index);
 /* Fill (if needed) and write e's block through h. Inode lock held, e neither busy nor covered by
  * a span; the lock may be dropped meanwhile (e is busy then). e is still there on return. */
 int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h);
-/* Flush every dirty entry in [first, last] through h, waiting for busy ones and spans; records
- * what it wrote in *done (allocated, *ndone long) for bc_flush_settle(). First -errno or 0. */
+/* Flush every dirty entry in the ranges (block indexes, inclusive; sorted and merged in place)
+ * through h, waiting for busy ones and spans; records what it wrote in *done (allocated, *ndone
+ * long) for bc_flush_settle(). First -errno or 0. */
 struct bc_written {
 	uint64_t index, id, gen;
 };
-int bc_flush_range(struct bcache_file *h, uint64_t first, uint64_t last,
-		   struct bc_written **done, size_t *ndone);
-/* After the writes of bc_flush_range are durable: free entries WRITEs completed, mark the
+struct bc_range {
+	uint64_t first, last;
+};
+int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
+		    struct bc_written **done, size_t *ndone);
+/* After the writes of bc_flush_ranges are durable: free entries WRITEs completed, mark the
  * others clean, unless they changed since. */
 void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
 /* Their sync failed: dirty again, those still as written. */

@@ -194,8 +194,9 @@ static int drain(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
 	struct bc_written *done;
+	struct bc_range all = { 0, UINT64_MAX };
 	size_t ndone;
-	int rc = bc_flush_range(h, 0, UINT64_MAX, &done, &ndone);
+	int rc = bc_flush_ranges(h, &all, 1, &done, &ndone);
 
 	free(done);
 	while (ino->nbusy)

@@ -204,6 +204,8 @@ static int fake_sync(void *io, bool datasync)
 	int rc = 0;
 
 	(void)datasync;
+	if (d->sync_hook)
+		d->sync_hook(d, d->sync_hook_arg);
 	if (d->sync_delay_ms)
 		usleep(d->sync_delay_ms * 1000u);
 	pthread_mutex_lock(&d->lock);

@@ -38,6 +38,9 @@ struct fake_disk {
 	int sync_err;
 	unsigned sync_fail_n;
 	unsigned sync_delay_ms;    /* each sync takes this long (set before any thread runs) */
+	/* Called at the start of each sync, without the disk's lock. */
+	void (*sync_hook)(struct fake_disk *d, void *arg);
+	void *sync_hook_arg;
 	/* Called inside each write, without the disk's lock: before its bytes land, or after
 	 * (hook_after) when the write is still to return. */
 	void (*write_hook)(struct fake_disk *d, uint64_t off, uint64_t len, void *arg);
