@@ -95,9 +95,14 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 			return rc;
 		e->filled = true;
 	}
+	bool pads = size < base + ino->bs;
+	if (pads)
+		atomic_fetch_add(&ino->pad_seq, 1);   /* bcache_file_size() takes the lock now */
 	rc = bc_io_result(c, bc_dev_write(ino, h->io, base, e->data, ino->bs));
-	if (rc == 0 && size < base + ino->bs)
+	if (rc == 0 && pads)
 		rc = bc_io_result(c, (c->ops.trim ? c->ops.trim : c->ops.truncate)(h->io, size));
+	if (pads)
+		atomic_fetch_add(&ino->pad_seq, 1);
 	return rc;
 }
 

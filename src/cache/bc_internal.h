@@ -125,7 +125,10 @@ struct bc_inode {
 	struct bcache_read *readers;
 	size_t bytes;            /* block images held */
 	unsigned nbusy;
-	uint64_t hint;           /* end of the last acknowledged byte (bcache_file_size_hint) */
+	/* End of the last acknowledged byte (bcache_file_size_hint). Written under the lock, read
+	 * without it by bcache_file_size(). */
+	_Atomic uint64_t hint;
+	_Atomic unsigned pad_seq;  /* odd while flush_past_eof() has the file padded past its size */
 	struct bc_chunks chunks; /* write-behind readiness per chunk */
 	unsigned chunk_shift;    /* log2(blocks per chunk) */
 	int wb_err;              /* first failure of a write-behind since the last COMMIT told it */
@@ -373,6 +376,12 @@ void bc_wbq_drain(struct bcache *c);
 /* Wake writers waiting for room (cheap when none waits). */
 void bc_room_made(struct bcache *c);
 void bc_room_wait(struct bcache *c);
+
+static inline void bc_hint_raise(struct bc_inode *ino, uint64_t end)
+{
+	if (atomic_load_explicit(&ino->hint, memory_order_relaxed) < end)
+		atomic_store(&ino->hint, end);
+}
 
 /* bc_flush.c */
 uint64_t bc_logical_end(const struct bc_inode *ino);

@@ -88,7 +88,7 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	 * way, and an old image freed now would leave its piece to be completed by a read. */
 	bc_list_del(&e->ilink);
 	bc_list_add_tail(&ino->age, &e->ilink);
-	ino->hint = bc_max(ino->hint, off + len);
+	bc_hint_raise(ino, off + len);
 	e->dirty = true;
 	bc_entry_relist(ino, e);   /* dirty now, and maybe complete: ready for write-behind */
 	if (e->nwritten < ino->bs || bc_span_covers(ino, index) || h->mode == BCACHE_BEHIND)
@@ -160,7 +160,7 @@ static void span_leave(struct bc_inode *ino, struct bc_span *s, bool landed)
 	*p = s->next;
 	if (landed) {
 		bc_map_range(ino, s->first, s->last, supersede, NULL);
-		ino->hint = bc_max(ino->hint, s->end);
+		bc_hint_raise(ino, s->end);
 	}
 	/* The disk changed under any READ begun before (in part, when the write failed): what it
 	 * read may not be kept (bcache_read_keep; another handle of the inode may be cached). */
@@ -261,7 +261,7 @@ static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
 			return -ENOMEM;   /* the older entry, if any, stays */
 		if (e)
 			bc_entry_free(ino, e);   /* older bytes: this WRITE's replace them whole */
-		ino->hint = bc_max(ino->hint, at + ino->bs);
+		bc_hint_raise(ino, at + ino->bs);
 	}
 	return 0;
 }

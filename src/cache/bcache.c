@@ -241,12 +241,7 @@ void bcache_file_set_mode(struct bcache_file *h, enum bcache_mode mode)
 
 uint64_t bcache_file_size_hint(struct bcache_file *h)
 {
-	uint64_t hint;
-
-	co_mutex_lock(&h->ino->lock);
-	hint = h->ino->hint;
-	co_mutex_unlock(&h->ino->lock);
-	return hint;
+	return atomic_load(&h->ino->hint);
 }
 
 void bcache_file_restrict(struct bcache_file *h)
@@ -266,16 +261,31 @@ bool bcache_file_crowded(struct bcache_file *h)
 	return crowded;
 }
 
+/* Without the inode's lock unless the file is padded: every WRITE asks twice (its wcc_data), and
+ * 32 writers of one file queued on the lock for it, a few milliseconds a WRITE. The disk's size
+ * is right but while flush_past_eof() has a block written past it (pad_seq odd, read before and
+ * after as a seqlock: the padding holds the lock, so the locked look waits for it to end). The
+ * disk is looked at before the hint, which a truncate lowers before it cuts the disk. */
 int64_t bcache_file_size(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
-	int64_t disk;
-	uint64_t hint;
+	unsigned seq = atomic_load(&ino->pad_seq);
+	int64_t disk = 0;
+	uint64_t hint = 0;
 
-	co_mutex_lock(&ino->lock);
-	disk = ino->cache->ops.disk_size(h->io);
-	hint = ino->hint;
-	co_mutex_unlock(&ino->lock);
+	if (!(seq & 1)) {
+		disk = ino->cache->ops.disk_size(h->io);
+		atomic_thread_fence(memory_order_seq_cst);
+		hint = atomic_load(&ino->hint);
+		if (atomic_load(&ino->pad_seq) != seq)
+			seq |= 1;
+	}
+	if (seq & 1) {
+		co_mutex_lock(&ino->lock);
+		disk = ino->cache->ops.disk_size(h->io);
+		hint = ino->hint;
+		co_mutex_unlock(&ino->lock);
+	}
 	if (disk < 0)
 		return bc_io_result(ino->cache, (int)disk);
 	return (int64_t)bc_max((uint64_t)disk, hint);

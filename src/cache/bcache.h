@@ -33,7 +33,8 @@
  * block's end; the cache puts the size back itself (ops->truncate) before anyone can see it, while
  * still holding the lock. What a client must see as the size is max(on-disk size, end of the last
  * acknowledged WRITE): bcache_file_size() returns exactly that, bcache_file_size_hint() the second
- * term alone (cheaper, no ops call).
+ * term alone (cheaper, no ops call). Neither takes the inode lock unless the file is padded just
+ * then (a WRITE asks for the size twice, and on a busy file the lock's queue is long).
  *
  * Errors. A failed ops->write or ops->sync is returned to the caller (who rotates the write
  * verifier); the entry's bytes stay in the cache, dirty, and are written again by the next COMMIT,

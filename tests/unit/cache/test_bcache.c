@@ -85,6 +85,56 @@ static void test_three_writers_all_orders(void **state)
 	}
 }
 
+struct size_probe {
+	struct env *e;
+	pthread_t t;
+	bool started;
+	int64_t seen;
+};
+
+static void *size_main(void *arg)
+{
+	struct size_probe *p = arg;
+
+	p->seen = bcache_file_size(p->e->f);
+	return NULL;
+}
+
+/* Inside the write that pads the file to its last block's end: another thread asks the size. */
+static void size_hook(struct fake_disk *d, uint64_t off, uint64_t len, void *arg)
+{
+	struct size_probe *p = arg;
+
+	(void)d, (void)off, (void)len;
+	if (p->started)
+		return;
+	p->started = true;
+	assert_int_equal(pthread_create(&p->t, NULL, size_main, p), 0);
+	usleep(50 * 1000);   /* it answers now, unless it waits for the padding to go */
+}
+
+/* Writing the last block whole pads the file to the block's end for a moment; the size asked
+ * meanwhile, from another thread (bcache_file_size takes no lock unless the file is padded), is
+ * still the data's end. */
+static void test_size_never_padded(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+	struct size_probe p = { .e = e };
+
+	(void)state;
+	put(e, 0, 100, 1);
+	e->disk.write_hook = size_hook;
+	e->disk.hook_arg = &p;
+	e->disk.hook_after = true;
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_FILE), 0);
+	assert_true(p.started);
+	assert_int_equal(pthread_join(p.t, NULL), 0);
+	assert_int_equal(p.seen, 100);
+	e->disk.write_hook = NULL;
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* A prefix, a suffix and a middle of three overlapping WRITEs on block 1, in every order: each
  * byte ends up from the WRITE acknowledged last. */
 static void test_three_writes_with_middle_all_orders(void **state)
@@ -865,6 +915,7 @@ int main(void)
 		cmocka_unit_test(test_two_writers_both_orders),
 		cmocka_unit_test(test_three_writers_all_orders),
 		cmocka_unit_test(test_three_writes_with_middle_all_orders),
+		cmocka_unit_test(test_size_never_padded),
 		cmocka_unit_test(test_overlapping_rewrites),
 		cmocka_unit_test(test_commit_between_halves),
 		cmocka_unit_test(test_whole_commit_holds_nothing),
