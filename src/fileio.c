@@ -311,8 +311,12 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 		return hold_back(o, bf, off, count) && workers_busy(rq->w->srv, rq->w)
 			       ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
-	 * that brings it may be a moment away. */
-	if (bcache_range_partial(bf, off, count) && workers_busy(rq->w->srv, rq->w))
+	 * that brings it may be a moment away: one running now, or, while other WRITEs wait for
+	 * theirs, one of the next the clients send (replies of a group commit go out together,
+	 * and for a moment every WRITE left may be a parked one: committed at once, they made
+	 * 0.0015 device reads per 6000-byte FILE_SYNC WRITE). A lone writer's is not coming. */
+	if (bcache_range_partial(bf, off, count) &&
+	    (workers_busy(rq->w->srv, rq->w) || atomic_load(&rq->w->srv->nparked)))
 		return FILEIO_WAIT;
 	return bcache_commit(bf, off, count, sync_of(stable));
 }
