@@ -106,11 +106,8 @@ static void size_hook(struct fake_disk *d, uint64_t off, uint64_t len, void *arg
 	struct size_probe *p = arg;
 
 	(void)d, (void)off, (void)len;
-	if (p->started)
-		return;
-	p->started = true;
-	assert_int_equal(pthread_create(&p->t, NULL, size_main, p), 0);
-	usleep(50 * 1000);   /* it answers now, unless it waits for the padding to go */
+	/* it answers in these 50 ms, unless it waits for the padding to go */
+	hook_thread_once(&p->started, &p->t, size_main, p, 50);
 }
 
 /* Writing the last block whole pads the file to the block's end for a moment; the size asked

@@ -1012,11 +1012,8 @@ static void overwrite_hook(struct fake_disk *d, uint64_t off, uint64_t len, void
 	struct overwrite *o = arg;
 
 	(void)d, (void)off, (void)len;
-	if (o->started)
-		return;
-	o->started = true;
-	assert_int_equal(pthread_create(&o->t, NULL, overwrite_main, o), 0);
-	usleep(50 * 1000);   /* it waits for this write: the blocks are busy */
+	/* it waits for this write: the blocks are busy */
+	hook_thread_once(&o->started, &o->t, overwrite_main, o, 50);
 }
 
 /* A WRITE to blocks being written back waits for that write and then wins: newest bytes on disk. */

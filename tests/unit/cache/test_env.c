@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "test_env.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -111,4 +113,13 @@ int read_through(struct env *e, uint64_t off, unsigned char *buf, uint64_t len)
 		memcpy(buf, e->disk.data + off, e->disk.size - off < len ? e->disk.size - off : len);
 	pthread_mutex_unlock(&e->disk.lock);
 	return bcache_read_overlay(e->f, &rd, buf);
+}
+
+void hook_thread_once(bool *started, pthread_t *t, void *(*fn)(void *), void *arg, unsigned ms)
+{
+	if (*started)
+		return;
+	*started = true;
+	assert_int_equal(pthread_create(t, NULL, fn, arg), 0);
+	usleep(ms * 1000u);
 }

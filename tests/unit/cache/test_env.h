@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the cache tests share: a cache on a fake disk, WRITEs with recognisable payloads, and the
  * image the disk must end up with. */
 #ifndef TEST_ENV_H
@@ -42,5 +43,8 @@ void check_disk(struct env *e, bool durable);
 struct bcache_stats stats(struct env *e);
 /* What a READ returns: the disk's bytes (zeros past its end) with the cache's overlaid. */
 int read_through(struct env *e, uint64_t off, unsigned char *buf, uint64_t len);
+/* For a disk hook: the first time (*started false), run fn(arg) on a thread of its own (*t) and
+ * give it ms milliseconds before the hook goes on; later calls do nothing. */
+void hook_thread_once(bool *started, pthread_t *t, void *(*fn)(void *), void *arg, unsigned ms);
 
 #endif
