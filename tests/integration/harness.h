@@ -29,6 +29,8 @@ enum it_export { EXP_RW = 0, EXP_RO, EXP_ROOTSQ, EXP_ALLSQ, EXP_PRIVATE, EXP_SUB
  * short record_timeout (a "listen =" there replaces the harness's 127.0.0.1, a "rpcbind =" its
  * "rpcbind = no"); NULL: none. */
 extern const char *it_server_conf_extra;
+/* Lines added to the rw export's section (e.g. its write_mode), set before IT_MAIN. */
+extern const char *it_rw_export_extra;
 /* Lines for the conf's [lock] section (its port is the harness's), set before it_setup. */
 extern const char *it_lock_conf_extra;
 

@@ -8,8 +8,9 @@
  * per-file bound all take turns with truncation. After every whole-file COMMIT the file on
  * disk, read by the host, must be the model too.
  *
- * NFSD_UC_MODEL_SEED and NFSD_UC_MODEL_OPS change the seed (the default is fixed) and the
- * number of operations; a failure prints the seed and the last operations. */
+ * NFSD_UC_MODEL_MODE sets the export's write_mode and read_mode (cached when unset: the
+ * default). NFSD_UC_MODEL_SEED and NFSD_UC_MODEL_OPS change the seed (the default is fixed)
+ * and the number of operations; a failure prints the seed and the last operations. */
 #include "checks.h"
 #include "rawnfs.h"
 
@@ -317,7 +318,9 @@ static void test_random_operations(void **state)
 	}
 	/* The default run goes where it is meant to: the cache full, write-behind writing, READs
 	 * kept and hit. Another seed or fewer operations (a failure being chased) need not. */
-	if (!getenv("NFSD_UC_MODEL_SEED") && !getenv("NFSD_UC_MODEL_OPS")) {
+	const char *mode = getenv("NFSD_UC_MODEL_MODE");
+	bool cached = !mode || !*mode || strcmp(mode, "cached") == 0;
+	if (cached && !getenv("NFSD_UC_MODEL_SEED") && !getenv("NFSD_UC_MODEL_OPS")) {
 		assert_true(rn_counter_must(m.t->port, "cache_bytes_peak") >= 48 * MIB);
 		assert_true(rn_counter_must(m.t->port, "cache_wb_writes") > wb);
 		assert_true(rn_counter_must(m.t->port, "cache_read_kept_blocks") > kept);
@@ -337,6 +340,12 @@ static void test_served_after(void **state)
 
 int main(int argc, char **argv)
 {
+	static char modes[96];
+	const char *mode = getenv("NFSD_UC_MODEL_MODE");
+	if (mode && *mode) {
+		snprintf(modes, sizeof modes, "write_mode = %s\nread_mode = %s\n", mode, mode);
+		it_rw_export_extra = modes;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_operations),
 		cmocka_unit_test(test_served_after),
