@@ -4,7 +4,8 @@
  *
  *   seqwrite   create (or truncate) NAME and write --size bytes of it in --bs WRITEs (1 MiB) in
  *              ascending order, UNSTABLE then one COMMIT (or FILE_SYNC with --sync file)
- *   seqread    READ NAME's first --size bytes in --bs READs (1 MiB), each one checked
+ *   seqread    READ NAME's first --size bytes in --bs READs (1 MiB), each one checked; --passes
+ *              times over (1), timed as one phase
  *   randwrite  --ops WRITEs of --bs (4 KiB) at random --bs-aligned offsets below --size,
  *              UNSTABLE then one COMMIT; the data is that of --rseed
  *   randread   --ops READs of --bs (4 KiB) at random aligned offsets below --size, each checked
@@ -244,7 +245,7 @@ static bool next_piece(struct wl *w, struct conn *c, struct slot *s)
 	if (w->next_idx >= w->count)
 		return false;
 	if (seq) {
-		s->p.off = w->next_idx * o->bs;
+		s->p.off = w->next_idx % ((o->size + o->bs - 1) / o->bs) * o->bs;   /* seqread passes */
 		s->p.len = (uint32_t)(o->size - s->p.off < o->bs ? o->size - s->p.off : o->bs);
 	} else {
 		s->p.off = o->wl == WL_RANDWRITE ? rand_block(o->rseed, w->next_idx, o->size / o->bs) *
@@ -701,6 +702,9 @@ static int run_io(struct wl *w, double *secs)
 	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE;
 	uint64_t n = seq ? (o->size + o->bs - 1) / o->bs : o->ops;
 	int rc;
+
+	if (o->wl == WL_SEQREAD)
+		n *= o->passes;
 	double t0;
 
 	if ((rc = open_file(w)) != 0)
@@ -733,7 +737,8 @@ static void usage(FILE *f)
 	      "      --rops N      readers: how many random WRITEs were made (default --ops)\n"
 	      "      --rbs SIZE    readers: their size (4K)\n"
 	      "      --files N     meta: files (10000)\n"
-	      "      --passes N    meta: READDIRPLUS listings of the full directory (3)\n"
+	      "      --passes N    meta: READDIRPLUS listings of the full directory (3);\n"
+	      "                    seqread: reads of the whole --size (1)\n"
 	      "Exit 0 verified, 1 data or listing differ, 2 usage, 3 error.\n", f);
 }
 
@@ -791,7 +796,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 {
 	int c;
 
-	*o = (struct opts){ .writers = 4, .qd = 8, .passes = 3, .size = 1u << 30, .ops = 10000,
+	*o = (struct opts){ .writers = 4, .qd = 8, .size = 1u << 30, .ops = 10000,
 			    .files = 10000, .rbs = 4096 };
 	while ((c = getopt_long(argc, argv, "w:q:s:h", long_opts, NULL)) != -1) {
 		if (c == 'h') {
@@ -822,6 +827,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	} else if (o->rseed_set && o->rops == 0) {
 		o->rops = o->ops;
 	}
+	if (o->passes == 0)
+		o->passes = o->wl == WL_META ? 3 : 1;
 	if (o->wl != WL_META && (!o->seed_set || o->size < o->bs)) {
 		fputs("nfs-workload: needs --seed, and --size of at least --bs\n", stderr);
 		return -1;

@@ -734,7 +734,11 @@ def page(rows, series, info, goal_rows, plots, runtimes):
                  f"{a.rand_ops} 4 KiB WRITEs at random aligned offsets, UNSTABLE + COMMIT; "
                  f"randread: {a.rand_ops} 4 KiB READs at random offsets after dropping caches. "
                  + cold_read_method(getattr(a, 'cold_rounds', 1)) +
-                 "The whole file is read back and checked after the random WRITEs. Each step "
+                 "The whole file is read back and checked after the random WRITEs. readback: "
+                 f"a file of {min(a.seq_size, 256 << 20) >> 20} MiB written the same way and "
+                 "read back at once from the same server, "
+                 f"{getattr(a, 'readback_passes', 1)} time(s) over, timed as one (one pass "
+                 "takes a fifth of a second: shorter than this machine's noise). Each step "
                  "runs on a fresh server process. For READ rows, `dev reads` counts the server's "
                  "device reads and page cache % the file's resident pages against the bytes "
                  "read.\n")
