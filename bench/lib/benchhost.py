@@ -5,6 +5,7 @@ memory cgroups, the raw device's own bandwidth, and the counters sampled around 
 Everything made here is recorded in the Host object and undone by Host.cleanup(), which is safe
 to call at any point (and twice). Only processes this module started are signalled, by PID."""
 
+import ctypes
 import json
 import os
 import re
@@ -115,10 +116,40 @@ def proc_status_kib(pid, key):
     return None
 
 
+_SYS_CACHESTAT = 451      # x86_64 and the generic table alike (Linux 6.5)
+_libc = None
+
+
+def _cachestat_pages(path):
+    """Pages of the file in the page cache by cachestat(2), or None where there is none.
+    fincore maps the file and asks mincore about every page of it: 0.36 s of system time for an
+    empty 24 GiB file, so sampled every second it took a fifth of this machine's two CPUs by the
+    end of the sustained run and slowed every server more as its file grew. cachestat walks
+    only the pages that are there."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    rng = (ctypes.c_uint64 * 2)(0, 0)          # off, len (0: to the end of the file)
+    st = (ctypes.c_uint64 * 5)()               # nr_cache, nr_dirty, nr_writeback, ...
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return 0
+    try:
+        if _libc.syscall(_SYS_CACHESTAT, fd, rng, st, 0) != 0:
+            return None
+        return st[0]
+    finally:
+        os.close(fd)
+
+
 def fincore_bytes(path):
     """Bytes of the file resident in the page cache (0 when the file is not there)."""
     if not os.path.exists(path):
         return 0
+    pages = _cachestat_pages(path)
+    if pages is not None:
+        return pages * PAGE
     r = run(['fincore', '--bytes', '--noheadings', '--output', 'RES', path], check=False)
     try:
         return int(r.stdout.split()[0])

@@ -295,7 +295,7 @@ def _goals(uc, gan, raw, who):
     if vals:
         worst = max(vals, key=lambda x: x[0])
         cached = [num(r['cached_pct']) for r in cases if num(r['cached_pct']) is not None]
-        meas = (f'file pages resident (fincore, peak): worst {worst[0]:.3f}% ({_case(worst[1])}); '
+        meas = (f'file pages resident (cachestat, peak): worst {worst[0]:.3f}% ({_case(worst[1])}); '
                 f'/proc/meminfo Cached delta, machine-wide: worst {max(cached):.2f}%')
         ok = worst[0] <= GOAL_PAGECACHE
         out.append(_goal(f'kernel page-cache growth, % of bytes written ({who}, every '
@@ -812,7 +812,8 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         'KiB units per WRITE: it also sees metadata reads of the file system itself.',
         '- write amp: bytes the loop device wrote (the file system synced with `sync -f` before '
         'the sample, so its log is counted) / bytes the client wrote.',
-        '- page cache %: peak of the file\'s resident pages (`fincore`, sampled every second and '
+        '- page cache %: peak of the file\'s resident pages (cachestat(2), `fincore` on a kernel '
+        'without it; sampled every second and '
         'at the end) as % of the bytes; Cached Δ %: the machine\'s `/proc/meminfo` Cached after '
         'minus before, same unit: it includes whatever else ran on the machine, and can be '
         'negative.',
