@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfs-workload: bench/run's workloads besides the interleaved records (nfs-interleave), over
  * NFSv3 with libnfs's raw RPC layer: one rpc_context and TCP connection per writer (-w), each
  * keeping up to -q RPCs in flight.
@@ -702,10 +703,10 @@ static int run_io(struct wl *w, double *secs)
 	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE;
 	uint64_t n = seq ? (o->size + o->bs - 1) / o->bs : o->ops;
 	int rc;
+	double t0;
 
 	if (o->wl == WL_SEQREAD)
 		n *= o->passes;
-	double t0;
 
 	if ((rc = open_file(w)) != 0)
 		return rc;
