@@ -666,8 +666,9 @@ def page(rows, series, info, goal_rows, plots, runtimes):
     L.append(f"- **Run time:** {el / 60:.1f} min, measured (build check and set-up included)")
     L.append(f"- **Machine:** {m['nproc']} CPUs ({m['cpu']}), {m['mem_gib']:.1f} GiB memory, "
              f"kernel {m['kernel']}, disk under /var/tmp: {m['disk']}")
-    L.append(f"- **Device:** a sparse {info['image'] >> 30 if info['image'] else '?'} GiB image "
-             f"in /var/tmp on a loop device (`losetup --direct-io=on --sector-size 4096`), "
+    L.append(f"- **Device:** a {info['image'] >> 30 if info['image'] else '?'} GiB image in "
+             f"/var/tmp, written once end to end before the run (a sparse one is faster where an "
+             f"earlier case wrote), on a loop device (`losetup --direct-io=on --sector-size 4096`), "
              f"XFS with {info['block']}-byte blocks and {info['sector']}-byte sectors; "
              f"raw O_DIRECT bandwidth measured in this run: "
              f"{fmt(info['raw'].get('write'), 1)} MiB/s write, "
