@@ -112,7 +112,9 @@ static void sync_round(struct bcache_file *h)
 /* Group commit. Callers that come while a round runs queue for the next one, whose first caller
  * to get the lock writes and syncs for them all: with many stable WRITEs on a file, the device
  * gets their blocks as long runs and one sync answers them. (Writing at once and sharing only
- * the sync cost a sync per dozen 47008-byte FILE_SYNC WRITEs among 128 in flight.) */
+ * the sync cost a sync per dozen 47008-byte FILE_SYNC WRITEs among 128 in flight. Letting the
+ * next round write while this one syncs made the rounds smaller, not faster: 1.5x the syncs,
+ * 8% less MiB/s; waiting 1 or 3 ms for more callers before a round, 9% and 16% less.) */
 static int commit_shared(struct bcache_file *h, struct bc_range range, enum bcache_sync how,
 			 bool whole)
 {
