@@ -166,16 +166,23 @@ struct pair {
 };
 
 /* An overwrite: the file already holds other bytes on disk, so completing block 1 before its
- * second writer came would have to read it (a counted fill read). */
+ * second writer came would have to read it (a counted fill read). They are written behind the
+ * daemon's back: written through it, they would stay in its cache as clean blocks, and a WRITE
+ * over one would find it complete at once. */
 static struct pair open_pair(const struct itest *t, const char *name)
 {
 	struct pair p;
+	char path[PATH_MAX];
 	p.keep = connect_nfs(t);
 	uint8_t *old = malloc(OLD_SIZE);
 	assert_non_null(old);
 	fill(old, 0, OLD_SIZE, 77);
+	it_path(t, EXP_RW, name, path, sizeof path);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(old, 1, OLD_SIZE, f), OLD_SIZE);
+	assert_int_equal(fclose(f), 0);
 	p.fk = make_file(t, p.keep, name);
-	assert_int_equal(rn_write(p.keep, &p.fk, 0, old, OLD_SIZE, RN_FILE_SYNC), 0);
 	free(old);
 	/* Consecutive accepts: two rings. */
 	p.a = connect_nfs(t);
