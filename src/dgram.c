@@ -158,7 +158,7 @@ static void dgram_main(void *arg)
 	struct worker *w = d->w;
 	struct reply *reply = NULL;
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &dc->creds);
-	worker_running(w, true);
+	worker_request_begin(w);
 	dispatch_record(w, &dc->peer, &dc->local, IPPROTO_UDP, &dc->rm, dc->rm.mem, dc->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);

@@ -137,6 +137,7 @@ struct worker {
 	struct fiber_timer conn_timer;   /* 1 s: idle and slow connections close */
 	struct fiber_timer mem_timer;    /* while nmem_wait: look again for record memory */
 	_Atomic unsigned active;      /* requests not parked (read by other rings: workers_busy) */
+	_Atomic uint64_t last_start;  /* when its latest request began (workers_last_start) */
 	struct parked_call *parked;   /* its parked WRITEs (fileio.c), kicked when all goes idle */
 	atomic_uint nparked;          /* how many (read by other rings) */
 	atomic_bool idle_posted;      /* idle_msg is in its inbox */

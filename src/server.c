@@ -874,7 +874,7 @@ static void request_main(void *arg)
 	struct worker *w = c->w;
 	struct reply *reply = NULL;
 	fiber_set_hooks(fiber_self(), cred_save, cred_restore, &rq->creds);
-	worker_running(w, true);
+	worker_request_begin(w);
 	dispatch_record(w, &c->peer, &c->local, IPPROTO_TCP, &rq->rm, rq->rec, rq->len, &reply);
 	worker_running(w, false);
 	fiber_set_hooks(fiber_self(), NULL, NULL, NULL);

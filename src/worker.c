@@ -64,6 +64,22 @@ bool workers_busy(struct server *srv, const struct worker *self)
 
 static void worker_idle_check(struct worker *w);
 
+void worker_request_begin(struct worker *w)
+{
+	atomic_store_explicit(&w->last_start, fiber_now_ns(), memory_order_relaxed);
+	worker_running(w, true);
+}
+
+uint64_t workers_last_start(struct server *srv)
+{
+	uint64_t last = 0;
+	for (unsigned i = 0; i < srv->nworkers; i++) {
+		uint64_t t = atomic_load_explicit(&srv->workers[i].last_start, memory_order_relaxed);
+		last = t > last ? t : last;
+	}
+	return last;
+}
+
 void worker_running(struct worker *w, bool running)
 {
 	/* Written by this ring only, read by the others: no read-modify-write needed. */

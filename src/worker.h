@@ -30,6 +30,12 @@ bool workers_busy(struct server *srv, const struct worker *self);
 /* The calling request starts (a new one, or a parked one going on) or stops (ending, or
  * parking) being counted by workers_busy(); stopping runs worker_idle_check(). */
 void worker_running(struct worker *w, bool running);
+/* A new request begins on w: worker_running(w, true), and the time noted for
+ * workers_last_start(). */
+void worker_request_begin(struct worker *w);
+/* When the latest request began, on any ring (CLOCK_MONOTONIC ns): while they keep coming, the
+ * WRITE a parked one waits for may be among the next, even if every one so far has parked. */
+uint64_t workers_last_start(struct server *srv);
 /* A WRITE parked for its neighbour (fileio.c) is listed on its ring between begin and end: when
  * no request is left running anywhere, its wait is kicked (it then gives up waiting), so it needs
  * no periodic look at whether the server went idle. */
