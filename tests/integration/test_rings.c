@@ -173,16 +173,11 @@ struct pair {
 static struct pair open_pair(const struct itest *t, const char *name)
 {
 	struct pair p;
-	char path[PATH_MAX];
 	p.keep = connect_nfs(t);
 	uint8_t *old = malloc(OLD_SIZE);
 	assert_non_null(old);
 	fill(old, 0, OLD_SIZE, 77);
-	it_path(t, EXP_RW, name, path, sizeof path);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(old, 1, OLD_SIZE, f), OLD_SIZE);
-	assert_int_equal(fclose(f), 0);
+	it_write_file(t, EXP_RW, name, old, OLD_SIZE, 0644);
 	p.fk = make_file(t, p.keep, name);
 	free(old);
 	/* Consecutive accepts: two rings. */
