@@ -726,6 +726,7 @@ static const struct key_def server_keys[] = {
 static const struct key_def cache_keys[] = {
 	{"size", parse_size, CFG(cache_size), 64 * KIB, 1024 * GIB},
 	{"file_size", parse_size, CFG(cache_file_size), 0, 1024 * GIB},
+	{"writeback_depth", parse_unsigned, CFG(cache_writeback_depth), 1, 1024},
 	{NULL, NULL, 0, 0, 0},
 };
 
@@ -1041,6 +1042,7 @@ static int set_defaults(struct config *c)
 		.rpcbind = RPCBIND_AUTO,
 		.log_level = LOG_INFO,
 		.cache_size = 1 * GIB,
+		.cache_writeback_depth = 16,
 		.lock_port = 32803,
 		.grace_period = 90,
 		.max_locks = 1 << 20,

@@ -87,6 +87,7 @@ struct config {
 	int log_level;            /* syslog level: LOG_ERR .. LOG_DEBUG, default LOG_INFO */
 	size_t cache_size;        /* [cache] size, default 1G */
 	size_t cache_file_size;   /* [cache] file_size, default 0: half of size */
+	unsigned cache_writeback_depth;   /* [cache] writeback_depth, all rings, default 16 */
 	char *metrics_listen;     /* [metrics] listen = ADDR:PORT; NULL: no HTTP endpoint */
 	uint16_t lock_port;       /* [lock] port of NLM and NSM, TCP and UDP, default 32803; 0: none */
 	unsigned grace_period;    /* [lock] seconds of reclaim-only after a restart, default 90 */

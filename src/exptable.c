@@ -338,6 +338,7 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(rpcbind, "rpcbind");
 	CHECK(cache_size, "[cache] size");
 	CHECK(cache_file_size, "[cache] file_size");
+	CHECK(cache_writeback_depth, "[cache] writeback_depth");
 	CHECK(lock_port, "[lock] port");
 	CHECK(grace_period, "[lock] grace_period");
 	CHECK(max_locks, "[lock] locks");

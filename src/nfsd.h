@@ -77,6 +77,7 @@ struct server {
 	uint8_t fh_key[16];           /* SipHash key authenticating file handles; persisted */
 	_Atomic uint64_t write_verf;  /* drawn at start, rotated after a write or fsync error */
 	atomic_uint nparked;          /* parked WRITEs of every ring: the idle check's first look */
+	atomic_uint wb_fibers;        /* write-behind fibers of every ring (worker_writeback) */
 	struct bcache *cache;
 	struct drc *drc;              /* duplicate request cache, NULL when off (drc.h) */
 	struct nlm *nlm;              /* the lock manager, NULL when [lock] port = 0 (lock/nlm.h) */
@@ -141,7 +142,6 @@ struct worker {
 	struct parked_call *parked;   /* its parked WRITEs (fileio.c), kicked when all goes idle */
 	atomic_uint nparked;          /* how many (read by other rings) */
 	atomic_bool idle_posted;      /* idle_msg is in its inbox */
-	unsigned wb_fibers;           /* write-behind fibers running (worker_writeback) */
 	struct fiber_msg idle_msg;
 	/* the loop: woken by ev_fd, which other threads write (worker_kick) */
 	int ev_fd;

@@ -89,10 +89,6 @@ void worker_running(struct worker *w, bool running)
 		worker_idle_check(w);
 }
 
-/* Writes in flight per ring for write-behind: enough to keep a device's queue busy while the
- * ring's requests go on, few enough that COMMITs and READs do not queue behind a wall of them. */
-#define WB_FIBERS 4
-
 /* A fiber of the ring's own, as the server: whatever fiber ran before, its I/O goes as the
  * server (the files are open), or as the cache's writer_begin op says while it writes a file;
  * saved across its waits. */
@@ -138,16 +134,26 @@ static void writeback_main(void *arg)
 					"write-behind failed: %s; the next COMMIT of the file reports it",
 					strerror((int)-n));
 	}
-	w->wb_fibers--;
+	atomic_fetch_sub(&w->srv->wb_fibers, 1);
 }
 
+/* Each write-behind fiber keeps one run (up to a few MiB) in flight. Their number is the
+ * server's, not each ring's: the device's queue wants [cache] writeback_depth of them (as fio
+ * keeps its iodepth), whatever the number of rings; more only queue COMMITs and READs behind
+ * a wall of writes, fewer leave a fast device idle between runs (4 per ring on 2 rings wrote
+ * aligned 1 MiB streams at 60% of the speed of 16). */
 void worker_writeback(struct worker *w)
 {
-	if (w->wb_fibers >= WB_FIBERS)
-		return;
+	struct server *srv = w->srv;
+	unsigned n = atomic_load_explicit(&srv->wb_fibers, memory_order_relaxed);
+
+	do {
+		if (n >= srv->cfg->cache_writeback_depth)
+			return;
+	} while (!atomic_compare_exchange_weak(&srv->wb_fibers, &n, n + 1));
 	/* Not spawned for lack of memory: COMMIT and the bound write the data instead. */
-	if (worker_spawn_as_server(w, writeback_main, w) == 0)
-		w->wb_fibers++;
+	if (worker_spawn_as_server(w, writeback_main, w) != 0)
+		atomic_fetch_sub(&srv->wb_fibers, 1);
 }
 
 void worker_park_begin(struct worker *w, struct parked_call *p)

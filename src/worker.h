@@ -43,9 +43,9 @@ struct parked_call {
 	struct co_kick kick;
 	struct parked_call *next, *prev;
 };
-/* Dirty data is waiting (bcache_writeback_wanted): make sure some of this ring's fibers are
- * writing it back. They run as the server, end when there is nothing left, and are waited for
- * when the ring stops. */
+/* Dirty data is waiting (bcache_writeback_wanted): start a write-behind fiber on this ring
+ * unless [cache] writeback_depth of them run already, on all rings. They run as the server, end
+ * when there is nothing left, and are waited for when the ring stops. */
 void worker_writeback(struct worker *w);
 /* Start fn(arg) in a new fiber of w's ring, with the server's credentials (saved across its
  * waits). 0 or -errno. */

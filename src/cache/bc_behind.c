@@ -6,8 +6,8 @@
  * produce these steadily, and the device gets 1 MiB writes as soon as they can be formed. Past a
  * quarter of the bound in dirty bytes, the oldest dirty data goes too, as the longest run around
  * it: data that will never fill a chunk (the tail of a file, sparse writes) does not sit until
- * COMMIT while memory fills. Whoever calls bcache_writeback() does the I/O (the server: a few
- * fibers per ring, started when bcache_writeback_wanted()). */
+ * COMMIT while memory fills. Whoever calls bcache_writeback() does the I/O (the server:
+ * [cache] writeback_depth fibers in all, started when bcache_writeback_wanted()). */
 #include <errno.h>
 
 #include "bc_internal.h"

@@ -119,6 +119,7 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.log_level, LOG_INFO);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
+	assert_int_equal(cfg.cache_writeback_depth, 16);
 	assert_int_equal(cfg.nexports, 0);
 	assert_null(cfg.exports);
 	config_free(&cfg);
@@ -178,6 +179,7 @@ static void test_every_key_set(void **state)
 		"[cache]\n"
 		"size = 1G\n"
 		"file_size = 256M\n"
+		"writeback_depth = 3\n"
 		"[export data]\n"
 		"clients = 10.0.0.0/8(rw,all_squash,anonuid=1000,anongid=1001,insecure,subtree_check) "
 		"::1(ro,subtree_check,no_subtree_check)\n"
@@ -212,6 +214,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(cfg.log_level, LOG_DEBUG);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 256 * 1024 * 1024);
+	assert_int_equal(cfg.cache_writeback_depth, 3);
 	assert_int_equal(cfg.nexports, 3);
 
 	const struct export_cfg *e = &cfg.exports[0];
@@ -239,7 +242,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 28);
+	assert_int_equal(e->line, 29);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
@@ -537,7 +540,7 @@ static void test_structure_errors(void **state)
 		{"[exprot data]\n",
 		 "1: unknown section [exprot data] (expected [server], [cache], [metrics], [lock] "
 		 "or [export PATH])"},
-		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (did you mean 'size'? known: size, file_size)"},
+		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (did you mean 'size'? known: size, file_size, writeback_depth)"},
 		{"[lock]\ngrace_perod = 5\n", "2: unknown key 'grace_perod' in [lock] (did you mean 'grace_period'? known: port, "
 		 "grace_period, locks, locks_per_client, waiters, waiters_per_client)"},
 		{"[lock]\n[lock]\n", "2: duplicate section [lock] (first on line 1)"},
@@ -614,6 +617,7 @@ static void test_value_errors(void **state)
 		 "2: rpcbind = maybe is not auto, yes, no or own (yes/no also as true/false, on/off or 1/0)"},
 		{"[cache]\nsize = 1K\n", "2: size = 1K is out of range (64K..1024G)"},
 		{"[cache]\nsize = 1025G\n", "2: size = 1025G is out of range (64K..1024G)"},
+		{"[cache]\nwriteback_depth = 0\n", "2: writeback_depth = 0 is out of range (1..1024)"},
 		{"[cache]\nsize = lots\n",
 		 "2: size = lots is not a size (a number with an optional K, M or G suffix)"},
 		{"[export data]\nclients = *\nfsid = 0\n", "3: fsid = 0 is out of range (1..4294967295)"},
