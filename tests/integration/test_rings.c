@@ -5,11 +5,11 @@
  * The daemon runs with threads = 2 (the harness's conf). Ring 0 accepts and hands connections to
  * the rings in turn, so two connections opened one right after the other, with nothing else
  * connecting in between, are served by two different rings. */
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
