@@ -708,16 +708,15 @@ static bool free_clean_of_inode(struct bc_inode *ino)
 bool bc_reclaim_file(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
-	bool over;
+	bool wrote = false;
 
 	co_mutex_lock(&ino->lock);
-	over = ino->bytes > ino->cache->file_limit;
 	while (ino->bytes > ino->cache->file_limit && free_clean_of_inode(ino))
 		;
 	while (ino->bytes > ino->cache->file_limit && evict_oldest_of_inode(h))
-		;
+		wrote = true;
 	co_mutex_unlock(&ino->lock);
-	return over;
+	return wrote;
 }
 
 /* The oldest clean blocks of list `which`, freed a batch at a time: those of the inode of its

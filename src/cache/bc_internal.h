@@ -412,8 +412,8 @@ void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t n
 struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, uint64_t *index,
 				uint64_t *id);
 int bc_reclaim(struct bcache_file *h);
-/* Its parts: the inode's own bound (writes as needed; true if it was over it), and freeing clean
- * blocks cache-wide. */
+/* Its parts: the inode's own bound (writes as needed; true if freeing its clean blocks was
+ * not enough: that is a wait, they are not), and freeing clean blocks cache-wide. */
 bool bc_reclaim_file(struct bcache_file *h);
 void bc_reclaim_clean(struct bcache *c);
 bool bc_over_limit(struct bcache *c);

@@ -276,9 +276,9 @@ static int make_room(struct bcache_file *h)
 {
 	struct bcache *c = h->ino->cache;
 
-	bool waited = bc_reclaim_file(h);
+	bool wrote = bc_reclaim_file(h);
 	if (!bc_over_limit(c)) {
-		if (waited)
+		if (wrote)
 			bc_count(&c->n.bp_waits);
 		return 0;
 	}

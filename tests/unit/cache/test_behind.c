@@ -491,6 +491,29 @@ static void test_bound_holds_with_backpressure(void **state)
 	env_free(e);
 }
 
+/* A file past its own bound with only clean blocks to spare frees them: no WRITE waits, nothing is
+ * written, and the counter of backpressure waits says so. */
+static void test_file_bound_frees_clean_without_waiting(void **state)
+{
+	struct env *e = env_new(8 * MiB, 1 * MiB);
+
+	(void)state;
+	bcache_file_set_mode(e->f, BCACHE_BEHIND);
+	for (unsigned i = 0; i < 4; i++) {
+		put_ok(e, (uint64_t)i * MiB, MiB, i + 1);
+		assert_int_equal(bcache_commit(e->f, (uint64_t)i * MiB, MiB, BCACHE_SYNC_DATA), 0);
+	}
+	struct bcache_stats s = stats(e);
+	assert_true(s.bytes_peak <= 2 * MiB);   /* the file's bound and one WRITE */
+	assert_int_equal(s.bp_waits, 0);
+	uint64_t written = 0;
+	for (unsigned i = 0; i < e->disk.writes; i++)
+		written += e->disk.log[i].len;
+	assert_int_equal(written, 4 * MiB);   /* each byte once, by its COMMIT */
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* At the bound with the disk failing, the WRITEs that fit are answered (their data waits in the
  * cache for the COMMIT that reports the failure); past it, the file's WRITEs get the error at
  * once instead of growing the cache or retrying the failing writes for every WRITE; nothing
@@ -1101,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_random_writers_never_held),
 		cmocka_unit_test(test_dirty_threshold),
 		cmocka_unit_test(test_bound_holds_with_backpressure),
+		cmocka_unit_test(test_file_bound_frees_clean_without_waiting),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
 		cmocka_unit_test(test_full_cache_on_failing_disk),
 		cmocka_unit_test(test_stable_writes_on_failing_disk),
