@@ -245,10 +245,22 @@ static void wait_spans(struct bc_inode *ino, uint64_t first, uint64_t last)
 		bc_wait(ino);
 }
 
+/* Is adopting buf for a middle of len bytes worth it? An adopted buffer stays whole, and counts
+ * whole against the bound, until its last block goes: a small WRITE's (a 6000-byte record holds
+ * one whole block, if any, in an allocation of 8 to 12 KiB) would keep two or three times its
+ * bytes, so its block is copied (its only copy: the partial ends are copied anyway) and the
+ * buffer goes back to the allocator with the reply, still warm. */
+static bool worth_adopting(const struct bcache_buf *buf, uint64_t len)
+{
+	return buf && (!buf->size || 2 * len >= buf->size);
+}
+
 /* The middle's whole blocks into the cache: adopted from buf where aligned, else copied. */
 static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
 			const unsigned char *src, struct bcache_buf *buf)
 {
+	if (!worth_adopting(buf, mid_end - mid))
+		buf = NULL;
 	for (uint64_t at = mid; at < mid_end; at += ino->bs) {
 		const unsigned char *p = src + (at - mid);
 		bool adopt = buf && ((uintptr_t)p & (ino->bs - 1)) == 0;

@@ -159,21 +159,54 @@ static void test_record_size_counts(void **state)
 
 	(void)state;
 	assert_non_null(r);
-	r->mem = aligned_alloc(BS, 16 * BS);
+	r->mem = aligned_alloc(BS, 6 * BS);
 	assert_non_null(r->mem);
-	bcache_buf_init(&r->b, rec_release, 16 * BS);   /* 4 blocks of payload in 16 of memory */
+	bcache_buf_init(&r->b, rec_release, 6 * BS);   /* 4 blocks of payload in 6 of memory */
 	for (unsigned i = 0; i < 4 * BS; i++)
 		r->mem[i] = pat(1, i);
 	assert_int_equal(bcache_write_buf(e->f, 0, r->mem, 4 * BS, &r->b), 0);
 	bcache_buf_put(&r->b);
 	apply(e, 0, 4 * BS, 1);
-	assert_int_equal(stats(e).bytes, 16 * BS);
+	assert_int_equal(stats(e).bytes, 6 * BS);
 	put_ok(e, BS, BS, 2);                  /* one block replaced: the record still held */
-	assert_int_equal(stats(e).bytes, 16 * BS + BS);
+	assert_int_equal(stats(e).bytes, 6 * BS + BS);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
 	assert_int_equal(bcache_file_evict_clean(e->f), 4);
 	assert_int_equal(stats(e).bytes, 0);
+	env_free(e);
+}
+
+/* A record whose whole blocks are under half of its memory (a small WRITE in a large receive
+ * buffer) is not kept for them: they are copied, the record goes back at once, and the bound
+ * counts the blocks alone. */
+static void test_small_record_copied_not_held(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct rec *r = calloc(1, sizeof(*r));
+	atomic_int released = 0;
+
+	(void)state;
+	assert_non_null(r);
+	r->mem = aligned_alloc(BS, 4 * BS);
+	assert_non_null(r->mem);
+	bcache_buf_init(&r->b, rec_release, 4 * BS);   /* one block of payload in 4 of memory */
+	r->released = &released;
+	for (unsigned i = 0; i < BS; i++)
+		r->mem[i] = pat(1, BS + i);
+	assert_int_equal(bcache_write_buf(e->f, BS, r->mem, BS, &r->b), 0);
+	bcache_buf_put(&r->b);
+	apply(e, BS, BS, 1);
+	assert_int_equal(atomic_load(&released), 1);
+	struct bcache_stats s = stats(e);
+	assert_int_equal(s.adopted, 0);
+	assert_int_equal(s.copied, 1);
+	assert_int_equal(s.bytes, BS);
+	char back[BS];
+	assert_int_equal(read_through(e, BS, (unsigned char *)back, BS), 0);
+	assert_memory_equal(back, e->expect + BS, BS);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
 	env_free(e);
 }
 
@@ -1113,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(test_write_is_cached_not_written),
 		cmocka_unit_test(test_record_adopted_until_evicted),
 		cmocka_unit_test(test_record_size_counts),
+		cmocka_unit_test(test_small_record_copied_not_held),
 		cmocka_unit_test(test_complete_chunk_written_behind),
 		cmocka_unit_test(test_restricted_file_written_restricted),
 		cmocka_unit_test(test_interleaved_writers_merge),
