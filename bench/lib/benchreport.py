@@ -822,9 +822,9 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         'writeback threads are not in it: it flatters servers that write through the page cache. '
         'Each case is a fresh process, so nfsd-uc\'s figure also holds the first touch of its '
         'cache\'s memory, up to its peak RSS, which a long-running server pays once: the kernel '
-        'zeroes each new page, and on this virtual machine, whose host backs a page only when '
-        'it is touched, clear_page took 15% and 50% of the daemon\'s CPU in two runs of one '
-        'fresh 47008-byte UNSTABLE case under perf.',
+        'zeroes each new page, and on a virtual machine whose host backs a page only when it is '
+        'touched (the 2-CPU one of docs/benchmarks.md), clear_page took 15% and 50% of the '
+        'daemon\'s CPU in two runs of one fresh 47008-byte UNSTABLE case under perf.',
         '- peak RSS: the server\'s VmHWM at the end of the measured phase (a fresh process per '
         'case).',
         '- Overwrite cases and READ workloads start after `sync -f` and '
