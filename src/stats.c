@@ -115,6 +115,7 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		G(k, "cache_ready_blocks", b.ready);
 		C(k, "cache_adopted_blocks", b.adopted);
 		C(k, "cache_copied_blocks", b.copied);
+		C(k, "cache_frames_opened", b.frames);
 		C(k, "cache_read_hits", b.read_hits);
 		C(k, "cache_read_misses", b.read_misses);
 		C(k, "cache_read_kept_blocks", b.read_cached);

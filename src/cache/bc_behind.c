@@ -140,18 +140,13 @@ ssize_t bc_wb_failed(struct bc_inode *ino, ssize_t n)
  * young_ns has a hole nobody is filling now (a chunk cut by the bound, whose partial blocks
  * came late; a writer that stopped) and holds nobody back: the dirty threshold writes it.
  * Random writers, whose WRITEs land apart, are never held. */
-static bool interleaved(const struct bc_inode *ino)
-{
-	return ino->win_next * 4 >= ino->win_writes;
-}
-
 void bc_hold_ahead(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
 	struct bcache *c = ino->cache;
 	size_t most = c->spread_chunks;
 
-	if (bc_chunks_open(ino) <= most || !interleaved(ino))
+	if (bc_chunks_open(ino) <= most || !bc_interleaved(ino))
 		return;
 	uint64_t now = fiber_now_ns();
 	if (bc_chunks_young(ino, now, c->young_ns) <= most)

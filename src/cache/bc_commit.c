@@ -204,6 +204,7 @@ int bcache_truncate(struct bcache_file *h, uint64_t new_size)
 		return rc;
 	}
 	bc_map_range(ino, first_gone, UINT64_MAX, drop_entry, NULL);
+	bc_frames_close(ino);   /* slots of dropped blocks are used: a rewrite starts new frames */
 	if (ino->hint > new_size)
 		ino->hint = new_size;
 	ino->wseq++;

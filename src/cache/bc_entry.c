@@ -87,17 +87,35 @@ static void entry_link(struct bc_inode *ino, struct bc_entry *e, uint64_t index,
 	bc_entry_relist(ino, e);
 }
 
-/* A new entry is dirty from the start: its creator copies a WRITE into it before unlocking. */
-struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index)
+static struct bc_entry *entry_alloc(struct bc_inode *ino)
 {
-	struct bc_entry *e = bc_map_reserve(&ino->map) ? NULL : calloc(1, sizeof(*e));
+	return bc_map_reserve(&ino->map) ? NULL : calloc(1, sizeof(struct bc_entry));
+}
+
+/* e's image: slot, inside frame (a reference is taken), or memory of its own when slot is NULL. */
+static int entry_image(struct bc_inode *ino, struct bc_entry *e, unsigned char *slot,
+		       struct bcache_buf *frame)
+{
+	if (slot) {
+		atomic_fetch_add_explicit(&frame->refs, 1, memory_order_relaxed);
+		e->buf = frame;
+		e->data = slot;
+		return 0;
+	}
+	e->data = aligned_alloc(ino->bs, ino->bs);
+	return e->data ? 0 : -ENOMEM;
+}
+
+/* A new entry is dirty from the start: its creator copies a WRITE into it before unlocking. */
+struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index, unsigned char *slot,
+			      struct bcache_buf *frame)
+{
+	struct bc_entry *e = entry_alloc(ino);
 
 	if (!e)
 		return NULL;
-	e->data = aligned_alloc(ino->bs, ino->bs);
 	e->bits = calloc(ino->bs / 64, sizeof(uint64_t));
-	if (!e->data || !e->bits) {
-		free(e->data);
+	if (!e->bits || entry_image(ino, e, slot, frame)) {
 		free(e->bits);
 		free(e);
 		return NULL;
@@ -106,10 +124,30 @@ struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index)
 	return e;
 }
 
+struct bc_entry *bc_entry_new_copy(struct bc_inode *ino, uint64_t index, const void *src,
+				   unsigned char *slot, struct bcache_buf *frame)
+{
+	struct bc_entry *e = entry_alloc(ino);
+
+	if (!e)
+		return NULL;
+	if (entry_image(ino, e, slot, frame)) {
+		free(e);
+		return NULL;
+	}
+	memcpy(e->data, src, ino->bs);
+	bc_count(&ino->cache->n.copied);
+	e->nwritten = e->covered = ino->bs;
+	entry_link(ino, e, index, true);
+	return e;
+}
+
 struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
 				    struct bcache_buf *buf, bool dirty)
 {
-	struct bc_entry *e = bc_map_reserve(&ino->map) ? NULL : calloc(1, sizeof(*e));
+	if (!buf && dirty)
+		return bc_entry_new_copy(ino, index, data, NULL, NULL);
+	struct bc_entry *e = entry_alloc(ino);
 
 	if (!e)
 		return NULL;
@@ -125,8 +163,6 @@ struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const 
 			return NULL;
 		}
 		memcpy(e->data, data, ino->bs);
-		if (dirty)
-			bc_count(&ino->cache->n.copied);
 	}
 	e->nwritten = e->covered = dirty ? ino->bs : 0;
 	e->filled = !dirty;
@@ -264,4 +300,5 @@ void bc_entry_free_all(struct bc_inode *ino)
 {
 	while (!bc_list_empty(&ino->age))
 		bc_entry_free(ino, bc_container_of(ino->age.next, struct bc_entry, ilink));
+	bc_frames_close(ino);   /* their slots are used: blocks made again start frames afresh */
 }

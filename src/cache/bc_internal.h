@@ -33,6 +33,7 @@
 enum bc_glist { BC_GL_NONE = 0, BC_GL_CLEAN, BC_GL_DIRTY, BC_GL_HOT };
 
 struct bc_inode;
+struct bc_frame;
 
 /* One partly (or, once filled, completely) known block. */
 struct bc_entry {
@@ -47,8 +48,8 @@ struct bc_entry {
 	uint64_t *bits;          /* bytes written by WRITEs; NULL for a whole image: a WRITE's
 				  * middle (nwritten = bs) or a block a READ kept (nwritten 0,
 				  * filled) */
-	struct bcache_buf *buf;  /* holds data when it lies in a WRITE's record (adopted), or NULL:
-				  * data is the entry's own allocation */
+	struct bcache_buf *buf;  /* holds data when it lies in a WRITE's record (adopted) or in a
+				  * frame (bc_frame.c), or NULL: data is the entry's own allocation */
 	uint32_t nwritten;       /* bits set */
 	uint32_t covered;        /* bytes WRITEs gave since the block last went to disk (overlaps
 				  * count twice: only a hint, for write-behind's chunks) */
@@ -148,6 +149,9 @@ struct bc_inode {
 	uint64_t chunks_opened;  /* times a chunk got its first ready block (bc_chunk.c) */
 	struct co_cond window;   /* broadcast when a chunk closes while WRITEs wait (bc_hold_ahead) */
 	unsigned window_waiters;
+	struct bc_frame *frames;  /* open frames, where copied blocks go (bc_frame.c), most recently
+				   * used first; a reference on each */
+	unsigned nframes;
 	struct bc_sync_group {   /* rounds of write + sync, one at a time (bc_commit.c) */
 		struct bc_sync_req *queue;  /* callers for the next round */
 		bool running;
@@ -166,7 +170,7 @@ struct bcache_file {
 struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
 	_Atomic uint64_t fill_reads, fill_zeros, forced, io_errors;
-	_Atomic uint64_t adopted, copied;
+	_Atomic uint64_t adopted, copied, frames;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
 	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds;
@@ -293,7 +297,13 @@ typedef bool (*bc_visit_fn)(struct bc_inode *ino, struct bc_entry *e, void *arg)
 bool bc_map_range(struct bc_inode *ino, uint64_t first, uint64_t last, bc_visit_fn fn, void *arg);
 
 /* bc_entry.c (inode lock held) */
-struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index);
+/* A block written in part: its image in slot of frame (bc_frame_slot), or memory of its own when
+ * slot is NULL. */
+struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index, unsigned char *slot,
+			      struct bcache_buf *frame);
+/* A WRITE's whole block, copied from src into slot of frame or memory of its own (slot NULL). */
+struct bc_entry *bc_entry_new_copy(struct bc_inode *ino, uint64_t index, const void *src,
+				   unsigned char *slot, struct bcache_buf *frame);
 /* A whole block whose image is data, inside buf's memory (a reference is taken), or a copy of it
  * when buf is NULL. Any older entry of the block is the caller's to free after (bc_map_remove
  * goes by identity). dirty: a WRITE's block (every
@@ -312,6 +322,20 @@ int bc_entry_own(struct bc_inode *ino, struct bc_entry *e);
 void bc_entry_touch(struct bc_inode *ino, struct bc_entry *e);
 void bc_readers_stale(struct bc_inode *ino, uint64_t index);
 
+/* bc_frame.c (inode lock held) */
+/* Should a WRITE of blocks [first, last] that copies its bytes open frames? When the file is being
+ * filled small piece by small piece: its WRITEs land next to each other's, and a block just
+ * outside this one's holds another WRITE's bytes not yet on disk. (Clean blocks say nothing: a
+ * random writer over a file read or written before finds them everywhere.) */
+bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last);
+/* The slot of block index in the inode's frame for its stretch of the file, taken for a new
+ * entry (*buf: the frame, for the entry to reference); NULL when the block is to have memory of
+ * its own: no frame there (and may_open false, or none could be made), or its slot used. */
+unsigned char *bc_frame_slot(struct bc_inode *ino, uint64_t index, bool may_open,
+			    struct bcache_buf **buf);
+/* Drop the inode's references on its open frames (their entries keep theirs). */
+void bc_frames_close(struct bc_inode *ino);
+
 /* bc_chunk.c (inode lock held) */
 int bc_chunks_init(struct bc_chunks *m);
 void bc_chunks_fini(struct bc_chunks *m);
@@ -323,6 +347,12 @@ size_t bc_chunks_young(const struct bc_inode *ino, uint64_t now, uint64_t young_
 static inline size_t bc_chunks_open(const struct bc_inode *ino)
 {
 	return ino->chunks.count - ino->chunks.whole;
+}
+/* Do the file's WRITEs land next to each other's (a quarter of them, lately, found data just
+ * before or after them), as interleaved or sequential writers' do, and random ones' do not? */
+static inline bool bc_interleaved(const struct bc_inode *ino)
+{
+	return ino->win_next * 4 >= ino->win_writes;
 }
 /* A WRITE of h that opened a chunk: if the file's writers are spread too far, wait for a chunk to
  * close (bc_behind.c). Inode lock held (released while waiting). */

@@ -61,11 +61,16 @@ static const void *middle_source(struct bcache *c, uint32_t bs, const unsigned c
 	return *bounce;
 }
 
+/* Where a WRITE's new entries get their images: memory of their own, or the file's frames
+ * (bc_frame.c), opening new ones or not (bc_frame_wanted). */
+enum frames { FRAMES_NONE, FRAMES_USE, FRAMES_OPEN };
+
 /* Copy one piece into its block's entry; write the block and free the entry if that completed it.
  * The copy waits for a busy entry: its image is on the way to disk and must not change under
  * the write. A completed block under another WRITE's middle in flight is left to that middle,
  * which will supersede it (or fail, and leave it to the next COMMIT). */
-static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *src, size_t len)
+static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *src, size_t len,
+		      enum frames fr)
 {
 	struct bc_inode *ino = h->ino;
 	uint64_t index = off >> ino->bshift;
@@ -75,8 +80,13 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 
 	while ((e = bc_map_find(&ino->map, index)) && e->busy)
 		bc_wait(ino);
-	if (!e && !(e = bc_entry_new(ino, index)))
-		return -ENOMEM;
+	if (!e) {
+		struct bcache_buf *frame = NULL;
+		unsigned char *slot = fr ? bc_frame_slot(ino, index, fr == FRAMES_OPEN, &frame) : NULL;
+
+		if (!(e = bc_entry_new(ino, index, slot, frame)))
+			return -ENOMEM;
+	}
 	if (bc_entry_own(ino, e))
 		return -ENOMEM;
 	memcpy(e->data + a, src, len);
@@ -169,12 +179,12 @@ static void span_leave(struct bc_inode *ino, struct bc_span *s, bool landed)
 }
 
 static int write_parts(struct bcache_file *h, const struct plan *p, uint64_t off,
-		       const unsigned char *src)
+		       const unsigned char *src, enum frames fr)
 {
 	int rc = 0;
 
 	for (int i = 0; i < p->nparts; i++) {
-		int r = write_part(h, p->part_off[i], src + (p->part_off[i] - off), p->part_len[i]);
+		int r = write_part(h, p->part_off[i], src + (p->part_off[i] - off), p->part_len[i], fr);
 
 		if (r && !rc)
 			rc = r;
@@ -222,7 +232,7 @@ static int write_through(struct bcache_file *h, uint64_t off, const void *data, 
 	count_window(ino);
 	if (mid_src)
 		span_enter(ino, &span, p.mid, p.mid_end);
-	rc = write_parts(h, &p, off, src);
+	rc = write_parts(h, &p, off, src, FRAMES_NONE);
 	co_mutex_unlock(&ino->lock);
 	if (mid_src) {
 		mrc = bc_io_result(c, c->ops.write(h->io, p.mid, mid_src, p.mid_end - p.mid));
@@ -255,21 +265,34 @@ static bool worth_adopting(const struct bcache_buf *buf, uint64_t len)
 	return buf && (!buf->size || 2 * len >= buf->size);
 }
 
-/* The middle's whole blocks into the cache: adopted from buf where aligned, else copied. */
-static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
-			const unsigned char *src, struct bcache_buf *buf)
+/* A copied block's entry, its image in the file's frame where there is one for it. */
+static struct bc_entry *copy_block(struct bc_inode *ino, uint64_t index, const unsigned char *p,
+				   enum frames fr)
 {
-	if (!worth_adopting(buf, mid_end - mid))
-		buf = NULL;
+	struct bcache_buf *frame = NULL;
+	unsigned char *slot = fr ? bc_frame_slot(ino, index, fr == FRAMES_OPEN, &frame) : NULL;
+
+	return bc_entry_new_copy(ino, index, p, slot, frame);
+}
+
+/* The middle's whole blocks into the cache: adopted from buf where aligned (adopt: the WRITE is
+ * worth adopting), else copied (into frames as fr says). */
+static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
+			const unsigned char *src, struct bcache_buf *buf, bool adopt, enum frames fr)
+{
 	for (uint64_t at = mid; at < mid_end; at += ino->bs) {
 		const unsigned char *p = src + (at - mid);
-		bool adopt = buf && ((uintptr_t)p & (ino->bs - 1)) == 0;
-		struct bc_entry *e;
+		uint64_t index = at >> ino->bshift;
+		struct bc_entry *e, *n;
 
 		/* a block on its way to disk keeps its image until the write ends */
-		while ((e = bc_map_find(&ino->map, at >> ino->bshift)) && e->busy)
+		while ((e = bc_map_find(&ino->map, index)) && e->busy)
 			bc_wait(ino);
-		if (!bc_entry_new_whole(ino, at >> ino->bshift, p, adopt ? buf : NULL, true))
+		if (adopt && ((uintptr_t)p & (ino->bs - 1)) == 0)
+			n = bc_entry_new_whole(ino, index, p, buf, true);
+		else
+			n = copy_block(ino, index, p, fr);
+		if (!n)
 			return -ENOMEM;   /* the older entry, if any, stays */
 		if (e)
 			bc_entry_free(ino, e);   /* older bytes: this WRITE's replace them whole */
@@ -346,10 +369,16 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 	count_window(ino);
 	wait_spans(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift);
 	uint64_t opened = ino->chunks_opened;
+	bool adopt = worth_adopting(buf, p.mid_end - p.mid);
+	/* A WRITE whose blocks are copied puts them in its file's frames (bc_frame.c) where there
+	 * are, and opens new ones where the file is being filled by such WRITEs. */
+	enum frames fr = adopt ? FRAMES_NONE
+		       : bc_frame_wanted(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift)
+		       ? FRAMES_OPEN : FRAMES_USE;
 	if (p.mid < p.mid_end)
-		rc = cache_middle(ino, p.mid, p.mid_end, src + (p.mid - off), buf);
+		rc = cache_middle(ino, p.mid, p.mid_end, src + (p.mid - off), buf, adopt, fr);
 	if (rc == 0)
-		rc = write_parts(h, &p, off, src);
+		rc = write_parts(h, &p, off, src, fr);
 	bool next = next_to_data(ino, off, off + len);
 	ino->win_next += next;
 	/* At the front: it began a chunk, and nobody had written next to it. */

@@ -304,6 +304,7 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.io_errors = bc_load(&c->n.io_errors),
 		.adopted = bc_load(&c->n.adopted),
 		.copied = bc_load(&c->n.copied),
+		.frames = bc_load(&c->n.frames),
 		.wb_writes = bc_load(&c->n.wb_writes),
 		.wb_bytes = bc_load(&c->n.wb_bytes),
 		.read_hits = bc_load(&c->n.read_hits),

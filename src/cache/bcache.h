@@ -327,7 +327,8 @@ struct bcache_stats {
 				   * backlog (the rest of the dirty ones wait for neighbours) */
 	uint64_t clean_bytes;     /* written or read, kept for READs */
 	uint64_t adopted;         /* whole blocks taken from WRITE records without a copy */
-	uint64_t copied;          /* whole blocks copied (unaligned payloads) */
+	uint64_t copied;          /* whole blocks copied (unaligned payloads, small WRITEs) */
+	uint64_t frames;          /* frames opened for copied blocks (bc_frame.c) */
 	uint64_t wb_writes;       /* vectored writes of dirty runs (write-behind, COMMIT, bound) */
 	uint64_t wb_bytes;
 	uint64_t wb_hist[BCACHE_WB_HIST]; /* of those, by size: < 8K, < 16K, ... < 512K, < 1M, >= 1M */

@@ -128,7 +128,8 @@ check_counters() {
 # every WRITE's blocks: nothing dirty once committed (UNSTABLE + COMMIT, or each FILE_SYNC
 # WRITE), no shared block read back, every whole block adopted from the record, not copied (the
 # payload is placed aligned in memory). Under 4 blocks a record's whole blocks may be less than
-# half its memory, and are then copied rather than keep the record (test_behind.c checks that).
+# half its memory, and are then copied rather than keep the record (test_behind.c checks that),
+# into frames.
 check_cached() {
 	local sync=$1 mode=$2 fills=$3 dirty=$4 copied adopted most=0
 	[ "$dirty" -eq 0 ] || { fail "cache_dirty $dirty after everything was committed"; return 1; }
@@ -137,6 +138,12 @@ check_cached() {
 	if [ "$REC" -ge $((4 * BENCH_BLOCK)) ]; then
 		[ "$copied" -eq 0 ] || { fail "$copied whole blocks copied (unaligned in memory)"; return 1; }
 		[ "$adopted" -gt 0 ] || { fail "no block adopted from a WRITE's record"; return 1; }
+	elif [ "$copied" -gt 0 ] && [ $((NREC * REC)) -ge $((2 << 20)) ]; then
+		# copied blocks of writers filling the file side by side go into frames laid out as
+		# the file, so that a run leaves as one piece of memory (test_behind.c checks that)
+		local frames
+		frames=$(counter cache_frames_opened) || { fail "no cache_frames_opened counter"; return 1; }
+		[ "$frames" -gt 0 ] || { fail "small records filling a file opened no frame"; return 1; }
 	fi
 	[ "$mode" = overwrite ] && [ $((NREC * REC % BENCH_BLOCK)) -ne 0 ] && most=1
 	[ "$sync" = file ] && most=$((most + 2))   # a stable WRITE may give up waiting once

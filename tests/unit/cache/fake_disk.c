@@ -106,6 +106,16 @@ static void fake_writer_end(void *io, const struct bcache_writer_saved *saved)
 	memcpy(&writer_mode, saved->bytes, sizeof writer_mode);
 }
 
+/* What the block layer counts as a write's segments, before page boundaries: memory pieces. */
+static int pieces(const struct iovec *iov, int iovcnt)
+{
+	int n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += !i || (char *)iov[i - 1].iov_base + iov[i - 1].iov_len != iov[i].iov_base;
+	return n;
+}
+
 /* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length. */
 static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt)
 {
@@ -131,7 +141,7 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 		rc = -d->write_err;
 	} else {
 		if (d->writes < FAKE_LOG_MAX)
-			d->log[d->writes] = (struct fake_write){ off, len };
+			d->log[d->writes] = (struct fake_write){ off, len, pieces(iov, iovcnt) };
 		d->writes++;
 		if (writer_mode == 0)
 			d->server_writes++;

@@ -18,6 +18,7 @@
 
 struct fake_write {
 	uint64_t off, len;
+	int pieces;                /* separate pieces of memory it came from (adjacent iovecs merged) */
 };
 
 struct fake_disk {
