@@ -258,6 +258,38 @@ static void test_small_records_fill_frames(void **state)
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
 	assert_int_equal(e->disk.reads, 0);
+	char back[2 * 6000];
+	assert_int_equal(read_through(e, MiB - 6000, (unsigned char *)back, sizeof back), 0);
+	assert_memory_equal(back, e->expect + MiB - 6000, sizeof back);
+	assert_true(bcache_file_evict_clean(e->f) > 0);
+	assert_int_equal(stats(e).bytes, 0);   /* each frame's charge went with its last block */
+	env_free(e);
+}
+
+/* A file filled by small records, cut in the middle of a frame and filled again by another
+ * writer: the cache and the disk hold the first writer's bytes before the cut and the second's
+ * after it, and once the blocks are evicted no frame is still counted. */
+static void test_frames_after_truncate(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const size_t rec = 6000;
+	const uint64_t n = 2 * MiB / rec, cut = n / 2 * rec;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t i = pass ? n / 2 : 0; i < n; i++)
+			put_copied(e, i * rec, rec, (unsigned)(pass + 1));
+		if (pass == 0) {
+			assert_true(stats(e).frames >= 1);
+			assert_int_equal(bcache_truncate(e->f, cut), 0);
+			set_expect_size(e, cut);
+		}
+	}
+	check_cached(e, 0, n * rec);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_true(bcache_file_evict_clean(e->f) > 0);
+	assert_int_equal(stats(e).bytes, 0);
 	env_free(e);
 }
 
@@ -1218,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(test_record_size_counts),
 		cmocka_unit_test(test_small_record_copied_not_held),
 		cmocka_unit_test(test_small_records_fill_frames),
+		cmocka_unit_test(test_frames_after_truncate),
 		cmocka_unit_test(test_random_small_records_no_frames),
 		cmocka_unit_test(test_complete_chunk_written_behind),
 		cmocka_unit_test(test_restricted_file_written_restricted),
