@@ -370,8 +370,8 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 	wait_spans(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift);
 	uint64_t opened = ino->chunks_opened;
 	bool adopt = worth_adopting(buf, p.mid_end - p.mid);
-	/* A WRITE whose blocks are copied puts them in its file's frames (bc_frame.c) where there
-	 * are, and opens new ones where the file is being filled by such WRITEs. */
+	/* A WRITE whose blocks are copied puts them in its file's open frames (bc_frame.c), and
+	 * opens new ones when the file is being filled by such WRITEs. */
 	enum frames fr = adopt ? FRAMES_NONE
 		       : bc_frame_wanted(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift)
 		       ? FRAMES_OPEN : FRAMES_USE;
