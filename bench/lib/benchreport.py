@@ -739,10 +739,10 @@ def page(rows, series, info, goal_rows, plots, runtimes):
                  f"a file of {min(a.seq_size, 256 << 20) >> 20} MiB written the same way and "
                  "read back at once from the same server, "
                  f"{getattr(a, 'readback_passes', 1)} time(s) over, timed as one (one pass "
-                 "takes a tenth of a second from a cache: shorter than this machine's noise). Each step "
-                 "runs on a fresh server process. For READ rows, `dev reads` counts the server's "
-                 "device reads and page cache % the file's resident pages against the bytes "
-                 "read.\n")
+                 "takes a tenth of a second from a cache: shorter than this machine's noise). "
+                 "Each step runs on a fresh server process. For READ rows, `dev reads` counts "
+                 "the server's device reads and page cache % the file's resident pages against "
+                 "the bytes read.\n")
         L.append(io_table(host))
         L.append('')
     if any(r['workload'] == 'meta' for r in host):

@@ -145,8 +145,6 @@ struct bc_entry *bc_entry_new_copy(struct bc_inode *ino, uint64_t index, const v
 struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
 				    struct bcache_buf *buf, bool dirty)
 {
-	if (!buf && dirty)
-		return bc_entry_new_copy(ino, index, data, NULL, NULL);
 	struct bc_entry *e = entry_alloc(ino);
 
 	if (!e)
@@ -156,12 +154,10 @@ struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const 
 		e->buf = buf;
 		e->data = (unsigned char *)data;
 		bc_count(&ino->cache->n.adopted);
+	} else if (entry_image(ino, e, NULL, NULL)) {
+		free(e);
+		return NULL;
 	} else {
-		e->data = aligned_alloc(ino->bs, ino->bs);
-		if (!e->data) {
-			free(e);
-			return NULL;
-		}
 		memcpy(e->data, data, ino->bs);
 	}
 	e->nwritten = e->covered = dirty ? ino->bs : 0;

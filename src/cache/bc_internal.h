@@ -306,8 +306,8 @@ struct bc_entry *bc_entry_new_copy(struct bc_inode *ino, uint64_t index, const v
 				   unsigned char *slot, struct bcache_buf *frame);
 /* A whole block whose image is data, inside buf's memory (a reference is taken), or a copy of it
  * when buf is NULL. Any older entry of the block is the caller's to free after (bc_map_remove
- * goes by identity). dirty: a WRITE's block (every
- * byte written); else the disk's, read (clean, filled). */
+ * goes by identity). dirty: a WRITE's block, adopted (every byte written; a WRITE's block copied
+ * is bc_entry_new_copy's); else the disk's, read (clean, filled). */
 struct bc_entry *bc_entry_new_whole(struct bc_inode *ino, uint64_t index, const void *data,
 				    struct bcache_buf *buf, bool dirty);
 void bc_entry_free(struct bc_inode *ino, struct bc_entry *e);
@@ -323,8 +323,8 @@ void bc_entry_touch(struct bc_inode *ino, struct bc_entry *e);
 void bc_readers_stale(struct bc_inode *ino, uint64_t index);
 
 /* bc_frame.c (inode lock held) */
-/* Should a WRITE of blocks [first, last] that copies its bytes open frames? When the file is being
- * filled small piece by small piece: its WRITEs land next to each other's, and a block just
+/* Should a WRITE of blocks [first, last] that copies its bytes open frames? When the file is
+ * being filled small piece by small piece: its WRITEs land next to each other's, and a block just
  * outside this one's holds another WRITE's bytes not yet on disk. (Clean blocks say nothing: a
  * random writer over a file read or written before finds them everywhere.) */
 bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last);

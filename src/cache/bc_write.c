@@ -65,6 +65,14 @@ static const void *middle_source(struct bcache *c, uint32_t bs, const unsigned c
  * (bc_frame.c), opening new ones or not (bc_frame_wanted). */
 enum frames { FRAMES_NONE, FRAMES_USE, FRAMES_OPEN };
 
+/* A new entry's image as fr says: a frame's slot (*frame set), or NULL for memory of its own. */
+static unsigned char *new_image(struct bc_inode *ino, uint64_t index, enum frames fr,
+				struct bcache_buf **frame)
+{
+	*frame = NULL;
+	return fr ? bc_frame_slot(ino, index, fr == FRAMES_OPEN, frame) : NULL;
+}
+
 /* Copy one piece into its block's entry; write the block and free the entry if that completed it.
  * The copy waits for a busy entry: its image is on the way to disk and must not change under
  * the write. A completed block under another WRITE's middle in flight is left to that middle,
@@ -81,8 +89,8 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	while ((e = bc_map_find(&ino->map, index)) && e->busy)
 		bc_wait(ino);
 	if (!e) {
-		struct bcache_buf *frame = NULL;
-		unsigned char *slot = fr ? bc_frame_slot(ino, index, fr == FRAMES_OPEN, &frame) : NULL;
+		struct bcache_buf *frame;
+		unsigned char *slot = new_image(ino, index, fr, &frame);
 
 		if (!(e = bc_entry_new(ino, index, slot, frame)))
 			return -ENOMEM;
@@ -265,16 +273,6 @@ static bool worth_adopting(const struct bcache_buf *buf, uint64_t len)
 	return buf && (!buf->size || 2 * len >= buf->size);
 }
 
-/* A copied block's entry, its image in the file's frame where there is one for it. */
-static struct bc_entry *copy_block(struct bc_inode *ino, uint64_t index, const unsigned char *p,
-				   enum frames fr)
-{
-	struct bcache_buf *frame = NULL;
-	unsigned char *slot = fr ? bc_frame_slot(ino, index, fr == FRAMES_OPEN, &frame) : NULL;
-
-	return bc_entry_new_copy(ino, index, p, slot, frame);
-}
-
 /* The middle's whole blocks into the cache: adopted from buf where aligned (adopt: the WRITE is
  * worth adopting), else copied (into frames as fr says). */
 static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
@@ -288,10 +286,14 @@ static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
 		/* a block on its way to disk keeps its image until the write ends */
 		while ((e = bc_map_find(&ino->map, index)) && e->busy)
 			bc_wait(ino);
-		if (adopt && ((uintptr_t)p & (ino->bs - 1)) == 0)
+		if (adopt && ((uintptr_t)p & (ino->bs - 1)) == 0) {
 			n = bc_entry_new_whole(ino, index, p, buf, true);
-		else
-			n = copy_block(ino, index, p, fr);
+		} else {
+			struct bcache_buf *frame;
+			unsigned char *slot = new_image(ino, index, fr, &frame);
+
+			n = bc_entry_new_copy(ino, index, p, slot, frame);
+		}
 		if (!n)
 			return -ENOMEM;   /* the older entry, if any, stays */
 		if (e)
