@@ -191,6 +191,15 @@ static int op_spawn(void *io, void (*fn)(void *arg), void *arg)
 	return worker_spawn_as_server(w, fn, arg);
 }
 
+/* Does an export use write-behind, where small WRITEs filling files take frames (bc_frame.c)? */
+static bool any_export_behind(const struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->nexports; i++)
+		if (cfg->exports[i].write_mode == IO_MODE_CACHED)
+			return true;
+	return false;
+}
+
 int fileio_cache_create(struct server *srv)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
@@ -199,7 +208,13 @@ int fileio_cache_create(struct server *srv)
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
 	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;
-	return bcache_create(&ops, srv->cfg->cache_size, file, &srv->cache);
+	int rc = bcache_create(&ops, srv->cfg->cache_size, file, &srv->cache);
+
+	/* A sixteenth of the cache kept ready for frames (bc_reserve.c): 64M of the default. An
+	 * export made write-behind by a reload later maps its frames as it needs them. */
+	if (rc || !any_export_behind(srv->cfg))
+		return rc;
+	return bcache_set_reserve(srv->cache, srv->cfg->cache_size / 16, true);
 }
 
 /* The export's writes go through nfsd-uc's cache: cached (write-behind) or direct (through). */

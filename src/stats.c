@@ -116,6 +116,8 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		C(k, "cache_adopted_blocks", b.adopted);
 		C(k, "cache_copied_blocks", b.copied);
 		C(k, "cache_frames_opened", b.frames);
+		C(k, "cache_frames_warm", b.frames_warm);
+		G(k, "cache_reserve_bytes", b.reserve_bytes);
 		C(k, "cache_read_hits", b.read_hits);
 		C(k, "cache_read_misses", b.read_misses);
 		C(k, "cache_read_kept_blocks", b.read_cached);

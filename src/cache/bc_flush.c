@@ -612,7 +612,7 @@ static bool over_limit(struct bcache *c, uint64_t *entries)
 {
 	if (entries)
 		*entries = atomic_load_explicit(&c->entries, memory_order_relaxed);
-	return atomic_load_explicit(&c->bytes, memory_order_relaxed) > c->limit;
+	return bc_load(&c->bytes) + bc_load(&c->reserve_bytes) > c->limit;
 }
 
 /* One attempt on the next victim of the whole cache (any inode: its own handle does the I/O).
@@ -745,6 +745,7 @@ void bc_reclaim_clean(struct bcache *c)
 {
 	uint8_t order[3];
 
+	bc_reserve_trim(c);
 	victim_order(c, order);
 	for (int k = 0; k < 2; k++)
 		while (over_limit(c, NULL) && free_clean_batch(c, order[k]))
@@ -758,6 +759,7 @@ int bc_reclaim(struct bcache_file *h)
 	int rc = 0;
 
 	bc_reclaim_file(h);
+	bc_reserve_trim(c);
 	/* Each entry gets one try at most per round, so entries that cannot go now (busy, under a
 	 * middle) do not keep us spinning; partial blocks are completed (read) only in the second
 	 * round, when nothing else made room. */

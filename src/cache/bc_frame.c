@@ -5,30 +5,30 @@
  * an allocation of its own. A write-behind run of such blocks is then as many pieces of memory as
  * blocks, and the block layer gives a request at most max_segments of them (128 on a loop device
  * or an NVMe drive): a 1 MiB run of 4 KiB blocks reached the device as two requests of about
- * 512 KiB. A frame is one huge-page-aligned allocation for a FRAME_BYTES-aligned stretch of one
- * file; block i of the stretch has slot i, so a run of blocks copied into one frame is one piece
- * of memory, physically contiguous where the kernel backs it with a huge page, and one request.
+ * 512 KiB. A frame is one huge-page-aligned allocation for a BC_FRAME_BYTES-aligned stretch of
+ * one file; block i of the stretch has slot i, so a run of blocks copied into one frame is one
+ * piece of memory, physically contiguous where the kernel backs it with a huge page, and one
+ * request.
  *
  * A frame is a bcache_buf like an adopted record: each entry whose image lies in it holds a
- * reference, it counts whole against the bound while any entry holds it, and its memory is freed
+ * reference, it counts whole against the bound while any entry holds it, and its memory goes
  * with the last reference (entries and READ replies). A slot is used once: an entry of the block
  * made again later (after a truncate, or a block superseded) gets memory of its own. A frame is
  * opened only where a copied block finds a neighbour in the cache and the file's WRITEs land next
  * to each other's (a file filled small piece by small piece); random small WRITEs do not open
- * one. Open frames are the inode's (inode lock). */
+ * one. Open frames are the inode's (inode lock). Their memory comes from the reserve
+ * (bc_reserve.c), which has it faulted in ahead of need and takes it back. */
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 
 #include "bc_internal.h"
 
-#define FRAME_BYTES (2u << 20)                       /* a huge page on x86-64 and arm64 (4K) */
-#define FRAME_WORDS (FRAME_BYTES / 512 / 64)          /* a bit per slot of the smallest block */
+#define FRAME_WORDS (BC_FRAME_BYTES / 512 / 64)   /* a bit per slot of the smallest block */
 
 struct bc_frame {
 	struct bcache_buf b;
 	unsigned char *mem;
-	uint64_t key;                  /* file offset / FRAME_BYTES */
+	struct bc_reserve *res;        /* where mem came from and goes back to (bc_reserve.c) */
+	uint64_t key;                  /* file offset / BC_FRAME_BYTES */
 	struct bc_frame *next;         /* the inode's open frames, most recently used first */
 	uint32_t used;                 /* slots taken, */
 	uint64_t taken[FRAME_WORDS];   /* and which */
@@ -38,31 +38,8 @@ static void frame_release(struct bcache_buf *b)
 {
 	struct bc_frame *f = (struct bc_frame *)b;
 
-	munmap(f->mem, FRAME_BYTES);
+	bc_reserve_give(f->res, f->mem);
 	free(f);
-}
-
-/* FRAME_BYTES of memory aligned to FRAME_BYTES, which the kernel may back with one huge page
- * (transparent huge pages in "madvise" mode, Debian's default, need the madvise). Mapped apart
- * from the allocator's heap so that the advice covers nothing else. */
-static unsigned char *frame_map(void)
-{
-	size_t span = 2 * (size_t)FRAME_BYTES;
-	unsigned char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	uintptr_t a = ((uintptr_t)p + FRAME_BYTES - 1) & ~(uintptr_t)(FRAME_BYTES - 1);
-	unsigned char *m = (unsigned char *)a;
-
-	if (m > p)
-		munmap(p, (size_t)(m - p));
-	if (m + FRAME_BYTES < p + span)
-		munmap(m + FRAME_BYTES, (size_t)(p + span - (m + FRAME_BYTES)));
-#ifdef MADV_HUGEPAGE
-	(void)madvise(m, FRAME_BYTES, MADV_HUGEPAGE);   /* advice: a kernel without THP ignores it */
-#endif
-	return m;
 }
 
 static struct bc_frame *frame_new(struct bcache *c, uint64_t key)
@@ -71,12 +48,12 @@ static struct bc_frame *frame_new(struct bcache *c, uint64_t key)
 
 	if (!f)
 		return NULL;
-	f->mem = frame_map();
+	f->mem = bc_reserve_take(c, &f->res);
 	if (!f->mem) {
 		free(f);
 		return NULL;
 	}
-	bcache_buf_init(&f->b, frame_release, FRAME_BYTES);   /* the inode's reference */
+	bcache_buf_init(&f->b, frame_release, BC_FRAME_BYTES);   /* the inode's reference */
 	f->key = key;
 	bc_count(&c->n.frames);
 	return f;
@@ -97,7 +74,7 @@ bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last)
 
 static unsigned frames_max(const struct bcache *c)
 {
-	return (unsigned)(c->spread_chunks * BC_CHUNK / FRAME_BYTES) + 4;
+	return (unsigned)(c->spread_chunks * BC_CHUNK / BC_FRAME_BYTES) + 4;
 }
 
 /* Stop filling f (the inode's reference goes; its entries keep theirs). */
@@ -138,22 +115,22 @@ static struct bc_frame *frame_of(struct bc_inode *ino, uint64_t key, bool may_op
 unsigned char *bc_frame_slot(struct bc_inode *ino, uint64_t index, bool may_open,
 			    struct bcache_buf **buf)
 {
-	if (ino->bs > FRAME_BYTES / 2)
+	if (ino->bs > BC_FRAME_BYTES / 2)
 		return NULL;
 	uint64_t off = bc_block_off(ino, index);
-	struct bc_frame *f = frame_of(ino, off / FRAME_BYTES, may_open);
+	struct bc_frame *f = frame_of(ino, off / BC_FRAME_BYTES, may_open);
 
 	if (!f)
 		return NULL;
-	uint32_t slot = (uint32_t)((off % FRAME_BYTES) >> ino->bshift);
+	uint32_t slot = (uint32_t)((off % BC_FRAME_BYTES) >> ino->bshift);
 	uint64_t bit = UINT64_C(1) << (slot % 64);
 
 	if (f->taken[slot / 64] & bit)
 		return NULL;
 	f->taken[slot / 64] |= bit;
 	*buf = &f->b;
-	unsigned char *mem = f->mem + (off % FRAME_BYTES);
-	if (++f->used == FRAME_BYTES >> ino->bshift)
+	unsigned char *mem = f->mem + (off % BC_FRAME_BYTES);
+	if (++f->used == BC_FRAME_BYTES >> ino->bshift)
 		frame_close(ino, &ino->frames);   /* full: f is at the front */
 	return mem;
 }

@@ -34,6 +34,10 @@ enum bc_glist { BC_GL_NONE = 0, BC_GL_CLEAN, BC_GL_DIRTY, BC_GL_HOT };
 
 struct bc_inode;
 struct bc_frame;
+struct bc_reserve;
+
+/* A frame (bc_frame.c): a huge page on x86-64 and arm64 (4K base pages). */
+#define BC_FRAME_BYTES (2u << 20)
 
 /* One partly (or, once filled, completely) known block. */
 struct bc_entry {
@@ -170,7 +174,7 @@ struct bcache_file {
 struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
 	_Atomic uint64_t fill_reads, fill_zeros, forced, io_errors;
-	_Atomic uint64_t adopted, copied, frames;
+	_Atomic uint64_t adopted, copied, frames, frames_warm;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
 	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds;
@@ -212,6 +216,8 @@ struct bcache {
 	_Atomic uint64_t next_id, stamp;
 	_Atomic uint64_t entries, entries_peak, ndirty, bytes, bytes_peak;
 	_Atomic uint64_t dirty_bytes, inflight_bytes, hot_bytes;
+	_Atomic uint64_t reserve_bytes;  /* ready frames (bc_reserve.c), inside the bound */
+	struct bc_reserve *reserve;      /* NULL: frames are mapped when needed */
 	_Atomic uint64_t nready;  /* blocks ready for write-behind (dirty, complete, not busy) */
 	struct bc_wbq wbq;
 	_Atomic unsigned room_waiters;
@@ -335,6 +341,20 @@ unsigned char *bc_frame_slot(struct bc_inode *ino, uint64_t index, bool may_open
 			    struct bcache_buf **buf);
 /* Drop the inode's references on its open frames (their entries keep theirs). */
 void bc_frames_close(struct bc_inode *ino);
+
+/* bc_reserve.c (any thread, no lock held) */
+/* Fresh frame memory, its pages not yet present. NULL when out of memory. */
+unsigned char *bc_frame_map(void);
+/* Memory for a new frame: a ready one of the reserve, else freshly mapped; *res gets a reference
+ * on the reserve (NULL without one), to hand back with the memory. NULL when out of memory. */
+unsigned char *bc_reserve_take(struct bcache *c, struct bc_reserve **res);
+/* A frame's memory back (mem may be NULL: the reference only): kept ready, or unmapped. */
+void bc_reserve_give(struct bc_reserve *res, unsigned char *mem);
+/* Unmap ready frames while the cache is over its bound: they go before any data. */
+void bc_reserve_trim(struct bcache *c);
+/* The cache is going: the thread ends, ready frames are unmapped, frames still out are unmapped
+ * when they come back. */
+void bc_reserve_stop(struct bcache *c);
 
 /* bc_chunk.c (inode lock held) */
 int bc_chunks_init(struct bc_chunks *m);

@@ -313,6 +313,7 @@ static int make_room(struct bcache_file *h)
 {
 	struct bcache *c = h->ino->cache;
 
+	bc_reserve_trim(c);   /* memory kept ready for frames goes before any data */
 	bool wrote = bc_reclaim_file(h);
 	if (!bc_over_limit(c)) {
 		if (wrote)

@@ -68,6 +68,7 @@ void bcache_destroy(struct bcache *c)
 			inode_free(ino);
 		}
 	}
+	bc_reserve_stop(c);
 	for (unsigned i = 0; i < BC_SHARDS; i++)
 		pthread_mutex_destroy(&c->shard[i].lock);
 	pthread_mutex_destroy(&c->wbq.lock);
@@ -305,6 +306,8 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.adopted = bc_load(&c->n.adopted),
 		.copied = bc_load(&c->n.copied),
 		.frames = bc_load(&c->n.frames),
+		.frames_warm = bc_load(&c->n.frames_warm),
+		.reserve_bytes = bc_load(&c->reserve_bytes),
 		.wb_writes = bc_load(&c->n.wb_writes),
 		.wb_bytes = bc_load(&c->n.wb_bytes),
 		.read_hits = bc_load(&c->n.read_hits),

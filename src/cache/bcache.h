@@ -150,6 +150,13 @@ void bcache_destroy(struct bcache *c);
 #define BCACHE_YOUNG_NS (200 * 1000 * 1000ull)
 void bcache_set_flow(struct bcache *c, uint64_t hold_ns, uint64_t young_ns);
 
+/* Keep up to `bytes` of frames' memory ready (bc_reserve.c): taken back from frames that end
+ * and, with prefault, faulted in ahead of need by a thread of idle priority, so that small
+ * WRITEs filling files do not pay for the kernel clearing new pages. Inside the bound: ready
+ * frames go first when the cache needs room. Once, before the first WRITE. 0, or -errno (-EBUSY
+ * if set already). */
+int bcache_set_reserve(struct bcache *c, size_t bytes, bool prefault);
+
 /* Register a handle on inode (dev, ino): handles of one inode share its entries. block is the
  * inode's block size, a power of two in [BCACHE_BLOCK_MIN, BCACHE_BLOCK_MAX]; it is fixed by the
  * first handle and a later handle with another size gets -EINVAL. file_io is what the ops get for
@@ -329,6 +336,8 @@ struct bcache_stats {
 	uint64_t adopted;         /* whole blocks taken from WRITE records without a copy */
 	uint64_t copied;          /* whole blocks copied (unaligned payloads, small WRITEs) */
 	uint64_t frames;          /* frames opened for copied blocks (bc_frame.c) */
+	uint64_t frames_warm;     /* of those, given memory the reserve had ready (bc_reserve.c) */
+	uint64_t reserve_bytes;   /* ready frames now, inside the bound */
 	uint64_t wb_writes;       /* vectored writes of dirty runs (write-behind, COMMIT, bound) */
 	uint64_t wb_bytes;
 	uint64_t wb_hist[BCACHE_WB_HIST]; /* of those, by size: < 8K, < 16K, ... < 512K, < 1M, >= 1M */

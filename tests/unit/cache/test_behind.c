@@ -223,6 +223,18 @@ static void put_copied(struct env *e, uint64_t off, size_t len, unsigned id)
 	apply(e, off, len, id);
 }
 
+/* Two writers of rec-byte records filling records [0, n) side by side, ids a and a + 1: the even
+ * records, and a little behind, the odd ones. With gap, every gap-th record is left out. */
+static void fill_side_by_side(struct env *e, size_t rec, uint64_t n, unsigned a, unsigned gap)
+{
+	for (uint64_t i = 0; i < n + 8; i += 2) {
+		if (i < n && (!gap || i % gap))
+			put_copied(e, i * rec, rec, a);
+		if (i >= 8 && i - 7 < n && (!gap || (i - 7) % gap))
+			put_copied(e, (i - 7) * rec, rec, a + 1);
+	}
+}
+
 /* Writers of small records filling a file side by side: their blocks are copied (nothing of a
  * record is held), into frames laid out as the file, so that a chunk's run leaves as one piece of
  * memory, not one per block (the block layer cuts a request at 128 of them: two of ~512 KiB on a
@@ -234,13 +246,7 @@ static void test_small_records_fill_frames(void **state)
 	const uint64_t n = 4 * MiB / rec;
 
 	(void)state;
-	/* two writers: the even records, then a little behind, the odd ones */
-	for (uint64_t i = 0; i < n + 8; i += 2) {
-		if (i < n)
-			put_copied(e, i * rec, rec, 1);
-		if (i >= 8 && i - 7 < n)
-			put_copied(e, (i - 7) * rec, rec, 2);
-	}
+	fill_side_by_side(e, rec, n, 1, 0);
 	struct bcache_stats s = stats(e);
 	assert_int_equal(s.adopted, 0);
 	assert_true(s.frames >= 2 && s.frames <= 3);    /* 4 MiB of file: two frames, a third for
@@ -307,6 +313,85 @@ static void test_random_small_records_no_frames(void **state)
 	}
 	assert_true(stats(e).copied > 0);
 	assert_int_equal(stats(e).frames, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* The reserve, waited for until its thread has faulted in all it may keep. */
+static void wait_reserve(struct env *e, uint64_t bytes)
+{
+	for (int ms = 0; stats(e).reserve_bytes < bytes; ms++) {
+		assert_true(ms < 60000);
+		usleep(1000);
+	}
+}
+
+/* With a reserve, a file filled by small records gets frames whose memory was faulted in ahead
+ * of the WRITEs, and the ready memory counts against the bound until then. */
+static void test_reserve_prefaults_frames(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	assert_int_equal(bcache_set_reserve(e->c, 8 * MiB, true), 0);
+	assert_int_equal(bcache_set_reserve(e->c, 8 * MiB, true), -EBUSY);
+	wait_reserve(e, 8 * MiB);
+	assert_int_equal(stats(e).reserve_bytes, 8 * MiB);   /* never more than asked */
+	assert_int_equal(stats(e).bytes, 0);
+	fill_side_by_side(e, 6000, 4 * MiB / 6000, 1, 0);
+	struct bcache_stats s = stats(e);
+	assert_true(s.frames >= 2);
+	assert_true(s.frames_warm >= 2 && s.frames_warm <= s.frames);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A frame whose blocks are all evicted goes back to the reserve, and the next file filled takes
+ * it with the old bytes still in it: none of them may reach the disk. The same file, truncated
+ * and filled again with records missing, so that the old bytes lie exactly where the new file
+ * must read as zeros. */
+static void test_reserve_reuses_frames(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const size_t rec = 6000;
+	const uint64_t n = 4 * MiB / rec;
+
+	(void)state;
+	assert_int_equal(bcache_set_reserve(e->c, 8 * MiB, false), 0);
+	fill_side_by_side(e, rec, n, 1, 0);
+	uint64_t frames = stats(e).frames;
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_true(bcache_file_evict_clean(e->f) > 0);
+	assert_int_equal(stats(e).bytes, 0);
+	assert_int_equal(bcache_truncate(e->f, 0), 0);   /* the frame still open is let go */
+	set_expect_size(e, 0);
+	assert_int_equal(stats(e).reserve_bytes, frames * 2 * MiB);
+	fill_side_by_side(e, rec, n, 3, 5);
+	assert_true(stats(e).frames_warm >= 2);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* Ready frames give way to data: WRITEs that need the room the reserve holds take it from the
+ * reserve, with no data evicted and no WRITE waiting for room. */
+static void test_reserve_gives_way(void **state)
+{
+	struct env *e = behind_env(8 * MiB);
+
+	(void)state;
+	assert_int_equal(bcache_set_reserve(e->c, 4 * MiB, true), 0);
+	wait_reserve(e, 4 * MiB);
+	for (uint64_t off = 0; off + 47008 <= 6 * MiB; off += 47008)
+		put_ok(e, off, 47008, 1);
+	struct bcache_stats s = stats(e);
+	assert_true(s.bytes >= 5 * MiB);
+	assert_true(s.reserve_bytes < 4 * MiB);
+	assert_true(s.bytes + s.reserve_bytes <= 8 * MiB);
+	assert_int_equal(s.forced, 0);
+	assert_int_equal(s.bp_waits, 0);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
 	env_free(e);
@@ -1252,6 +1337,9 @@ int main(void)
 		cmocka_unit_test(test_small_records_fill_frames),
 		cmocka_unit_test(test_frames_after_truncate),
 		cmocka_unit_test(test_random_small_records_no_frames),
+		cmocka_unit_test(test_reserve_prefaults_frames),
+		cmocka_unit_test(test_reserve_reuses_frames),
+		cmocka_unit_test(test_reserve_gives_way),
 		cmocka_unit_test(test_complete_chunk_written_behind),
 		cmocka_unit_test(test_restricted_file_written_restricted),
 		cmocka_unit_test(test_interleaved_writers_merge),
