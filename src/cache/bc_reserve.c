@@ -65,15 +65,21 @@ unsigned char *bc_frame_map(void)
 	return m;
 }
 
-/* A frame with its pages present: faulted in by the kernel in one call where it can, else by a
- * write to each page. */
+/* A frame with its pages present: faulted in by the kernel in one call, or by a write to each
+ * page where the kernel is older than the call. NULL when the memory cannot be had (the kernel
+ * says so rather than kill the daemon for it). */
 static unsigned char *frame_map_warm(void)
 {
 	unsigned char *m = bc_frame_map();
 
-	if (m && madvise(m, BC_FRAME_BYTES, MADV_POPULATE_WRITE) != 0)
-		for (size_t i = 0; i < BC_FRAME_BYTES; i += 4096)
-			((volatile unsigned char *)m)[i] = 0;
+	if (!m || madvise(m, BC_FRAME_BYTES, MADV_POPULATE_WRITE) == 0)
+		return m;
+	if (errno != EINVAL) {
+		munmap(m, BC_FRAME_BYTES);
+		return NULL;
+	}
+	for (size_t i = 0; i < BC_FRAME_BYTES; i += 4096)
+		((volatile unsigned char *)m)[i] = 0;
 	return m;
 }
 
@@ -130,8 +136,10 @@ static void *filler_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		unsigned char *m = frame_map_warm();
 		pthread_mutex_lock(&r->lock);
-		if (!m) {
-			break;   /* out of memory: frames are mapped on demand, as without a reserve */
+		if (!m) {   /* short of memory: try again when the next frame is taken */
+			if (!r->stop)
+				pthread_cond_wait(&r->want, &r->lock);
+			continue;
 		}
 		if (r->stop || !keep(r, m))
 			munmap(m, BC_FRAME_BYTES);
