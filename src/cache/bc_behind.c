@@ -70,12 +70,41 @@ static bool past_threshold(struct bcache *c)
 	return dirty > c->limit / 4 || bc_load(&c->bytes) > c->limit / 4 * 3;
 }
 
+/* Dirty data nobody completes or overwrites goes once it is older than young_ns, below any
+ * threshold: a random writer's blocks will find no neighbours, and until its COMMIT the device
+ * would idle while they wait (40000 random 4 KiB WRITEs: their COMMIT alone took 0.9 of 2.4 s,
+ * all of it after the last WRITE). A chunk being filled closes well within young_ns (bc_hold_ahead
+ * holds on the same clock), and one that does not has a hole nobody is filling. Sampled at most
+ * every quarter of young_ns by whichever WRITE comes, so a WRITE reads the clock and nothing
+ * more; the sample looks at every shard's oldest dirty entry. */
+static void age_sample(struct bcache *c, uint64_t now)
+{
+	struct bc_age *a = &c->age;
+	uint64_t due = atomic_load_explicit(&a->due_ns, memory_order_relaxed), before = 0;
+
+	if (now < due || !atomic_compare_exchange_strong(&a->due_ns, &due, now + c->young_ns / 4))
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->v[a->next++ % BC_AGE_SAMPLES] = (struct bc_age_sample){bc_load(&c->stamp), now};
+	for (unsigned i = 0; i < BC_AGE_SAMPLES; i++)
+		if (a->v[i].ns && a->v[i].ns + c->young_ns <= now && a->v[i].stamp > before)
+			before = a->v[i].stamp;
+	pthread_mutex_unlock(&a->lock);
+	atomic_store(&a->before, before);
+	if (before && bc_oldest_stamp(c, BC_GL_DIRTY) < before)
+		atomic_store(&a->overdue, true);
+}
+
 bool bcache_writeback_wanted(struct bcache *c)
 {
 	struct bc_wbq *q = &c->wbq;
 
-	return atomic_load_explicit(&q->n, memory_order_relaxed) ||
-	       past_threshold(c);
+	if (atomic_load_explicit(&q->n, memory_order_relaxed) || past_threshold(c))
+		return true;
+	if (!bc_load(&c->nready))
+		return false;
+	age_sample(c, fiber_now_ns());
+	return atomic_load(&c->age.overdue);
 }
 
 /* Bytes written, 0 for an empty run, or -errno. */
@@ -185,11 +214,20 @@ ssize_t bcache_writeback(struct bcache *c)
 			return n;
 	}
 	static const uint8_t dirty[] = { BC_GL_DIRTY };
-	for (int tries = 0; tries < 8 && past_threshold(c); tries++) {
-		uint64_t id;
-		struct bc_inode *ino = bc_pick_oldest(c, dirty, 1, &index, &id);
-		if (!ino)
+	for (int tries = 0; tries < 8; tries++) {
+		bool over = past_threshold(c);
+		uint64_t id, stamp;
+
+		if (!over && !atomic_load(&c->age.overdue))
 			break;
+		struct bc_inode *ino = bc_pick_oldest(c, dirty, 1, &index, &id, &stamp);
+		if (!ino || (!over && stamp >= atomic_load(&c->age.before))) {
+			if (!over)   /* the oldest is young, or none is left: nothing is due */
+				atomic_store(&c->age.overdue, false);
+			if (ino)
+				bc_inode_unpin(ino);
+			break;
+		}
 		ssize_t n = writeback_in(ino, false, index);
 		if (n != 0)
 			return n;

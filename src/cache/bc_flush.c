@@ -524,10 +524,10 @@ static bool evict_oldest_of_inode(struct bcache_file *h)
 	       evict_oldest_look(h, true);
 }
 
-/* The shard whose list `which` has the oldest head, or NULL when all are empty. Each shard is
- * looked at under its own lock; the answer may be stale by the time it is used, which costs
- * only an older entry's turn. */
-static struct bc_shard *oldest_shard(struct bcache *c, uint8_t which)
+/* The shard whose list `which` has the oldest head (and *stamp, if asked: its stamp, UINT64_MAX
+ * for none), or NULL when all are empty. Each shard is looked at under its own lock; the answer
+ * may be stale by the time it is used, which costs only an older entry's turn. */
+static struct bc_shard *oldest_shard(struct bcache *c, uint8_t which, uint64_t *stamp)
 {
 	struct bc_shard *best = NULL;
 	uint64_t best_stamp = UINT64_MAX;
@@ -547,7 +547,17 @@ static struct bc_shard *oldest_shard(struct bcache *c, uint8_t which)
 		}
 		pthread_mutex_unlock(&sh->lock);
 	}
+	if (stamp)
+		*stamp = best_stamp;
 	return best;
+}
+
+uint64_t bc_oldest_stamp(struct bcache *c, uint8_t which)
+{
+	uint64_t stamp;
+
+	oldest_shard(c, which, &stamp);
+	return stamp;
 }
 
 /* The order eviction looks at the lists in: 2Q's probation before HOT, unless HOT holds more
@@ -566,10 +576,10 @@ static void victim_order(struct bcache *c, uint8_t order[3])
 }
 
 struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, uint64_t *index,
-				uint64_t *id)
+				uint64_t *id, uint64_t *stamp)
 {
 	for (int k = 0; k < n; k++) {
-		struct bc_shard *sh = oldest_shard(c, lists[k]);
+		struct bc_shard *sh = oldest_shard(c, lists[k], NULL);
 		if (!sh)
 			continue;
 		struct bc_list *list = bc_shard_list(sh, lists[k]);
@@ -581,6 +591,8 @@ struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, u
 
 			bc_list_del(&e->glink);
 			bc_list_add_tail(list, &e->glink);
+			if (stamp)
+				*stamp = e->lstamp;
 			e->lstamp = atomic_fetch_add_explicit(&c->stamp, 1, memory_order_relaxed);
 			*index = e->index;
 			*id = e->id;
@@ -604,7 +616,7 @@ static struct bc_inode *pick_victim(struct bcache *c, bool clean_only, uint64_t 
 	uint8_t order[3];
 
 	victim_order(c, order);
-	return bc_pick_oldest(c, order, clean_only ? 2 : 3, index, id);
+	return bc_pick_oldest(c, order, clean_only ? 2 : 3, index, id, NULL);
 }
 
 /* Is the cache over its bound? *entries (if asked): how many it holds. */
@@ -725,7 +737,7 @@ bool bc_reclaim_file(struct bcache_file *h)
  * 13% of the daemon's time). Whether any went. */
 static bool free_clean_batch(struct bcache *c, uint8_t which)
 {
-	struct bc_shard *sh = oldest_shard(c, which);
+	struct bc_shard *sh = oldest_shard(c, which, NULL);
 	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
 	struct bc_inode *ino = NULL;
 

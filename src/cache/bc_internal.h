@@ -194,6 +194,21 @@ struct bc_wbq {
 	_Atomic unsigned n;     /* read without the lock by bcache_writeback_wanted() */
 };
 
+/* How long dirty data has waited (bc_behind.c): now and then (a quarter of young_ns) the list
+ * stamp is sampled with the time, so that an entry listed before the newest sample taken
+ * young_ns ago or more is known to be older than that. */
+#define BC_AGE_SAMPLES 8u
+struct bc_age {
+	pthread_mutex_t lock;
+	struct bc_age_sample {
+		uint64_t stamp, ns;
+	} v[BC_AGE_SAMPLES];
+	unsigned next;
+	_Atomic uint64_t due_ns;   /* when the next sample is taken */
+	_Atomic uint64_t before;   /* entries listed before this stamp are old (0: none known) */
+	_Atomic bool overdue;      /* the oldest dirty entry was old at the last sample */
+};
+
 /* Eviction's age lists, split by inode so that no lock is shared by every WRITE: the oldest
  * entry of the cache is the oldest of the shards' heads (lstamp). */
 #define BC_SHARDS 16
@@ -220,6 +235,7 @@ struct bcache {
 	struct bc_reserve *reserve;      /* NULL: frames are mapped when needed */
 	_Atomic uint64_t nready;  /* blocks ready for write-behind (dirty, complete, not busy) */
 	struct bc_wbq wbq;
+	struct bc_age age;
 	_Atomic unsigned room_waiters;
 	struct co_mutex room_lock;
 	struct co_cond room;     /* broadcast when an entry is freed or written: backpressure */
@@ -457,10 +473,14 @@ void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t
 void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
 /* Bring the inode, then the cache, back under their memory bounds. No lock held. */
 /* The oldest entry on the first of lists[0, n) (enum bc_glist) that has one, over every shard,
- * with its inode pinned (bc_inode_unpin after); it goes to the tail of its list, so that one
- * that cannot be used now does not stop the next pick. NULL when all are empty. No lock held. */
+ * with its inode pinned (bc_inode_unpin after), and its stamp (*stamp, if asked); it goes to the
+ * tail of its list, so that one that cannot be used now does not stop the next pick. NULL when
+ * all are empty. No lock held. */
 struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, uint64_t *index,
-				uint64_t *id);
+				uint64_t *id, uint64_t *stamp);
+/* The stamp of the oldest entry on list `which` (enum bc_glist) over every shard; UINT64_MAX
+ * when it is empty. */
+uint64_t bc_oldest_stamp(struct bcache *c, uint8_t which);
 int bc_reclaim(struct bcache_file *h);
 /* Its parts: the inode's own bound (writes as needed; true if freeing its clean blocks was
  * not enough: that is a wait, they are not), and freeing clean blocks cache-wide. */

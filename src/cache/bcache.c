@@ -34,6 +34,7 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 		bc_list_init(&c->shard[i].hot);
 	}
 	pthread_mutex_init(&c->wbq.lock, NULL);
+	pthread_mutex_init(&c->age.lock, NULL);
 	co_mutex_init(&c->room_lock);
 	co_cond_init(&c->room);
 	*out = c;
@@ -72,6 +73,7 @@ void bcache_destroy(struct bcache *c)
 	for (unsigned i = 0; i < BC_SHARDS; i++)
 		pthread_mutex_destroy(&c->shard[i].lock);
 	pthread_mutex_destroy(&c->wbq.lock);
+	pthread_mutex_destroy(&c->age.lock);
 	co_mutex_destroy(&c->room_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);

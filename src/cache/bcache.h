@@ -145,7 +145,8 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 void bcache_destroy(struct bcache *c);
 /* BEHIND mode's flow control (bc_behind.c): a WRITE whose writer is ahead of its file's others
  * waits for one of the chunks they are filling to close, at most hold_ns; a chunk open for longer
- * than young_ns holds nobody back. Set before the first WRITE (the tests' lever). */
+ * than young_ns holds nobody back, and dirty data older than that is written behind. Set before
+ * the first WRITE (the tests' lever). */
 #define BCACHE_HOLD_NS (20 * 1000 * 1000ull)
 #define BCACHE_YOUNG_NS (200 * 1000 * 1000ull)
 void bcache_set_flow(struct bcache *c, uint64_t hold_ns, uint64_t young_ns);
@@ -196,11 +197,12 @@ int bcache_write(struct bcache_file *f, uint64_t off, const void *data, size_t l
 int bcache_write_buf(struct bcache_file *f, uint64_t off, const void *data, size_t len,
 		     struct bcache_buf *buf);
 
-/* Write-behind. Whether there is work for bcache_writeback(): a chunk is ready, or dirty memory is
- * past a quarter of the bound. Cheap (atomics only). */
+/* Write-behind. Whether there is work for bcache_writeback(): a chunk is ready, dirty memory is
+ * past a quarter of the bound, or ready data is older than young_ns. Cheap: atomics and a clock
+ * read (and a look at each shard's oldest dirty entry every quarter of young_ns). */
 bool bcache_writeback_wanted(struct bcache *c);
 /* Write one run of dirty blocks (a ready chunk, else the oldest dirty run when past the
- * threshold) through a handle of its inode. Bytes written, 0 when there was nothing to do, or
+ * threshold or older than young_ns) through a handle of its inode. Bytes written, 0 when there was nothing to do, or
  * -errno (the blocks stay dirty, and the inode's next COMMIT fails with it). Any thread. */
 ssize_t bcache_writeback(struct bcache *c);
 

@@ -692,6 +692,55 @@ static void test_dirty_threshold(void **state)
 	env_free(e);
 }
 
+/* Blocks a random writer left, one per chunk: none will be completed by a neighbour. */
+static void put_scattered(struct env *e, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		put_ok(e, (uint64_t)i * MiB / 4 + (i % 7) * BS, BS, 1);
+}
+
+/* Dirty data nobody completes goes once it is older than young_ns, far below the dirty
+ * threshold: the device does not idle until the COMMIT while it waits for nothing. */
+static void test_old_dirty_blocks_written_behind(void **state)
+{
+	struct env *e = flow_env(MINUTE_NS, 20 * 1000 * 1000);
+
+	(void)state;
+	put_scattered(e, 24);
+	assert_false(bcache_writeback_wanted(e->c));   /* young: nothing is written yet */
+	assert_int_equal(bcache_writeback(e->c), 0);
+	usleep(60 * 1000);
+	assert_true(bcache_writeback_wanted(e->c));
+	drain_writeback(e);
+	assert_int_equal(e->disk.writes, 24);
+	assert_int_equal(stats(e).ready, 0);
+	put_scattered(e, 1);                          /* written again: young once more */
+	assert_false(bcache_writeback_wanted(e->c));
+	assert_int_equal(bcache_writeback(e->c), 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	env_free(e);
+}
+
+/* Below the threshold, dirty data younger than young_ns waits for its neighbours or COMMIT. */
+static void test_young_dirty_blocks_wait(void **state)
+{
+	struct env *e = flow_env(MINUTE_NS, MINUTE_NS);
+
+	(void)state;
+	put_scattered(e, 24);
+	for (int i = 0; i < 3; i++) {
+		assert_false(bcache_writeback_wanted(e->c));
+		usleep(20 * 1000);
+	}
+	drain_writeback(e);
+	assert_int_equal(e->disk.writes, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* Writers faster than the disk: at the bound each WRITE writes back or frees room itself before
  * it returns; the cache never holds more than its bound (plus one WRITE's blocks). */
 static void test_bound_holds_with_backpressure(void **state)
@@ -1350,6 +1399,8 @@ int main(void)
 		cmocka_unit_test(test_old_open_chunks_hold_nobody),
 		cmocka_unit_test(test_random_writers_never_held),
 		cmocka_unit_test(test_dirty_threshold),
+		cmocka_unit_test(test_old_dirty_blocks_written_behind),
+		cmocka_unit_test(test_young_dirty_blocks_wait),
 		cmocka_unit_test(test_bound_holds_with_backpressure),
 		cmocka_unit_test(test_file_bound_frees_clean_without_waiting),
 		cmocka_unit_test(test_writeback_error_reported_by_commit),
