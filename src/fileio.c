@@ -211,10 +211,14 @@ int fileio_cache_create(struct server *srv)
 	int rc = bcache_create(&ops, srv->cfg->cache_size, file, &srv->cache);
 
 	/* A sixteenth of the cache kept ready for frames (bc_reserve.c): 64M of the default. An
-	 * export made write-behind by a reload later maps its frames as it needs them. */
+	 * export made write-behind by a reload later maps its frames as it needs them, and so do
+	 * all without the reserve: it saves time, it is not needed. */
 	if (rc || !any_export_behind(srv->cfg))
 		return rc;
-	return bcache_set_reserve(srv->cache, srv->cfg->cache_size / 16, true);
+	int err = bcache_set_reserve(srv->cache, srv->cfg->cache_size / 16, true);
+	if (err)
+		log_warn("no reserve of memory for the cache's frames: %s", strerror(-err));
+	return 0;
 }
 
 /* The export's writes go through nfsd-uc's cache: cached (write-behind) or direct (through). */
