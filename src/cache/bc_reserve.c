@@ -91,6 +91,13 @@ static bool room_for_one(const struct bc_reserve *r)
 	return bc_load(&c->bytes) + bc_load(&c->reserve_bytes) + BC_FRAME_BYTES <= c->limit;
 }
 
+/* The last ready frame, out of the count. Lock held, a frame ready, the cache alive. */
+static unsigned char *ready_pop(struct bc_reserve *r)
+{
+	atomic_fetch_sub_explicit(&r->cache->reserve_bytes, BC_FRAME_BYTES, memory_order_relaxed);
+	return r->ready[--r->n];
+}
+
 /* Keep m ready if the reserve wants it and the cache has room; true if kept. Lock held. */
 static bool keep(struct bc_reserve *r, unsigned char *m)
 {
@@ -188,8 +195,7 @@ unsigned char *bc_reserve_take(struct bcache *c, struct bc_reserve **res)
 		return bc_frame_map();
 	pthread_mutex_lock(&r->lock);
 	if (r->n) {
-		m = r->ready[--r->n];
-		atomic_fetch_sub_explicit(&c->reserve_bytes, BC_FRAME_BYTES, memory_order_relaxed);
+		m = ready_pop(r);
 		bc_count(&c->n.frames_warm);
 	}
 	if (r->n <= r->target / 2)
@@ -217,13 +223,12 @@ void bc_reserve_trim(struct bcache *c)
 {
 	struct bc_reserve *r = c->reserve;
 
-	if (!r || !bc_load(&c->reserve_bytes))
+	/* (every READ that keeps blocks comes here: no lock unless there is something to do) */
+	if (!r || !bc_load(&c->reserve_bytes) || !bc_over_limit(c))
 		return;
 	pthread_mutex_lock(&r->lock);
-	while (r->n && bc_load(&c->bytes) + bc_load(&c->reserve_bytes) > c->limit) {
-		munmap(r->ready[--r->n], BC_FRAME_BYTES);
-		atomic_fetch_sub_explicit(&c->reserve_bytes, BC_FRAME_BYTES, memory_order_relaxed);
-	}
+	while (r->n && bc_over_limit(c))
+		munmap(ready_pop(r), BC_FRAME_BYTES);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -237,12 +242,16 @@ void bc_reserve_stop(struct bcache *c)
 	r->stop = true;
 	pthread_cond_signal(&r->want);
 	pthread_mutex_unlock(&r->lock);
-	if (r->filling)
+	if (r->filling) {
+		struct sched_param none = {0};
+
+		/* an idle-priority thread may wait long for a CPU: shutdown does not */
+		(void)pthread_setschedparam(r->filler, SCHED_OTHER, &none);
 		pthread_join(r->filler, NULL);
+	}
 	pthread_mutex_lock(&r->lock);
 	while (r->n)
-		munmap(r->ready[--r->n], BC_FRAME_BYTES);
-	atomic_store_explicit(&c->reserve_bytes, 0, memory_order_relaxed);
+		munmap(ready_pop(r), BC_FRAME_BYTES);
 	r->cache = NULL;   /* frames still out are unmapped when they come back */
 	c->reserve = NULL;
 	reserve_put_locked(r);
