@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -122,4 +123,84 @@ void hook_thread_once(bool *started, pthread_t *t, void *(*fn)(void *), void *ar
 	*started = true;
 	assert_int_equal(pthread_create(t, NULL, fn, arg), 0);
 	usleep(ms * 1000u);
+}
+
+/* ---- BEHIND mode: records the cache may adopt, write-behind, READs served from the cache ---- */
+
+struct env *behind_env(size_t limit)
+{
+	struct env *e = env_new(limit, 0);
+
+	bcache_file_set_mode(e->f, BCACHE_BEHIND);
+	return e;
+}
+
+void rec_release(struct bcache_buf *b)
+{
+	struct rec *r = (struct rec *)b;
+
+	if (r->released)
+		atomic_fetch_add(r->released, 1);
+	free(r->mem);
+	free(r);
+}
+
+/* WRITE len bytes of writer id at off through the adopting call; the caller's reference is
+ * dropped before returning, as the server's request does at its end. */
+int put_rec(struct env *e, uint64_t off, size_t len, unsigned id, atomic_int *released)
+{
+	struct rec *r = calloc(1, sizeof(*r));
+
+	assert_non_null(r);
+	r->mem = aligned_alloc(BS, (len + 3 * BS) / BS * BS);
+	assert_non_null(r->mem);
+	bcache_buf_init(&r->b, rec_release, 0);   /* counted as blocks (see test_record_size_counts) */
+	r->released = released;
+	unsigned char *p = r->mem + off % BS;
+	for (size_t i = 0; i < len; i++)
+		p[i] = pat(id, off + i);
+	int rc = bcache_write_buf(e->f, off, p, len, &r->b);
+	bcache_buf_put(&r->b);
+	return rc;
+}
+
+void put_ok(struct env *e, uint64_t off, size_t len, unsigned id)
+{
+	assert_int_equal(put_rec(e, off, len, id, NULL), 0);
+	apply(e, off, len, id);
+}
+
+void drain_writeback(struct env *e)
+{
+	while (bcache_writeback(e->c) > 0)
+		;
+}
+
+/* A READ of [off, off + len) served by the cache alone (bcache_read_pinned), copied into buf:
+ * false on a miss. */
+bool read_cached(struct env *e, uint64_t off, uint64_t len, void *buf)
+{
+	struct iovec iov[300];
+	struct bcache_buf *pins[300];
+	int npins, n = bcache_read_pinned(e->f, off, len, iov, 300, pins, &npins);
+	size_t at = 0;
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; at += iov[i].iov_len, i++)
+		memcpy((char *)buf + at, iov[i].iov_base, iov[i].iov_len);
+	for (int i = 0; i < npins; i++)
+		bcache_buf_put(pins[i]);
+	assert_true(n == 0 || at == len);
+	return n > 0;
+}
+
+/* Every byte of [off, off + len) as a READ served by the cache alone. */
+void check_cached(struct env *e, uint64_t off, uint64_t len)
+{
+	unsigned char *buf = malloc(len);
+
+	assert_non_null(buf);
+	assert_true(read_cached(e, off, len, buf));
+	assert_memory_equal(buf, e->expect + off, len);
+	free(buf);
 }

@@ -4,6 +4,7 @@
 #ifndef TEST_ENV_H
 #define TEST_ENV_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -11,7 +12,7 @@
 #include "fake_disk.h"
 
 #define BS 4096u
-#define EXPECT_MAX (8u << 20)
+#define EXPECT_MAX (32u << 20)
 
 struct env {
 	struct fake_disk disk;
@@ -46,5 +47,30 @@ int read_through(struct env *e, uint64_t off, unsigned char *buf, uint64_t len);
 /* For a disk hook: the first time (*started false), run fn(arg) on a thread of its own (*t) and
  * give it ms milliseconds before the hook goes on; later calls do nothing. */
 void hook_thread_once(bool *started, pthread_t *t, void *(*fn)(void *), void *arg, unsigned ms);
+
+/* ---- BEHIND mode ---- */
+
+/* A cache of `limit` bytes whose file is in BEHIND mode (write-behind). */
+struct env *behind_env(size_t limit);
+/* A WRITE's record as the server holds it: payload placed so that its middle is aligned, owned
+ * by a reference-counted holder the cache may adopt. */
+struct rec {
+	struct bcache_buf b;
+	unsigned char *mem;
+	atomic_int *released;   /* bumped when the record's memory is freed (may be NULL) */
+};
+void rec_release(struct bcache_buf *b);
+/* WRITE len bytes of writer id at off through the adopting call; the caller's reference is
+ * dropped before returning, as the server's request does at its end. */
+int put_rec(struct env *e, uint64_t off, size_t len, unsigned id, atomic_int *released);
+/* put_rec, must succeed, then apply. */
+void put_ok(struct env *e, uint64_t off, size_t len, unsigned id);
+/* bcache_writeback until it finds nothing to do. */
+void drain_writeback(struct env *e);
+/* A READ of [off, off + len) served by the cache alone (bcache_read_pinned), copied into buf:
+ * false on a miss. */
+bool read_cached(struct env *e, uint64_t off, uint64_t len, void *buf);
+/* Every byte of [off, off + len) as a READ served by the cache alone. */
+void check_cached(struct env *e, uint64_t off, uint64_t len);
 
 #endif
