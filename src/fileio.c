@@ -94,6 +94,18 @@ static int64_t op_disk_size(void *io)
 	return sb.st_size;
 }
 
+/* SEEK_DATA: memory only where the extent map is cached (it is for a file being written), and
+ * the file position it moves is used by nobody (every read and write here is positioned). A
+ * file system without SEEK_DATA of its own says all is data (generic_file_llseek): read, as
+ * before. */
+static int op_hole(void *io, uint64_t off, size_t len)
+{
+	off_t data = lseek(((struct file_io *)io)->fd, (off_t)off, SEEK_DATA);
+	if (data < 0)
+		return errno == ENXIO ? 1 : -errno;
+	return (uint64_t)data >= off + len;
+}
+
 static int op_sync(void *io, bool datasync)
 {
 	int fd = ((struct file_io *)io)->fd;
@@ -204,7 +216,7 @@ int fileio_cache_create(struct server *srv)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
 					      op_writev, op_trim, op_writer_begin, op_writer_end,
-					      op_spawn};
+					      op_spawn, op_hole};
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
 	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;
@@ -255,6 +267,12 @@ static ssize_t write_all(struct io_ring *r, int fd, const char *buf, size_t len,
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+/* A stable WRITE completes a partial end block without the neighbour that shares it. */
+static void count_alone(struct server *srv)
+{
+	atomic_fetch_add_explicit(&srv->ctr.stable_alone, 1, memory_order_relaxed);
 }
 
 static bool covers_whole_block(uint64_t off, uint32_t len, uint64_t bs)
@@ -334,9 +352,11 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	 * theirs, one of the next the clients send (replies of a group commit go out together,
 	 * and for a moment every WRITE left may be a parked one: committed at once, they made
 	 * 0.0015 device reads per 6000-byte FILE_SYNC WRITE). A lone writer's is not coming. */
-	if (bcache_range_partial(bf, off, count) &&
-	    (workers_busy(rq->w->srv, rq->w) || atomic_load(&rq->w->srv->nparked)))
-		return FILEIO_WAIT;
+	if (bcache_range_partial(bf, off, count)) {
+		if (workers_busy(rq->w->srv, rq->w) || atomic_load(&rq->w->srv->nparked))
+			return FILEIO_WAIT;
+		count_alone(rq->w->srv);
+	}
 	return bcache_commit(bf, off, count, sync_of(stable));
 }
 
@@ -393,8 +413,11 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 		return -err;
 	if (stable == FILEIO_UNSTABLE)
 		return !force && hold_back(o, bf, off, count) ? FILEIO_WAIT : 0;
-	if (!force && bcache_range_partial(bf, off, count))
-		return FILEIO_WAIT;
+	if (bcache_range_partial(bf, off, count)) {
+		if (!force)
+			return FILEIO_WAIT;
+		count_alone(rq->w->srv);
+	}
 	int rc = bcache_commit(bf, off, count, sync_of(stable));
 	if (rc < 0)
 		write_failed(rq, off, count, rc);

@@ -64,9 +64,12 @@ struct export_rt {
 	bool owns_root;           /* its export table closes root_fd (exptable.c) */
 };
 
-/* Request counters (the boundary cache keeps its own). */
+/* Request counters (the boundary cache keeps its own). stable_alone: stable WRITEs that
+ * completed a partial end block without the neighbour that shares it, from disk or zeros (no
+ * other WRITE was running, or it stopped waiting: fileio.c): every fill read a stable WRITE
+ * causes is one of these. */
 struct server_counters {
-	_Atomic uint64_t writes, reads, commits, bytes_written, bytes_read;
+	_Atomic uint64_t writes, reads, commits, bytes_written, bytes_read, stable_alone;
 };
 
 struct server {

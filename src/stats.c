@@ -73,6 +73,7 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 	C(k, "commits", atomic_load(&c->commits));
 	C(k, "bytes_written", atomic_load(&c->bytes_written));
 	C(k, "bytes_read", atomic_load(&c->bytes_read));
+	C(k, "stable_writes_alone", atomic_load(&c->stable_alone));
 	if (srv->drc) {
 		struct drc_stats d;
 		drc_get_stats(srv->drc, &d);
@@ -101,7 +102,10 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		C(k, "cache_bounced_middles", b.bounced_middles);
 		C(k, "cache_blocks_completed", b.completed);
 		C(k, "cache_fill_reads", b.fill_reads);
+		C(k, "cache_fill_reads_commit", b.fill_reads_commit);
+		C(k, "cache_fill_reads_bound", b.fill_reads_bound);
 		C(k, "cache_fill_zeros", b.fill_zeros);
+		C(k, "cache_fill_holes", b.fill_holes);
 		C(k, "cache_evictions", b.forced);
 		C(k, "cache_io_errors", b.io_errors);
 		G(k, "cache_entries", b.entries);
@@ -111,6 +115,8 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		G(k, "cache_bytes_peak", b.bytes_peak);
 		G(k, "cache_dirty_bytes", b.dirty_bytes);
 		G(k, "cache_clean_bytes", b.clean_bytes);
+		G(k, "cache_written_bytes", b.written_bytes);
+		C(k, "cache_written_trimmed", b.written_trimmed);
 		G(k, "cache_inflight_bytes", b.inflight_bytes);
 		G(k, "cache_ready_blocks", b.ready);
 		C(k, "cache_adopted_blocks", b.adopted);

@@ -191,20 +191,35 @@ static void list_move(struct bc_inode *ino, struct bc_entry *e, uint8_t want)
 	bc_list_del(&e->glink);
 	if (e->glist == BC_GL_HOT)
 		atomic_fetch_sub_explicit(&c->hot_bytes, ino->bs, memory_order_relaxed);
+	else if (e->glist == BC_GL_WRITTEN)
+		atomic_fetch_sub_explicit(&c->written_bytes, ino->bs, memory_order_relaxed);
 	if (want != BC_GL_NONE) {
 		bc_list_add_tail(bc_shard_list(sh, want), &e->glink);
 		e->lstamp = atomic_fetch_add_explicit(&c->stamp, 1, memory_order_relaxed);
 	}
 	if (want == BC_GL_HOT)
 		atomic_fetch_add_explicit(&c->hot_bytes, ino->bs, memory_order_relaxed);
+	else if (want == BC_GL_WRITTEN)
+		atomic_fetch_add_explicit(&c->written_bytes, ino->bs, memory_order_relaxed);
 	e->glist = want;
 	pthread_mutex_unlock(&sh->lock);
 }
 
+/* The clean list e belongs on: HOT once a READ came back to it; WRITTEN while its bytes are all
+ * WRITEs' and unread (a block completed from disk or zeros waits on probation for the
+ * neighbour that shares it: WRITTEN's trim must not make that neighbour read it). */
+static uint8_t clean_list(const struct bc_inode *ino, const struct bc_entry *e)
+{
+	if (e->hot)
+		return BC_GL_HOT;
+	return e->wrote && e->nwritten == ino->bs ? BC_GL_WRITTEN : BC_GL_CLEAN;
+}
+
 void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e)
 {
-	uint8_t want = e->busy ? BC_GL_NONE : e->dirty ? BC_GL_DIRTY
-					 : e->hot ? BC_GL_HOT : BC_GL_CLEAN;
+	if (e->dirty)
+		e->wrote = true;
+	uint8_t want = e->busy ? BC_GL_NONE : e->dirty ? BC_GL_DIRTY : clean_list(ino, e);
 
 	count_dirty(ino, e);
 	bc_chunk_update(ino, e);

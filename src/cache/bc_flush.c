@@ -43,11 +43,40 @@ static void fill_hole(unsigned char *data, const unsigned char *disk, size_t ndi
 	memset(data + from_disk, 0, b - from_disk);
 }
 
+/* Does the disk hold no data where e's missing bytes are? The whole block is asked: an entry
+ * covers bytes WRITEs gave since its block last went to disk, so any byte of it on disk was
+ * written whole with the block, and a block with none is all hole. */
+static bool disk_hole(struct bc_inode *ino, struct bc_entry *e, void *io)
+{
+	struct bcache *c = ino->cache;
+
+	return c->ops.hole && c->ops.hole(io, bc_block_off(ino, e->index), ino->bs) == 1;
+}
+
+/* The disk's copy of e's block into *disk (allocated), counted as a device read for why. Bytes
+ * read, or -errno. */
+static ssize_t fill_read(struct bc_inode *ino, struct bc_entry *e, void *io, enum bc_fill_why why,
+			 unsigned char **disk)
+{
+	struct bcache *c = ino->cache;
+
+	*disk = aligned_alloc(ino->bs, ino->bs);
+	if (!*disk)
+		return -ENOMEM;
+	ssize_t n = c->ops.read(io, bc_block_off(ino, e->index), *disk, ino->bs);
+	bc_count(&c->n.fill_reads);
+	if (why == BC_FILL_BOUND)
+		bc_count(&c->n.fill_reads_bound);
+	return n < 0 ? bc_io_result(c, (int)n) : n;
+}
+
 /* Complete e's image with the bytes no WRITE gave it. disk_size was read at fill time (middles
- * in flight move it): a hole wholly at or past it is zeros, no read. Touches only bytes whose bit
- * is clear, which nobody else reads or writes meanwhile, so it may run without the lock while e
- * is busy. Does not set e->filled (the caller does, under the lock). */
-int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size)
+ * in flight move it): a hole wholly at or past it is zeros, no read, and so is a block the file
+ * has no data in (ops.hole). Touches only bytes whose bit is clear, which nobody else reads or
+ * writes meanwhile, so it may run without the lock while e is busy. Does not set e->filled (the
+ * caller does, under the lock). */
+int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size,
+	    enum bc_fill_why why)
 {
 	struct bcache *c = ino->cache;
 	uint32_t bs = ino->bs, a = bc_bits_find(e->bits, 0, bs, false);
@@ -55,18 +84,16 @@ int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_siz
 	unsigned char *disk = NULL;
 	ssize_t n = 0;
 
-	if (base + a < (uint64_t)disk_size) {
-		disk = aligned_alloc(bs, bs);
-		if (!disk)
-			return -ENOMEM;
-		n = c->ops.read(io, base, disk, bs);
-		bc_count(&c->n.fill_reads);
+	if (base + a >= (uint64_t)disk_size) {
+		bc_count(&c->n.fill_zeros);
+	} else if (disk_hole(ino, e, io)) {
+		bc_count(&c->n.fill_holes);
+	} else {
+		n = fill_read(ino, e, io, why, &disk);
 		if (n < 0) {
 			free(disk);
-			return bc_io_result(c, (int)n);
+			return (int)n;
 		}
-	} else {
-		bc_count(&c->n.fill_zeros);
 	}
 	while (a < bs) {
 		uint32_t b = bc_bits_find(e->bits, a, bs, true);
@@ -83,14 +110,14 @@ int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_siz
  * from the size probe to the truncate: no WRITE can start past the logical end meanwhile (its
  * span would move the end) and no size query can see the padding. */
 static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-			  int64_t disk_size, uint64_t logical_end)
+			  int64_t disk_size, uint64_t logical_end, enum bc_fill_why why)
 {
 	struct bcache *c = ino->cache;
 	uint64_t base = bc_block_off(ino, e->index), size = bc_max((uint64_t)disk_size, logical_end);
 	int rc = 0;
 
 	if (!bc_entry_complete(ino, e)) {
-		rc = bc_fill(ino, e, h->io, disk_size);
+		rc = bc_fill(ino, e, h->io, disk_size, why);
 		if (rc)
 			return rc;
 		e->filled = true;
@@ -109,7 +136,7 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 /* The common case: the block ends within the file's data or the disk's end, so writing it shows
  * no wrong size. The I/O runs without the lock; e is busy meanwhile. */
 static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-			  bool need_fill, int64_t disk_size)
+			  bool need_fill, int64_t disk_size, enum bc_fill_why why)
 {
 	struct bcache *c = ino->cache;
 	int rc = 0, frc = 0;
@@ -118,7 +145,7 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	h->inflight++;
 	co_mutex_unlock(&ino->lock);
 	if (need_fill)
-		frc = bc_fill(ino, e, h->io, disk_size);
+		frc = bc_fill(ino, e, h->io, disk_size, why);
 	if (frc == 0)
 		rc = bc_io_result(c, bc_dev_write(ino, h->io, bc_block_off(ino, e->index), e->data,
 						  ino->bs));
@@ -132,7 +159,8 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	return frc ? frc : rc;
 }
 
-int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h)
+int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
+		   enum bc_fill_why why)
 {
 	struct bcache *c = ino->cache;
 	uint64_t end = bc_block_off(ino, e->index) + ino->bs, logical_end = bc_logical_end(ino);
@@ -146,9 +174,9 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 			return bc_io_result(c, (int)disk_size);
 	}
 	if (end > logical_end && (uint64_t)disk_size < end)
-		rc = flush_past_eof(ino, e, h, disk_size, logical_end);
+		rc = flush_past_eof(ino, e, h, disk_size, logical_end, why);
 	else
-		rc = flush_unlocked(ino, e, h, need_fill, disk_size);
+		rc = flush_unlocked(ino, e, h, need_fill, disk_size, why);
 	ino->wseq++;
 	if (rc)
 		return rc;
@@ -279,7 +307,7 @@ static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, stru
 	bc_run_extend(ino, &r);
 	if (r.n == 0) {
 		r.v[r.n++] = e;
-		rc = bc_entry_flush(ino, e, h);
+		rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT);
 	} else {
 		rc = bc_run_write(ino, &r, h);
 	}
@@ -449,7 +477,7 @@ static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_f
 	} else {
 		bc_count(&ino->cache->n.forced);   /* completed with a read or zeros */
 	}
-	return bc_entry_flush(ino, e, h);
+	return bc_entry_flush(ino, e, h, BC_FILL_BOUND);
 }
 
 /* Free, or write and free, e to save memory. EV_SKIPPED (lock never dropped) when it cannot go
@@ -560,9 +588,11 @@ uint64_t bc_oldest_stamp(struct bcache *c, uint8_t which)
 	return stamp;
 }
 
-/* The order eviction looks at the lists in: 2Q's probation before HOT, unless HOT holds more
- * than three quarters of the clean bytes; dirty last. */
-static void victim_order(struct bcache *c, uint8_t order[3])
+/* The order eviction looks at the lists in: data written and never read first, then 2Q's
+ * probation before HOT, unless HOT holds more than three quarters of the clean bytes; dirty
+ * last. */
+#define VICTIM_LISTS 4
+static void victim_order(struct bcache *c, uint8_t order[VICTIM_LISTS])
 {
 	uint64_t bytes = atomic_load_explicit(&c->bytes, memory_order_relaxed);
 	uint64_t dirty = atomic_load_explicit(&c->dirty_bytes, memory_order_relaxed);
@@ -570,9 +600,10 @@ static void victim_order(struct bcache *c, uint8_t order[3])
 	uint64_t clean = bytes > dirty ? bytes - dirty : 0;
 	bool hot_first = hot * 4 > clean * 3;
 
-	order[0] = hot_first ? BC_GL_HOT : BC_GL_CLEAN;
-	order[1] = hot_first ? BC_GL_CLEAN : BC_GL_HOT;
-	order[2] = BC_GL_DIRTY;
+	order[0] = BC_GL_WRITTEN;
+	order[1] = hot_first ? BC_GL_HOT : BC_GL_CLEAN;
+	order[2] = hot_first ? BC_GL_CLEAN : BC_GL_HOT;
+	order[3] = BC_GL_DIRTY;
 }
 
 struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, uint64_t *index,
@@ -613,10 +644,11 @@ struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, u
 static struct bc_inode *pick_victim(struct bcache *c, bool clean_only, uint64_t *index,
 				    uint64_t *id)
 {
-	uint8_t order[3];
+	uint8_t order[VICTIM_LISTS];
 
 	victim_order(c, order);
-	return bc_pick_oldest(c, order, clean_only ? 2 : 3, index, id, NULL);
+	return bc_pick_oldest(c, order, clean_only ? VICTIM_LISTS - 1 : VICTIM_LISTS, index, id,
+			      NULL);
 }
 
 /* Is the cache over its bound? *entries (if asked): how many it holds. */
@@ -684,35 +716,64 @@ static size_t collect_clean(struct bcache *c, struct bc_shard *sh, uint8_t which
 	return n;
 }
 
-/* Free those of the collected entries that are still the same clean blocks, while the bound
- * (the file's when file_bound, else the cache's) is passed. Inode lock held. How many went. */
-static size_t free_collected(struct bc_inode *ino, const uint64_t *index, const uint64_t *id,
-			     size_t n, bool file_bound)
+/* Which bound clean blocks are freed for. */
+enum bound { BOUND_FILE, BOUND_CACHE, BOUND_WRITTEN };
+
+static bool written_over(struct bcache *c)
+{
+	return bc_load(&c->written_bytes) > c->written_limit;
+}
+
+static bool bound_passed(struct bc_inode *ino, enum bound b)
 {
 	struct bcache *c = ino->cache;
+
+	switch (b) {
+	case BOUND_FILE:
+		return ino->bytes > c->file_limit;
+	case BOUND_WRITTEN:
+		return written_over(c);
+	default:
+		return over_limit(c, NULL);
+	}
+}
+
+/* Free those of the collected entries that are still the same clean blocks, while the bound is
+ * passed. Inode lock held. How many went. */
+static size_t free_collected(struct bc_inode *ino, const uint64_t *index, const uint64_t *id,
+			     size_t n, enum bound b)
+{
 	size_t freed = 0;
 
-	for (size_t i = 0; i < n && (file_bound ? ino->bytes > c->file_limit : over_limit(c, NULL));
-	     i++) {
+	for (size_t i = 0; i < n && bound_passed(ino, b); i++) {
 		struct bc_entry *e = bc_map_find(&ino->map, index[i]);
 
 		if (e && e->id == id[i] && !e->dirty && !e->busy) {
 			bc_entry_free(ino, e);
 			freed++;
+			if (b == BOUND_WRITTEN)
+				bc_count(&ino->cache->n.written_trimmed);
 		}
 	}
 	return freed;
 }
 
-/* Free the inode's oldest clean blocks (2Q's probation list; its shard's, where other inodes'
- * are passed over), a batch at a time. Whether any went. Inode lock held. */
+/* Free the inode's oldest clean blocks (written and unread first, then 2Q's probation list; its
+ * shard's, where other inodes' are passed over), a batch at a time. Whether any went. Inode
+ * lock held. */
 static bool free_clean_of_inode(struct bc_inode *ino)
 {
+	static const uint8_t lists[] = { BC_GL_WRITTEN, BC_GL_CLEAN };
 	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
-	size_t n = collect_clean(ino->cache, &ino->cache->shard[ino->shard], BC_GL_CLEAN, &ino,
-				 index, id);
 
-	return free_collected(ino, index, id, n, true) > 0;
+	for (size_t k = 0; k < sizeof(lists); k++) {
+		size_t n = collect_clean(ino->cache, &ino->cache->shard[ino->shard], lists[k],
+					 &ino, index, id);
+
+		if (free_collected(ino, index, id, n, BOUND_FILE) > 0)
+			return true;
+	}
+	return false;
 }
 
 /* Clean blocks first, at no cost; only then dirty ones (written: a chunk still filling is cut),
@@ -735,7 +796,7 @@ bool bc_reclaim_file(struct bcache_file *h)
  * oldest one, under one hold of that inode's lock. One block per hold made a cold scan through a
  * full cache hand the file's lock between rings for every 4 KiB (a wake-up across rings each:
  * 13% of the daemon's time). Whether any went. */
-static bool free_clean_batch(struct bcache *c, uint8_t which)
+static bool free_clean_batch(struct bcache *c, uint8_t which, enum bound b)
 {
 	struct bc_shard *sh = oldest_shard(c, which, NULL);
 	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
@@ -747,7 +808,7 @@ static bool free_clean_batch(struct bcache *c, uint8_t which)
 	if (!ino)
 		return false;
 	co_mutex_lock(&ino->lock);
-	size_t freed = free_collected(ino, index, id, n, false);
+	size_t freed = free_collected(ino, index, id, n, b);
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
 	return freed > 0;
@@ -755,13 +816,19 @@ static bool free_clean_batch(struct bcache *c, uint8_t which)
 
 void bc_reclaim_clean(struct bcache *c)
 {
-	uint8_t order[3];
+	uint8_t order[VICTIM_LISTS];
 
 	bc_reserve_trim(c);
 	victim_order(c, order);
-	for (int k = 0; k < 2; k++)
-		while (over_limit(c, NULL) && free_clean_batch(c, order[k]))
+	for (int k = 0; k < VICTIM_LISTS - 1; k++)
+		while (over_limit(c, NULL) && free_clean_batch(c, order[k], BOUND_CACHE))
 			;
+}
+
+void bc_trim_written(struct bcache *c)
+{
+	while (written_over(c) && free_clean_batch(c, BC_GL_WRITTEN, BOUND_WRITTEN))
+		;
 }
 
 int bc_reclaim(struct bcache_file *h)

@@ -30,6 +30,7 @@ struct bc_frame {
 	struct bc_reserve *res;        /* where mem came from and goes back to (bc_reserve.c) */
 	uint64_t key;                  /* file offset / BC_FRAME_BYTES */
 	struct bc_frame *next;         /* the inode's open frames, most recently used first */
+	uint64_t last_take;            /* the inode's frame_takes when a slot was last taken here */
 	uint32_t used;                 /* slots taken, */
 	uint64_t taken[FRAME_WORDS];   /* and which */
 };
@@ -66,15 +67,27 @@ static bool dirty_at(const struct bc_inode *ino, uint64_t index)
 	return e && e->dirty;
 }
 
-bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last)
-{
-	return bc_interleaved(ino) && ((first > 0 && dirty_at(ino, first - 1)) ||
-				       dirty_at(ino, last + 1));
-}
 
+/* How many frames an inode keeps open: what its writers' spread needs, but no more than a
+ * quarter of its bound, as a frame counts whole while any block is in it. */
 static unsigned frames_max(const struct bcache *c)
 {
-	return (unsigned)(c->spread_chunks * BC_CHUNK / BC_FRAME_BYTES) + 4;
+	size_t spread = c->spread_chunks * BC_CHUNK / BC_FRAME_BYTES + 4;
+	size_t quarter = c->file_limit / 4 / BC_FRAME_BYTES;
+
+	return (unsigned)(spread < quarter ? spread : quarter);
+}
+
+/* WRITEs a file must have had before its WRITEs' landing next to each other means anything. */
+#define FILLING_WRITES 8
+
+bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last, bool large)
+{
+	if (frames_max(ino->cache) < 2 || !bc_interleaved(ino))
+		return false;   /* a bound too small for frames counted whole */
+	if (large && ino->win_writes >= FILLING_WRITES)
+		return true;
+	return (first > 0 && dirty_at(ino, first - 1)) || dirty_at(ino, last + 1);
 }
 
 /* Stop filling f (the inode's reference goes; its entries keep theirs). */
@@ -87,9 +100,27 @@ static void frame_close(struct bc_inode *ino, struct bc_frame **link)
 	bcache_buf_put(&f->b);
 }
 
-/* The open frame of key, moved to the front; else a new one when may_open. An inode keeps as
- * many open as its writers' spread needs (bc_behind.c: they drift apart by up to spread_chunks
- * before the ones ahead are held), the least recently used closed first. */
+/* Room for one more open frame: under frames_max, or the least recently used one is stale and
+ * closes (as many slots taken elsewhere since its last as four frames hold: its writers moved
+ * on). Closing one still in use would open a second frame for its stretch, and writers drifted
+ * apart (a loaded machine) then spread their blocks over frames that never fill. */
+static bool frame_room(struct bc_inode *ino)
+{
+	struct bc_frame **p = &ino->frames;
+
+	if (ino->nframes < frames_max(ino->cache))
+		return true;
+	while ((*p)->next)
+		p = &(*p)->next;
+	if (ino->frame_takes - (*p)->last_take < 4 * (uint64_t)(BC_FRAME_BYTES >> ino->bshift))
+		return false;
+	frame_close(ino, p);
+	return true;
+}
+
+/* The open frame of key, moved to the front; else a new one when may_open and there is room. An
+ * inode keeps as many open as its writers' spread needs (bc_behind.c: they drift apart by up to
+ * spread_chunks before the ones ahead are held). */
 static struct bc_frame *frame_of(struct bc_inode *ino, uint64_t key, bool may_open)
 {
 	struct bc_frame **p = &ino->frames, *f;
@@ -99,13 +130,9 @@ static struct bc_frame *frame_of(struct bc_inode *ino, uint64_t key, bool may_op
 	if (f) {
 		*p = f->next;
 	} else {
-		if (!may_open || !(f = frame_new(ino->cache, key)))
+		if (!may_open || !frame_room(ino) || !(f = frame_new(ino->cache, key)))
 			return NULL;   /* the block gets memory of its own */
-		if (++ino->nframes > frames_max(ino->cache)) {
-			for (p = &ino->frames; (*p)->next; p = &(*p)->next)
-				;
-			frame_close(ino, p);
-		}
+		ino->nframes++;
 	}
 	f->next = ino->frames;
 	ino->frames = f;
@@ -128,6 +155,7 @@ unsigned char *bc_frame_slot(struct bc_inode *ino, uint64_t index, bool may_open
 	if (f->taken[slot / 64] & bit)
 		return NULL;
 	f->taken[slot / 64] |= bit;
+	f->last_take = ++ino->frame_takes;
 	*buf = &f->b;
 	unsigned char *mem = f->mem + (off % BC_FRAME_BYTES);
 	if (++f->used == BC_FRAME_BYTES >> ino->bshift)

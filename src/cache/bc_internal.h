@@ -29,8 +29,13 @@
 /* Which eviction list an entry is on. Clean ones are split as in 2Q (Johnson and Shasha, 1994):
  * CLEAN is probation, where every clean block starts and which eviction takes from first; a READ
  * that hits a clean block moves it to HOT, which eviction touches only while HOT holds more than
- * three quarters of the clean bytes. One large scan churns only probation. */
-enum bc_glist { BC_GL_NONE = 0, BC_GL_CLEAN, BC_GL_DIRTY, BC_GL_HOT };
+ * three quarters of the clean bytes. One large scan churns only probation. WRITTEN is probation
+ * for blocks WRITEs gave every byte of and nobody has read since they went to disk: data written
+ * once and never read again, the common case of an NFS server, which the kernel's page cache
+ * keeps until memory runs short (the seeds' page-cache bloat). It is held to written_limit, and
+ * goes first: its memory (frames, records) is used again, warm, by the WRITEs that follow,
+ * instead of the cache growing into memory the kernel must fault in and clear. */
+enum bc_glist { BC_GL_NONE = 0, BC_GL_CLEAN, BC_GL_DIRTY, BC_GL_HOT, BC_GL_WRITTEN };
 
 struct bc_inode;
 struct bc_frame;
@@ -65,6 +70,7 @@ struct bc_entry {
 	bool gready;             /* counted in the cache's ready blocks (bc_chunk.c) */
 	bool gwhole;             /* counted in its chunk's whole blocks (bc_chunk.c) */
 	bool hot;                /* read again while clean: eviction's second list (2Q) */
+	bool wrote;              /* WRITEs gave it its bytes since it was last read (WRITTEN) */
 	bool shared;             /* data is also a READ reply's (adopted from its buffer): never
 				  * changed in place, a WRITE copies it first */
 	uint64_t lstamp;         /* when it was put on its clean or dirty list (shard lock) */
@@ -156,6 +162,7 @@ struct bc_inode {
 	struct bc_frame *frames;  /* open frames, where copied blocks go (bc_frame.c), most recently
 				   * used first; a reference on each */
 	unsigned nframes;
+	uint64_t frame_takes;     /* slots ever taken in the inode's frames: how stale one is */
 	struct bc_sync_group {   /* rounds of write + sync, one at a time (bc_commit.c) */
 		struct bc_sync_req *queue;  /* callers for the next round */
 		bool running;
@@ -173,11 +180,11 @@ struct bcache_file {
 
 struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
-	_Atomic uint64_t fill_reads, fill_zeros, forced, io_errors;
+	_Atomic uint64_t fill_reads, fill_reads_bound, fill_zeros, fill_holes, forced, io_errors;
 	_Atomic uint64_t adopted, copied, frames, frames_warm;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
-	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds;
+	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds, written_trimmed;
 };
 
 /* Write-behind: chunk size, and the queue of chunks found ready (each holds a pin on its
@@ -214,12 +221,13 @@ struct bc_age {
 #define BC_SHARDS 16
 struct bc_shard {
 	pthread_mutex_t lock;
-	struct bc_list clean, dirty, hot;
+	struct bc_list clean, dirty, hot, written;
 };
 
 struct bcache {
 	struct bcache_ops ops;
 	size_t limit, file_limit;
+	size_t written_limit;    /* WRITTEN's share of the bound (bc_trim_written) */
 	uint64_t hold_ns;        /* longest a WRITE ahead waits for its file's writers behind, */
 	uint64_t young_ns;       /* and how long a chunk's opening holds WRITEs back */
 	size_t spread_chunks;    /* open chunks a file's interleaved writers may spread over */
@@ -230,7 +238,7 @@ struct bcache {
 	struct bc_shard shard[BC_SHARDS];
 	_Atomic uint64_t next_id, stamp;
 	_Atomic uint64_t entries, entries_peak, ndirty, bytes, bytes_peak;
-	_Atomic uint64_t dirty_bytes, inflight_bytes, hot_bytes;
+	_Atomic uint64_t dirty_bytes, inflight_bytes, hot_bytes, written_bytes;
 	_Atomic uint64_t reserve_bytes;  /* ready frames (bc_reserve.c), inside the bound */
 	struct bc_reserve *reserve;      /* NULL: frames are mapped when needed */
 	_Atomic uint64_t nready;  /* blocks ready for write-behind (dirty, complete, not busy) */
@@ -243,7 +251,16 @@ struct bcache {
 
 static inline struct bc_list *bc_shard_list(struct bc_shard *sh, uint8_t glist)
 {
-	return glist == BC_GL_DIRTY ? &sh->dirty : glist == BC_GL_HOT ? &sh->hot : &sh->clean;
+	switch (glist) {
+	case BC_GL_DIRTY:
+		return &sh->dirty;
+	case BC_GL_HOT:
+		return &sh->hot;
+	case BC_GL_WRITTEN:
+		return &sh->written;
+	default:
+		return &sh->clean;
+	}
 }
 
 /* Raise *peak to at least v. */
@@ -345,11 +362,12 @@ void bc_entry_touch(struct bc_inode *ino, struct bc_entry *e);
 void bc_readers_stale(struct bc_inode *ino, uint64_t index);
 
 /* bc_frame.c (inode lock held) */
-/* Should a WRITE of blocks [first, last] that copies its bytes open frames? When the file is
- * being filled small piece by small piece: its WRITEs land next to each other's, and a block just
- * outside this one's holds another WRITE's bytes not yet on disk. (Clean blocks say nothing: a
- * random writer over a file read or written before finds them everywhere.) */
-bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last);
+/* Should a WRITE of blocks [first, last] put its bytes in frames, opening new ones? When the
+ * file is being filled side by side: its WRITEs land next to each other's, and (for a small
+ * WRITE, or in a file's first WRITEs) a block just outside this one's holds another WRITE's bytes
+ * not yet on disk. (Clean blocks say nothing: a random writer over a file read or written before
+ * finds them everywhere.) Never under a file bound too small for frames counted whole. */
+bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last, bool large);
 /* The slot of block index in the inode's frame for its stretch of the file, taken for a new
  * entry (*buf: the frame, for the entry to reference); NULL when the block is to have memory of
  * its own: no frame there (and may_open false, or none could be made), or its slot used. */
@@ -450,11 +468,15 @@ static inline void bc_hint_raise(struct bc_inode *ino, uint64_t end)
 }
 
 /* bc_flush.c */
+/* Why a block is completed (counted apart when that takes a device read). */
+enum bc_fill_why { BC_FILL_COMMIT, BC_FILL_BOUND };
 uint64_t bc_logical_end(const struct bc_inode *ino);
 bool bc_span_covers(const struct bc_inode *ino, uint64_t index);
-/* Fill (if needed) and write e's block through h. Inode lock held, e neither busy nor covered by
- * a span; the lock may be dropped meanwhile (e is busy then). e is still there on return. */
-int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h);
+/* Fill (if needed, for why) and write e's block through h. Inode lock held, e neither busy nor
+ * covered by a span; the lock may be dropped meanwhile (e is busy then). e is still there on
+ * return. */
+int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
+		   enum bc_fill_why why);
 /* Flush every dirty entry in the ranges (block indexes, inclusive; sorted and merged in place)
  * through h, waiting for busy ones and spans; records what it wrote in *done (allocated, *ndone
  * long) for bc_flush_settle(). First -errno or 0. */
@@ -486,10 +508,13 @@ int bc_reclaim(struct bcache_file *h);
  * not enough: that is a wait, they are not), and freeing clean blocks cache-wide. */
 bool bc_reclaim_file(struct bcache_file *h);
 void bc_reclaim_clean(struct bcache *c);
+/* Free the oldest WRITTEN blocks while they hold more than written_limit. No lock held. */
+void bc_trim_written(struct bcache *c);
 bool bc_over_limit(struct bcache *c);
 /* Fill (if needed) bytes a WRITE did not give e from disk or zeros. Lock not needed while e is
  * busy. */
-int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size);
+int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size,
+	    enum bc_fill_why why);
 void bc_wait(struct bc_inode *ino);
 
 /* bcache.c */

@@ -36,7 +36,8 @@ struct bc_reserve {
 	pthread_cond_t want;      /* the thread waits here for the reserve to run low */
 	struct bcache *cache;     /* NULL once the cache is gone */
 	unsigned char **ready;
-	unsigned n, target;
+	unsigned n, target;       /* ready now, and how many the thread fills to */
+	unsigned cap;             /* room for ready frames: the cache's bound */
 	unsigned refs;            /* the cache's, and one per frame out */
 	bool stop, filling;
 	pthread_t filler;         /* when filling */
@@ -98,10 +99,12 @@ static unsigned char *ready_pop(struct bc_reserve *r)
 	return r->ready[--r->n];
 }
 
-/* Keep m ready if the reserve wants it and the cache has room; true if kept. Lock held. */
+/* Keep m ready if the cache has room for it; true if kept. A frame that ends is kept whatever
+ * the thread's target: it is memory the kernel has already faulted in, and a cache that writes
+ * more than it holds wants it again at once. Lock held. */
 static bool keep(struct bc_reserve *r, unsigned char *m)
 {
-	if (!r->cache || r->n >= r->target || !room_for_one(r))
+	if (!r->cache || r->n >= r->cap || !room_for_one(r))
 		return false;
 	r->ready[r->n++] = m;
 	bc_count_add(&r->cache->reserve_bytes, BC_FRAME_BYTES);
@@ -162,8 +165,10 @@ int bcache_set_reserve(struct bcache *c, size_t bytes, bool prefault)
 
 	if (c->reserve || !target)
 		return c->reserve ? -EBUSY : 0;
+	unsigned cap = (unsigned)(c->limit / BC_FRAME_BYTES) + 1;
+
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->ready = calloc(target, sizeof(*r->ready)))) {
+	if (!r || !(r->ready = calloc(cap, sizeof(*r->ready)))) {
 		free(r);
 		return -ENOMEM;
 	}
@@ -171,6 +176,7 @@ int bcache_set_reserve(struct bcache *c, size_t bytes, bool prefault)
 	pthread_cond_init(&r->want, NULL);
 	r->cache = c;
 	r->target = target;
+	r->cap = cap;
 	r->refs = 1;
 	if (prefault) {
 		int rc = pthread_create(&r->filler, NULL, filler_main, r);

@@ -140,7 +140,7 @@ static int fill_and_write(struct bc_inode *ino, struct bc_run *r, struct bcache_
 	for (size_t i = 0; i < r->n; i++) {
 		if (bc_entry_complete(ino, r->v[i]))
 			continue;
-		int rc = bc_fill(ino, r->v[i], h->io, disk_size);
+		int rc = bc_fill(ino, r->v[i], h->io, disk_size, BC_FILL_COMMIT);
 		if (rc)
 			return rc;
 		filled[i] = true;

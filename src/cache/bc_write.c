@@ -111,7 +111,7 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	bc_entry_relist(ino, e);   /* dirty now, and maybe complete: ready for write-behind */
 	if (e->nwritten < ino->bs || bc_span_covers(ino, index) || h->mode == BCACHE_BEHIND)
 		return 0;
-	rc = bc_entry_flush(ino, e, h);
+	rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT);   /* complete: no fill */
 	if (rc == 0)
 		bc_entry_free(ino, e);
 	return rc;
@@ -273,6 +273,28 @@ static bool worth_adopting(const struct bcache_buf *buf, uint64_t len)
 	return buf && (!buf->size || 2 * len >= buf->size);
 }
 
+/* A WRITE whose middle is this large is adopted even where its file is being filled side by
+ * side: its blocks are a long run of their own, and copying them would cost more than it saves. */
+#define ADOPT_ALWAYS (BC_CHUNK / 2)
+
+/* Where a WRITE's blocks go. Into its file's frames when the file is being filled side by side
+ * (bc_frame_wanted): the record then goes back to the allocator with the reply, warm, to be
+ * received into again, and the frame, laid out as the file, is written behind as one piece of
+ * memory and used again once its blocks are written and trimmed (WRITTEN), so that a stream of
+ * WRITEs runs in memory the cache already has. Adopting records instead kept every record
+ * until its blocks left the cache, and each new one was memory the kernel faulted in and
+ * cleared: 32 writers of 47008-byte records, one in flight each, spent a third of the daemon's
+ * time in page faults. Else adopted when worth it, or copied into memory of their own. */
+static enum frames plan_images(struct bc_inode *ino, uint64_t off, size_t len, uint64_t mid_len,
+			       const struct bcache_buf *buf, bool *adopt)
+{
+	bool framed = bc_frame_wanted(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift,
+				      worth_adopting(buf, mid_len));
+
+	*adopt = worth_adopting(buf, mid_len) && (!framed || mid_len >= ADOPT_ALWAYS);
+	return *adopt ? FRAMES_NONE : framed ? FRAMES_OPEN : FRAMES_USE;
+}
+
 /* The middle's whole blocks into the cache: adopted from buf where aligned (adopt: the WRITE is
  * worth adopting), else copied (into frames as fr says). */
 static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
@@ -286,9 +308,13 @@ static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
 		/* a block on its way to disk keeps its image until the write ends */
 		while ((e = bc_map_find(&ino->map, index)) && e->busy)
 			bc_wait(ino);
-		if (adopt && ((uintptr_t)p & (ino->bs - 1)) == 0) {
+		bool aligned = ((uintptr_t)p & (ino->bs - 1)) == 0;
+
+		if (adopt && aligned) {
 			n = bc_entry_new_whole(ino, index, p, buf, true);
 		} else {
+			if (adopt)   /* the payload was not placed: counted as THROUGH counts it */
+				bc_count(&ino->cache->n.bounced_middles);
 			struct bcache_buf *frame;
 			unsigned char *slot = new_image(ino, index, fr, &frame);
 
@@ -314,6 +340,7 @@ static int make_room(struct bcache_file *h)
 	struct bcache *c = h->ino->cache;
 
 	bc_reserve_trim(c);   /* memory kept ready for frames goes before any data */
+	bc_trim_written(c);
 	bool wrote = bc_reclaim_file(h);
 	if (!bc_over_limit(c)) {
 		if (wrote)
@@ -372,12 +399,8 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 	count_window(ino);
 	wait_spans(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift);
 	uint64_t opened = ino->chunks_opened;
-	bool adopt = worth_adopting(buf, p.mid_end - p.mid);
-	/* A WRITE whose blocks are copied puts them in its file's open frames (bc_frame.c), and
-	 * opens new ones when the file is being filled by such WRITEs. */
-	enum frames fr = adopt ? FRAMES_NONE
-		       : bc_frame_wanted(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift)
-		       ? FRAMES_OPEN : FRAMES_USE;
+	bool adopt;
+	enum frames fr = plan_images(ino, off, len, p.mid_end - p.mid, buf, &adopt);
 	if (p.mid < p.mid_end)
 		rc = cache_middle(ino, p.mid, p.mid_end, src + (p.mid - off), buf, adopt, fr);
 	if (rc == 0)

@@ -91,6 +91,11 @@ struct bcache_ops {
 	 * COMMIT then writes several runs at once, through the same file_io. 0, or -errno when
 	 * it cannot (the caller does the work itself). */
 	int (*spawn)(void *file_io, void (*fn)(void *arg), void *arg);
+	/* 1 when the file holds no data in [off, off + len) (a hole, or space allocated and never
+	 * written: a read gives zeros), 0 when it may, -errno (optional; taken as 0). A block
+	 * completed over such a range is zero-filled, with no device read: on a new file the
+	 * bytes a missing neighbour would have brought are a hole. */
+	int (*hole)(void *file_io, uint64_t off, size_t len);
 };
 
 #define BCACHE_IOV_MAX 1024
@@ -319,8 +324,13 @@ struct bcache_stats {
 	uint64_t bounced_middles; /* middles copied once into an aligned buffer first */
 	uint64_t completed;       /* blocks every byte of which came from WRITEs, written whole:
 				   * no read, the point of the cache */
-	uint64_t fill_reads;      /* completions that read the block from disk (device reads) */
+	uint64_t fill_reads;      /* completions that read the block from disk (device reads), */
+	uint64_t fill_reads_commit; /* of those, for a COMMIT or stable WRITE (the neighbour that
+				   * shares the block had not come: it never does at the end of a
+				   * file's data, and a parked stable WRITE gives up waiting), */
+	uint64_t fill_reads_bound;  /* and for the memory bound (a partial block forced out) */
 	uint64_t fill_zeros;      /* completions zero-filled past the end of file, no read */
+	uint64_t fill_holes;      /* completions zero-filled over a hole in the file, no read */
 	uint64_t forced;          /* dirty entries written and freed by the memory bounds */
 	uint64_t io_errors;       /* failed ops->write, ops->read, ops->sync, ops->truncate */
 	uint64_t entries;         /* entries held now, clean ones included */
@@ -335,6 +345,8 @@ struct bcache_stats {
 	uint64_t ready;           /* dirty blocks complete and not on their way: write-behind's
 				   * backlog (the rest of the dirty ones wait for neighbours) */
 	uint64_t clean_bytes;     /* written or read, kept for READs */
+	uint64_t written_bytes;   /* of those, blocks WRITEs gave and nobody has read since */
+	uint64_t written_trimmed; /* such blocks let go to hold them to their share (reused) */
 	uint64_t adopted;         /* whole blocks taken from WRITE records without a copy */
 	uint64_t copied;          /* whole blocks copied (unaligned payloads, small WRITEs) */
 	uint64_t frames;          /* frames opened for copied blocks (bc_frame.c) */

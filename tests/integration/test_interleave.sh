@@ -15,8 +15,9 @@
 #   - the cache was used at all for misaligned records, and not for block-aligned ones (49152);
 #   - all of it twice: write_mode = direct (the checks above) and write_mode = cached, where
 #     the cache holds every WRITE's blocks and the checks are: nothing dirty once committed, no
-#     shared block read back, whole blocks adopted from the records (none copied) in records of
-#     4 blocks or more; in smaller ones a block may be copied rather than keep the record;
+#     shared block of a new file read back (whatever the sync mode: the bytes a missing neighbour
+#     would bring are a hole), none for the memory bound, no middle unaligned in memory, frames
+#     for writers filling a new file (check_cached);
 #   - then the daemon is SIGKILLed, so that whatever it held only in memory is lost, restarted
 #     after drop_caches, and every byte is read back again from disk: COMMIT and FILE_SYNC really
 #     left the data there. The last daemon of each case must stop with status 0 on SIGTERM.
@@ -126,33 +127,36 @@ check_counters() {
 
 # check_cached SYNC MODE FILLS DIRTY: the same for write_mode = cached, where the cache holds
 # every WRITE's blocks: nothing dirty once committed (UNSTABLE + COMMIT, or each FILE_SYNC
-# WRITE), no shared block read back, every whole block adopted from the record, not copied (the
-# payload is placed aligned in memory). Under 4 blocks a record's whole blocks may be less than
-# half its memory, and are then copied rather than keep the record (test_behind.c checks that),
-# into frames.
+# WRITE), and every whole block either adopted from its record or copied into a frame, never
+# bounced (the payload is placed aligned in memory). Writers filling a new file side by side put
+# their blocks in frames laid out as the file, so that a run leaves as one piece of memory
+# (test_recycle.c checks it; not asked of an overwrite: the read-back before it left every block
+# cached, and a WRITE into a cached block makes no new one). No block is read back to complete a
+# shared one on a new file (the missing bytes are a hole), none for the memory bound; on an
+# overwrite, at most the file's last block and, for FILE_SYNC, the two ends of each stable
+# WRITE that completed its blocks without its neighbour (stable_writes_alone: it waited as
+# long as it should, or nothing else was writing; on a busy machine the neighbour's WRITE can
+# be further away than that).
 check_cached() {
-	local sync=$1 mode=$2 fills=$3 dirty=$4 copied adopted most=0
+	local sync=$1 mode=$2 fills=$3 dirty=$4 adopted bounced frames bound alone most=0
 	[ "$dirty" -eq 0 ] || { fail "cache_dirty $dirty after everything was committed"; return 1; }
-	copied=$(counter cache_copied_blocks) && adopted=$(counter cache_adopted_blocks) ||
-		{ fail "no cache_copied_blocks / cache_adopted_blocks counters"; return 1; }
-	if [ "$REC" -ge $((4 * BENCH_BLOCK)) ]; then
-		[ "$copied" -eq 0 ] || { fail "$copied whole blocks copied (unaligned in memory)"; return 1; }
-		[ "$adopted" -gt 0 ] || { fail "no block adopted from a WRITE's record"; return 1; }
-	elif [ "$mode" = fresh ] && [ "$copied" -gt 0 ] && [ $((NREC * REC)) -ge $((2 << 20)) ]; then
-		# copied blocks of writers filling a new file side by side go into frames laid out as
-		# the file, so that a run leaves as one piece of memory (test_behind.c checks that).
-		# Not asked of an overwrite: the read-back before it left every block cached, and a
-		# WRITE into a cached block makes no new one.
-		local frames
-		frames=$(counter cache_frames_opened) || { fail "no cache_frames_opened counter"; return 1; }
-		[ "$frames" -gt 0 ] || { fail "small records filling a file opened no frame"; return 1; }
+	adopted=$(counter cache_adopted_blocks) && bounced=$(counter cache_bounced_middles) &&
+		frames=$(counter cache_frames_opened) && bound=$(counter cache_fill_reads_bound) &&
+		alone=$(counter stable_writes_alone) || { fail "counters missing"; return 1; }
+	[ "$bounced" -eq 0 ] || { fail "$bounced middles unaligned in memory"; return 1; }
+	if [ "$mode" = fresh ] && [ $((NREC * REC)) -ge $((2 << 20)) ]; then
+		[ "$frames" -gt 0 ] || { fail "writers filling a new file opened no frame"; return 1; }
 	fi
-	[ "$mode" = overwrite ] && [ $((NREC * REC % BENCH_BLOCK)) -ne 0 ] && most=1
-	[ "$sync" = file ] && most=$((most + 2))   # a stable WRITE may give up waiting once
+	[ "$bound" -eq 0 ] || { fail "$bound blocks read back for the memory bound"; return 1; }
+	if [ "$mode" = overwrite ]; then
+		[ $((NREC * REC % BENCH_BLOCK)) -ne 0 ] && most=1
+		[ "$sync" = file ] && most=$((most + 2 * alone))
+	fi
 	[ "$fills" -le $most ] ||
 		{ fail "$fills blocks read back from disk to complete shared blocks (at most $most)"; return 1; }
-	echo "    counters: writes=$writes cache_fill_reads=$fills adopted=$adopted" \
-		"runs>=1M=$(bench_stat "$STAT" cache_wb_ge_1m) cache_bytes_peak=$(bench_stat "$STAT" cache_bytes_peak)"
+	echo "    counters: writes=$writes cache_fill_reads=$fills stable_writes_alone=$alone" \
+		"adopted=$adopted frames=$frames runs>=1M=$(bench_stat "$STAT" cache_wb_ge_1m)" \
+		"cache_bytes_peak=$(bench_stat "$STAT" cache_bytes_peak)"
 }
 
 # write_and_check SYNC MODE SEED: write the file, check counters and read back through the same

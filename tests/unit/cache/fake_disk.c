@@ -19,6 +19,7 @@ void fake_disk_fini(struct fake_disk *d)
 	for (unsigned i = 0; i < d->spawned; i++)
 		pthread_join(d->helpers[i], NULL);
 	free(d->data);
+	free(d->has);
 	free(d->durable);
 	pthread_mutex_destroy(&d->lock);
 }
@@ -33,17 +34,29 @@ static void reserve(struct fake_disk *d, uint64_t end)
 	while (cap < end)
 		cap *= 2;
 	d->data = realloc(d->data, cap);
-	if (!d->data)
+	d->has = realloc(d->has, cap / d->align);
+	if (!d->data || !d->has)
 		abort();
 	memset(d->data + d->cap, 0, cap - d->cap);
+	memset(d->has + d->cap / d->align, 0, (cap - d->cap) / d->align);
 	d->cap = cap;
+}
+
+/* Data was written to [off, off + len): its blocks are not holes any more. Lock held. */
+static void mark_data(struct fake_disk *d, uint64_t off, uint64_t len)
+{
+	for (uint64_t b = off / d->align; b * d->align < off + len; b++)
+		d->has[b] = 1;
 }
 
 static void set_size(struct fake_disk *d, uint64_t size)
 {
 	reserve(d, size);
-	if (size < d->size)  /* what a later extension uncovers must read as zeros */
+	if (size < d->size) {  /* what a later extension uncovers must read as zeros */
 		memset(d->data + size, 0, d->size - size);
+		uint64_t first = (size + d->align - 1) / d->align;   /* a cut block keeps its data */
+		memset(d->has + first, 0, d->cap / d->align - first);
+	}
 	d->size = size;
 }
 
@@ -52,6 +65,7 @@ void fake_disk_put(struct fake_disk *d, uint64_t off, const void *buf, uint64_t 
 	pthread_mutex_lock(&d->lock);
 	reserve(d, off + len);
 	memcpy(d->data + off, buf, len);
+	mark_data(d, off, len);
 	if (off + len > d->size)
 		d->size = off + len;
 	pthread_mutex_unlock(&d->lock);
@@ -154,6 +168,7 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 				d->misaligned++;
 			memcpy(d->data + at, iov[i].iov_base, iov[i].iov_len);
 		}
+		mark_data(d, off, len);
 		if (off + len > d->size)
 			d->size = off + len;
 	}
@@ -247,6 +262,18 @@ static int fake_truncate(void *io, uint64_t size)
 	return 0;
 }
 
+static int fake_hole(void *io, uint64_t off, size_t len)
+{
+	struct fake_disk *d = io;
+	int hole = d->holes;
+
+	pthread_mutex_lock(&d->lock);
+	for (uint64_t b = off / d->align; hole && b * d->align < off + len; b++)
+		hole = b >= d->cap / d->align || !d->has[b];
+	pthread_mutex_unlock(&d->lock);
+	return hole;
+}
+
 struct helper_call {
 	void (*fn)(void *arg);
 	void *arg;
@@ -290,4 +317,5 @@ const struct bcache_ops fake_ops = {
 	.writer_begin = fake_writer_begin,
 	.writer_end = fake_writer_end,
 	.spawn = fake_spawn,
+	.hole = fake_hole,
 };

@@ -25,6 +25,7 @@ struct fake_disk {
 	pthread_mutex_t lock;
 	uint32_t align;            /* every write/read must be aligned to this */
 	unsigned char *data;       /* current contents */
+	unsigned char *has;        /* per `align` block: data was written there (else a hole) */
 	uint64_t size;
 	size_t cap;
 	unsigned char *durable;    /* contents as of the last successful sync */
@@ -55,6 +56,8 @@ struct fake_disk {
 	 * thread of its own, joined by fake_disk_fini(). */
 	bool spawn;
 	unsigned spawned;
+	/* ops.hole answers from `has` when set (as SEEK_DATA would); off, every block is data. */
+	bool holes;
 	pthread_t helpers[FAKE_HELPERS_MAX];
 };
 

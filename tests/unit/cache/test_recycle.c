@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Memory the cache already has, used again: a stream of WRITEs into a file filled side by side
+ * goes into frames (the records go back at once), data written and never read is held to its
+ * share of the bound and its frames come back for the WRITEs that follow, data read is kept; and
+ * a block completed over a hole in the file reads nothing, each device read counted by its
+ * cause. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_env.h"
+
+#define MiB (1u << 20)
+#define CACHE (64 * MiB)          /* written_limit: an eighth, 8 MiB */
+#define RECORD 47008u
+
+/* One writer's records in order from off, n of them, write-behind keeping up (as the server's
+ * fibers do); *released (if given, alive until the cache is gone) counts the records whose
+ * memory was freed. */
+static void stream(struct env *e, uint64_t off, unsigned n, unsigned id, atomic_int *released)
+{
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(put_rec(e, off + (uint64_t)i * RECORD, RECORD, id, released), 0);
+		apply(e, off + (uint64_t)i * RECORD, RECORD, id);
+		drain_writeback(e);
+	}
+}
+
+/* 28 MiB written through a 64 MiB cache: the records are not kept (their blocks went into
+ * frames), the cache holds little more than its share of written data, and most frames reuse
+ * the memory of frames whose blocks were let go. */
+static void test_stream_runs_in_recycled_frames(void **state)
+{
+	struct env *e = behind_env(CACHE);
+	unsigned n = 28 * MiB / RECORD;
+	atomic_int released = 0;
+
+	(void)state;
+	assert_int_equal(bcache_set_reserve(e->c, 2 * MiB, false), 0);   /* no thread: reuse only */
+	stream(e, 0, n, 1, &released);
+	struct bcache_stats s = stats(e);
+
+	assert_true(atomic_load(&released) >= (int)n - 8);   /* a file's first WRITEs: adopted */
+	assert_true(s.copied > s.adopted * 8);
+	assert_true(s.written_trimmed > 0);
+	assert_true(s.bytes_peak <= 20 * MiB);         /* share 8 MiB + open frames + slack */
+	assert_true(s.frames >= 14);
+	assert_true(s.frames_warm + 8 >= s.frames);    /* all but the first few came back */
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* Blocks a READ kept are not written data: the written share never takes them. */
+static void test_read_blocks_not_trimmed(void **state)
+{
+	struct env *e = behind_env(CACHE);
+	unsigned char *buf = aligned_alloc(BS, MiB);
+
+	(void)state;
+	assert_non_null(buf);
+	for (size_t i = 0; i < MiB; i++)
+		buf[i] = pat(7, i);
+	fake_disk_put(&e->disk, 0, buf, MiB);         /* a file that was there before */
+	apply(e, 0, MiB, 7);
+	struct bcache_read rd;
+	bcache_read_begin(e->f, &rd, 0, MiB);
+	assert_int_equal(bcache_read_overlay(e->f, &rd, buf), 0);
+	bcache_read_keep(e->f, &rd, 0, MiB, buf, NULL);
+	stream(e, MiB, 24 * MiB / RECORD, 2, NULL);
+	assert_true(stats(e).written_trimmed > 0);
+	check_cached(e, 0, MiB);                      /* (a block each: 256 iovecs) */
+	free(buf);
+	env_free(e);
+}
+
+/* Written data a READ came back to is promoted (2Q's HOT) and stays while later writes recycle
+ * the rest. */
+static void test_written_then_read_is_kept(void **state)
+{
+	struct env *e = behind_env(CACHE);
+	uint64_t first = 22 * RECORD;                  /* a stretch written behind, clean */
+	unsigned char *buf = malloc(first);
+
+	(void)state;
+	assert_non_null(buf);
+	stream(e, 0, 24, 1, NULL);
+	assert_true(read_cached(e, 0, first, buf));
+	stream(e, 24 * RECORD, 24 * MiB / RECORD, 2, NULL);
+	assert_true(stats(e).written_trimmed > 0);
+	check_cached(e, 0, first);
+	free(buf);
+	env_free(e);
+}
+
+/* A COMMIT completes a partial block whose neighbour never came: over a hole the missing bytes
+ * are zeros with no device read; over data, one read counted as the COMMIT's. */
+static void test_fill_over_hole_reads_nothing(void **state)
+{
+	(void)state;
+	for (int hole = 0; hole < 2; hole++) {
+		struct env *e = env_new(CACHE, 0);
+
+		e->disk.holes = true;
+		if (!hole) {   /* block 2 held data before */
+			unsigned char old[BS];
+			for (unsigned i = 0; i < BS; i++)
+				old[i] = pat(9, 2 * BS + i);
+			fake_disk_put(&e->disk, 2 * BS, old, BS);
+			apply(e, 2 * BS, BS, 9);
+		}
+		put(e, 8 * BS, BS, 1);                 /* the file's data reaches past block 2 */
+		put(e, 2 * BS + 100, 1000, 2);         /* block 2 in part */
+		assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+		struct bcache_stats s = stats(e);
+		assert_int_equal(e->disk.reads, hole ? 0 : 1);
+		assert_int_equal(s.fill_holes, hole ? 1 : 0);
+		assert_int_equal(s.fill_reads_commit, hole ? 0 : 1);
+		assert_int_equal(s.fill_reads_bound, 0);
+		check_disk(e, true);
+		env_free(e);
+	}
+}
+
+/* A partial block the bound forces out is completed with a read counted as the bound's. */
+static void test_bound_fill_counted_apart(void **state)
+{
+	struct env *e = env_new(2 * BS, 64 * MiB);
+	unsigned char old[8 * BS];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(old); i++)
+		old[i] = pat(9, i);
+	fake_disk_put(&e->disk, 0, old, sizeof(old));
+	apply(e, 0, sizeof(old), 9);
+	for (unsigned b = 0; b < 4; b++)
+		put(e, b * BS + 10, 10, b + 1);        /* the first two go for the bound */
+	struct bcache_stats s = stats(e);
+	assert_true(s.fill_reads_bound >= 2);
+	assert_int_equal(s.fill_reads_commit, 0);
+	assert_int_equal(s.fill_reads, s.fill_reads_bound);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stream_runs_in_recycled_frames),
+		cmocka_unit_test(test_read_blocks_not_trimmed),
+		cmocka_unit_test(test_written_then_read_is_kept),
+		cmocka_unit_test(test_fill_over_hole_reads_nothing),
+		cmocka_unit_test(test_bound_fill_counted_apart),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
