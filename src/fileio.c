@@ -222,12 +222,16 @@ int fileio_cache_create(struct server *srv)
 	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;
 	int rc = bcache_create(&ops, srv->cfg->cache_size, file, &srv->cache);
 
-	/* A sixteenth of the cache kept ready for frames (bc_reserve.c): 64M of the default. An
-	 * export made write-behind by a reload later maps its frames as it needs them, and so do
-	 * all without the reserve: it saves time, it is not needed. */
+	/* An eighth of the cache faulted in ahead of need for frames (bc_reserve.c): 128M of the
+	 * default, what a stream of interleaved writers holds at once (32 writers of 47008-byte
+	 * records, 1 or 4 in flight each: 80-145 MiB); at least 32M (but half a small cache), as
+	 * written data is let go to the floor once the frames in being are all out. An export made
+	 * write-behind by a reload later maps its frames as it needs them, and so do all without
+	 * the reserve: it saves time, it is not needed. */
 	if (rc || !any_export_behind(srv->cfg))
 		return rc;
-	int err = bcache_set_reserve(srv->cache, srv->cfg->cache_size / 16, true);
+	size_t size = srv->cfg->cache_size, want = size / 8 < (32u << 20) ? 32u << 20 : size / 8;
+	int err = bcache_set_reserve(srv->cache, want < size / 2 ? want : size / 2, true);
 	if (err)
 		log_warn("no reserve of memory for the cache's frames: %s", strerror(-err));
 	return 0;

@@ -150,6 +150,16 @@ bool bc_chunk_whole(const struct bc_inode *ino, uint64_t key)
 	return ch && ch->ready == 1u << ino->chunk_shift;
 }
 
+bool bc_chunk_filling(const struct bc_inode *ino, uint64_t key, uint64_t now, uint64_t ns)
+{
+	const struct bc_chunks *m = &ino->chunks;
+	const struct bc_chunk *ch = m->buckets[chunk_slot(m->nbuckets, key)];
+
+	while (ch && ch->key != key)
+		ch = ch->next;
+	return ch && ch->opened_ns && ch->ready < 1u << ino->chunk_shift && now - ch->opened_ns < ns;
+}
+
 /* The open chunks opened less than young_ns ago: a writer is on its way to each (older ones have
  * a hole nobody is filling now, or a writer far behind). A walk of the chunk map, which is as
  * small as the dirty data in chunks; asked only of a WRITE that opened a chunk. */

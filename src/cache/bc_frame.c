@@ -43,6 +43,11 @@ static void frame_release(struct bcache_buf *b)
 	free(f);
 }
 
+bool bc_buf_is_frame(const struct bcache_buf *b)
+{
+	return b->release == frame_release;
+}
+
 static struct bc_frame *frame_new(struct bcache *c, uint64_t key)
 {
 	struct bc_frame *f = calloc(1, sizeof(*f));

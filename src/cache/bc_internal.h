@@ -227,7 +227,8 @@ struct bc_shard {
 struct bcache {
 	struct bcache_ops ops;
 	size_t limit, file_limit;
-	size_t written_limit;    /* WRITTEN's share of the bound (bc_trim_written) */
+	size_t written_limit;    /* WRITTEN's share of the bound (bc_trim_written), */
+	size_t written_floor;    /* and what it keeps while frames' memory runs short */
 	uint64_t hold_ns;        /* longest a WRITE ahead waits for its file's writers behind, */
 	uint64_t young_ns;       /* and how long a chunk's opening holds WRITEs back */
 	size_t spread_chunks;    /* open chunks a file's interleaved writers may spread over */
@@ -375,6 +376,8 @@ unsigned char *bc_frame_slot(struct bc_inode *ino, uint64_t index, bool may_open
 			    struct bcache_buf **buf);
 /* Drop the inode's references on its open frames (their entries keep theirs). */
 void bc_frames_close(struct bc_inode *ino);
+/* b is a frame (else an adopted record or a READ's buffer). */
+bool bc_buf_is_frame(const struct bcache_buf *b);
 
 /* bc_reserve.c (any thread, no lock held) */
 /* Fresh frame memory, its pages not yet present. NULL when out of memory. */
@@ -386,6 +389,8 @@ unsigned char *bc_reserve_take(struct bcache *c, struct bc_reserve **res);
 void bc_reserve_give(struct bc_reserve *res, unsigned char *mem);
 /* Unmap ready frames while the cache is over its bound: they go before any data. */
 void bc_reserve_trim(struct bcache *c);
+/* Every frame the reserve keeps in being is out: the next one would be memory mapped afresh. */
+bool bc_reserve_low(struct bcache *c);
 /* The cache is going: the thread ends, ready frames are unmapped, frames still out are unmapped
  * when they come back. */
 void bc_reserve_stop(struct bcache *c);
@@ -413,6 +418,8 @@ static inline bool bc_interleaved(const struct bc_inode *ino)
 void bc_hold_ahead(struct bcache_file *h);
 /* Every block of the chunk is ready. */
 bool bc_chunk_whole(const struct bc_inode *ino, uint64_t key);
+/* The chunk is open (some blocks ready, not all) and was opened less than ns before now. */
+bool bc_chunk_filling(const struct bc_inode *ino, uint64_t key, uint64_t now, uint64_t ns);
 /* e's image went to disk (the COMMIT's sync makes it durable): clean. A block WRITEs had covered
  * starts counting again (the next pass of an overwrite); one written before they did (its rest
  * filled, to make room) keeps what they gave, so that the neighbour still to come completes it
@@ -508,7 +515,8 @@ int bc_reclaim(struct bcache_file *h);
  * not enough: that is a wait, they are not), and freeing clean blocks cache-wide. */
 bool bc_reclaim_file(struct bcache_file *h);
 void bc_reclaim_clean(struct bcache *c);
-/* Free the oldest WRITTEN blocks while they hold more than written_limit. No lock held. */
+/* Free the oldest WRITTEN blocks while they hold more than written_limit, or more than
+ * written_floor while the reserve is low. No lock held. */
 void bc_trim_written(struct bcache *c);
 bool bc_over_limit(struct bcache *c);
 /* Fill (if needed) bytes a WRITE did not give e from disk or zeros. Lock not needed while e is

@@ -24,8 +24,13 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 	c->limit = limit;
 	c->file_limit = file_limit ? file_limit : limit;
 	/* Enough for a READ of what was just written to find it (and for a client's read-back of
-	 * its last files), not so much that a stream of writes grows the cache into fresh memory. */
+	 * its last files), not so much that a stream of writes grows the cache into fresh memory;
+	 * and while frames run short, a floor: the memory of written data goes to new frames
+	 * before the cache maps more (32 writers of 47008-byte records, 512 MiB into a new file:
+	 * 222-264 MiB of cache at peak, 2.5-3.4 s of CPU per GiB without the floor; 134-145 MiB,
+	 * 1.8-2.4 s with it). */
 	c->written_limit = limit / 8;
+	c->written_floor = limit / 64;
 	c->hold_ns = BCACHE_HOLD_NS;
 	c->young_ns = BCACHE_YOUNG_NS;
 	/* a quarter of a file's bound: half the dirty threshold of a cache of two files' bounds */
