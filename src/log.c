@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -30,6 +31,37 @@ void log_set_level(int level) { atomic_store(&log_level, level); }
 int log_get_level(void) { return atomic_load(&log_level); }
 
 static void log_line(int level, const char *prefix, const char *fmt, va_list ap);
+
+const char *log_quote(char out[LOG_QUOTE_SIZE], const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (!s) {
+		strcpy(out, "(none)");
+		return out;
+	}
+	char *o = out;
+	*o++ = '"';
+	size_t i = 0;
+	for (; s[i] && i < LOG_QUOTE_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+		} else if (c >= 0x20 && c < 0x7f) {
+			*o++ = (char)c;
+		} else {
+			*o++ = '\\';
+			*o++ = 'x';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		}
+	}
+	*o++ = '"';
+	if (s[i])
+		o = stpcpy(o, "...");
+	*o = '\0';
+	return out;
+}
 
 void log_msg(int level, const char *fmt, ...)
 {

@@ -19,6 +19,14 @@ struct log_ratelimit {
 void log_ratelimited(struct log_ratelimit *rl, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A string a client sent, as a log line may show it: in double quotes, at most LOG_QUOTE_MAX of
+ * its bytes (then "..." after the closing quote), every byte but printable ASCII written \xHH
+ * and '"' and '\\' escaped. A client's bytes then never end a line, forge one, begin one with
+ * the journal's "<N>" priority, or fill the 1 KiB line. NULL shows as (none). Returns out. */
+#define LOG_QUOTE_MAX 128
+#define LOG_QUOTE_SIZE (4 * LOG_QUOTE_MAX + 6)
+const char *log_quote(char out[LOG_QUOTE_SIZE], const char *s);
+
 #define log_err(...)   log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
