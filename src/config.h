@@ -81,6 +81,7 @@ struct config {
 	unsigned idle_timeout;    /* seconds a connection may stay silent, default 360; 0 never */
 	unsigned record_timeout;  /* seconds a begun record may take to arrive, default 30 */
 	unsigned reply_cache_entries;   /* duplicate request cache bound, default 16384; 0 off */
+	unsigned mount_list_entries;    /* MOUNT's list for DUMP, one per client and export; 4096 */
 	size_t reply_cache_size;        /* and its bytes, default 16M */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
 	enum rpcbind_mode rpcbind;   /* rpcbind = auto | yes | no | own, default auto */

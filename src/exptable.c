@@ -335,6 +335,7 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(record_timeout, "record_timeout");
 	CHECK(reply_cache_entries, "reply_cache_entries");
 	CHECK(reply_cache_size, "reply_cache_size");
+	CHECK(mount_list_entries, "mount_list_entries");
 	CHECK(rpcbind, "rpcbind");
 	CHECK(cache_size, "[cache] size");
 	CHECK(cache_file_size, "[cache] file_size");

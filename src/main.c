@@ -34,6 +34,7 @@
 #include "lock/rpccb.h"
 #include "log.h"
 #include "metrics_http.h"
+#include "mount/mountlist.h"
 #include "nocmtime.h"
 #include "nlm_prot.h"
 #include "nsm_prot.h"
@@ -226,6 +227,10 @@ static int prepare(struct server *srv)
 	}
 	if (climits_create(cfg, &srv->limits) < 0)
 		return -1;
+	if (!(srv->mounts = mount_list_new(cfg->mount_list_entries))) {
+		log_err("cannot create the MOUNT list");
+		return -1;
+	}
 	if (cfg->reply_cache_entries && drc_create(cfg->reply_cache_entries, cfg->reply_cache_size,
 						   &srv->drc) < 0) {
 		log_err("cannot create the duplicate request cache");
@@ -282,7 +287,7 @@ static void serve_until_stopped(struct server *srv, const char *file, bool verbo
 
 static int serve(struct config *cfg, const char *file, bool verbose)
 {
-	struct server srv = {.cfg = cfg, .mounts_lock = PTHREAD_MUTEX_INITIALIZER};
+	struct server srv = {.cfg = cfg};
 	unsigned nw = ring_count(cfg);
 	int rc = 1;
 	enum pmap_mode pmode = PMAP_NONE;
@@ -328,7 +333,7 @@ out:
 	drc_destroy(srv.drc);
 	climits_destroy(srv.limits);
 	exptable_close_all(&srv);
-	mount_list_free(&srv);
+	mount_list_free(srv.mounts);
 	if (rc == 0)
 		log_info("stopped");
 	return rc;

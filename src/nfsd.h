@@ -106,13 +106,10 @@ struct server {
 	struct log_ratelimit write_errors, accept_errors, udp_log;
 	/* Fault seams for the tests, from the environment at start (see main.c); 0: off. */
 	unsigned fault_readdir_delay_ms;
-	/* MOUNT's list of who mounted what (DUMP); only MNT/UMNT touch it */
-	pthread_mutex_t mounts_lock;
-	struct mount_rec *mounts;
+	/* MOUNT's list of who mounted what, for DUMP (mount/mountlist.h); its log lines */
+	struct mount_list *mounts;
+	struct log_ratelimit mount_log, mount_refused_log, mount_drop_log;
 };
-
-/* Free the MOUNT list at exit. */
-void mount_list_free(struct server *srv);
 
 /* The file-system identity applied to a thread (cred.c). */
 struct cred_state {

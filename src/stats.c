@@ -16,6 +16,7 @@
 #include "dispatch.h"
 #include "stats.h"
 #include "lock/nlm.h"
+#include "mount/mountlist.h"
 
 #define STATS_MAX 96
 #define METRICS_MAX (8u << 20)
@@ -141,6 +142,12 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		};
 		for (unsigned i = 0; i < BCACHE_WB_HIST; i++)
 			C(k, hist[i], b.wb_hist[i]);
+	}
+	if (srv->mounts) {
+		struct mount_list_stats m;
+		mount_list_stats(srv->mounts, &m);
+		G(k, "mount_list_entries", m.entries);
+		C(k, "mount_list_dropped", m.dropped);
 	}
 	if (srv->nlm) {
 		struct nlm_counters n;

@@ -19,14 +19,12 @@
 #include "exptable.h"
 #include "fh.h"
 #include "log.h"
+#include "mount/mountlist.h"
 #include <rpc/rpc.h>
 #include "mount3_prot.h"
 
-struct mount_rec {
-	struct mount_rec *next;
-	char host[INET6_ADDRSTRLEN];
-	char *dir;
-};
+/* DUMP's result at most: with the reply header it fits one UDP datagram (dgram.c). */
+#define DUMP_REPLY_MAX (60u * 1024u)
 
 static void peer_name(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRLEN])
 {
@@ -68,51 +66,6 @@ static const struct export_rt *export_for(const struct export_table *t, const ch
 	return best;
 }
 
-static void remember(struct server *srv, const char *host, const char *dir)
-{
-	pthread_mutex_lock(&srv->mounts_lock);
-	for (struct mount_rec *m = srv->mounts; m; m = m->next)
-		if (strcmp(m->host, host) == 0 && strcmp(m->dir, dir) == 0)
-			goto out;
-	struct mount_rec *m = calloc(1, sizeof *m);
-	if (m && (m->dir = strdup(dir))) {
-		snprintf(m->host, sizeof m->host, "%s", host);
-		m->next = srv->mounts;
-		srv->mounts = m;
-	} else {
-		free(m);
-	}
-out:
-	pthread_mutex_unlock(&srv->mounts_lock);
-}
-
-/* Forget host's mount of dir, or all of host's mounts when dir is NULL. */
-static void forget(struct server *srv, const char *host, const char *dir)
-{
-	pthread_mutex_lock(&srv->mounts_lock);
-	for (struct mount_rec **pp = &srv->mounts; *pp;) {
-		struct mount_rec *m = *pp;
-		if (strcmp(m->host, host) == 0 && (!dir || strcmp(m->dir, dir) == 0)) {
-			*pp = m->next;
-			free(m->dir);
-			free(m);
-		} else {
-			pp = &m->next;
-		}
-	}
-	pthread_mutex_unlock(&srv->mounts_lock);
-}
-
-void mount_list_free(struct server *srv)
-{
-	while (srv->mounts) {
-		struct mount_rec *m = srv->mounts;
-		srv->mounts = m->next;
-		free(m->dir);
-		free(m);
-	}
-}
-
 static void mnt_null(struct nfs_req *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp, (void)resp;
@@ -134,7 +87,8 @@ static long do_open_beneath(void *arg)
 
 /* As the server, like rpc.mountd: whatever identity the ring thread had from its last request
  * plays no part. Access to what the handle reaches is checked per NFS request, as the caller. */
-static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh)
+static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh,
+			      const struct export_rt **expp)
 {
 	if (cred_root(rq->w) < 0)
 		return MNT3ERR_SERVERFAULT;
@@ -142,6 +96,7 @@ static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *f
 	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
 	if (!exp)
 		return MNT3ERR_NOENT;
+	*expp = exp;
 	const struct client_rule *rule = export_match_named(exp->cfg, (const struct sockaddr *)&rq->peer,
 							    peer_confirmed_name, rq);
 	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024))
@@ -162,12 +117,15 @@ static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
 {
 	dirpath *path = argp;
 	mountres3 *r = resp;
+	struct server *srv = rq->w->srv;
 	struct fh fh;
-	char host[INET6_ADDRSTRLEN];
+	const struct export_rt *exp = NULL;
+	char host[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
 	peer_name(&rq->peer, host);
-	r->fhs_status = mnt_resolve(rq, *path, &fh);
+	r->fhs_status = mnt_resolve(rq, *path, &fh, &exp);
 	if (r->fhs_status != MNT3_OK) {
-		log_info("MNT %s from %s refused (%d)", *path, host, r->fhs_status);
+		log_ratelimited(&srv->mount_refused_log, LOG_INFO, "MNT %s from %s refused (%d)",
+				log_quote(q, *path), host, r->fhs_status);
 		return;
 	}
 	mountres3_ok *ok = &r->mountres3_u.mountinfo;
@@ -182,34 +140,63 @@ static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
 	flavors[0] = 1;   /* AUTH_SYS */
 	ok->auth_flavors.auth_flavors_val = flavors;
 	ok->auth_flavors.auth_flavors_len = 1;
-	remember(rq->w->srv, host, *path);
-	log_info("MNT %s from %s", *path, host);
+	/* Listed under the export's own name: one entry however the client spelled the path. */
+	if (srv->mounts && mount_list_add(srv->mounts, host, exp->cfg->path) > 0)
+		log_ratelimited(&srv->mount_drop_log, LOG_WARNING, "MOUNT list full (%u entries, "
+				"[server] mount_list_entries): the least recently mounted entry dropped",
+				srv->cfg->mount_list_entries);
+	log_ratelimited(&srv->mount_log, LOG_INFO, "MNT %s from %s", log_quote(q, *path), host);
+}
+
+struct dump_ctx {
+	struct nfs_req *rq;
+	mountlist *tail;          /* where the next entry goes: DUMP lists the newest first */
+	size_t room;              /* bytes of the result left */
+};
+
+static size_t xdr_str_size(const char *s)
+{
+	return 4 + RNDUP(strlen(s));
+}
+
+/* As many entries as the reply has room for: a list longer than a datagram still answers. */
+static bool dump_one(void *arg, const char *host, const char *dir)
+{
+	struct dump_ctx *c = arg;
+	size_t need = 4 + xdr_str_size(host) + xdr_str_size(dir);
+	if (strlen(dir) > MNTPATHLEN)
+		return true;   /* not a dirpath: an export path that long cannot be listed */
+	if (need > c->room)
+		return false;
+	struct mountbody *b = arena_alloc(&c->rq->arena, sizeof *b);
+	if (!b || !(b->ml_hostname = arena_strdup(&c->rq->arena, host)) ||
+	    !(b->ml_directory = arena_strdup(&c->rq->arena, dir)))
+		return false;
+	c->room -= need;
+	*c->tail = b;
+	c->tail = &b->ml_next;
+	return true;
 }
 
 static void mnt_dump(struct nfs_req *rq, void *argp, void *resp)
 {
 	(void)argp;
-	mountlist *out = resp;
-	struct server *srv = rq->w->srv;
-	pthread_mutex_lock(&srv->mounts_lock);
-	for (struct mount_rec *m = srv->mounts; m; m = m->next) {
-		struct mountbody *b = arena_alloc(&rq->arena, sizeof *b);
-		if (!b)
-			break;
-		b->ml_hostname = arena_strdup(&rq->arena, m->host);
-		b->ml_directory = arena_strdup(&rq->arena, m->dir);
-		b->ml_next = *out;
-		*out = b;
-	}
-	pthread_mutex_unlock(&srv->mounts_lock);
+	struct dump_ctx c = {.rq = rq, .tail = resp, .room = DUMP_REPLY_MAX - 4};
+	rq->reply_hint = DUMP_REPLY_MAX;
+	if (rq->w->srv->mounts)
+		mount_list_walk(rq->w->srv->mounts, dump_one, &c);
 }
 
+/* The entry MNT made for path: its export's, or (an export a reload removed) path itself. */
 static void mnt_umnt(struct nfs_req *rq, void *argp, void *resp)
 {
 	(void)resp;
+	const char *path = *(dirpath *)argp, *rest;
 	char host[INET6_ADDRSTRLEN];
 	peer_name(&rq->peer, host);
-	forget(rq->w->srv, host, *(dirpath *)argp);
+	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
+	if (rq->w->srv->mounts)
+		mount_list_remove(rq->w->srv->mounts, host, exp ? exp->cfg->path : path);
 }
 
 static void mnt_umntall(struct nfs_req *rq, void *argp, void *resp)
@@ -217,7 +204,8 @@ static void mnt_umntall(struct nfs_req *rq, void *argp, void *resp)
 	(void)argp, (void)resp;
 	char host[INET6_ADDRSTRLEN];
 	peer_name(&rq->peer, host);
-	forget(rq->w->srv, host, NULL);
+	if (rq->w->srv->mounts)
+		mount_list_remove(rq->w->srv->mounts, host, NULL);
 }
 
 /* exports(5)-style text of a client rule: "*", "10.0.0.0/8", "::1", "*.example.com". */

@@ -35,6 +35,7 @@
 #include "dispatch.h"
 #include "drc.h"
 #include "exptable.h"
+#include "mount/mountlist.h"
 #include "fileio.h"
 #include "fz_check.h"
 #include "fz_marks.h"
@@ -756,7 +757,7 @@ static void start_server(void)
 {
 	struct server *srv = &fz.srv;
 	srv->cfg = &fz.cfg;
-	pthread_mutex_init(&srv->mounts_lock, NULL);
+	srv->mounts = mount_list_new(64);
 	if (sodium_init() < 0)
 		die("sodium_init");
 	/* A fixed key: handles are the same in every run of the same tree. */

@@ -112,6 +112,7 @@ static void test_empty_file_gives_defaults(void **state)
 	assert_int_equal(cfg.idle_timeout, 360);
 	assert_int_equal(cfg.record_timeout, 30);
 	assert_int_equal(cfg.reply_cache_entries, 16384);
+	assert_int_equal(cfg.mount_list_entries, 4096);
 	assert_int_equal(cfg.reply_cache_size, 16 * 1024 * 1024);
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
@@ -171,6 +172,7 @@ static void test_every_key_set(void **state)
 		"record_timeout = 5\n"
 		"reply_cache_entries = 0\n"
 		"reply_cache_size = 1M\n"
+		"mount_list_entries = 7\n"
 		"state_dir = /srv/state\n"
 		"rpcbind = no\n"
 		"log_level = debug\n"
@@ -208,6 +210,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(cfg.record_timeout, 5);
 	assert_int_equal(cfg.reply_cache_entries, 0);
 	assert_int_equal(cfg.reply_cache_size, 1024 * 1024);
+	assert_int_equal(cfg.mount_list_entries, 7);
 	assert_string_equal(cfg.state_dir, "/srv/state");
 	assert_false(cfg.rpcbind);
 	assert_string_equal(cfg.metrics_listen, "[::1]:9101");
@@ -242,7 +245,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 29);
+	assert_int_equal(e->line, 30);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
@@ -527,13 +530,14 @@ static void test_structure_errors(void **state)
 		 "mount_port, threads, "
 		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, "
 		 "connections, connections_per_client, receive_memory, idle_timeout, record_timeout, "
-		 "reply_cache_entries, reply_cache_size, state_dir, rpcbind, log_level)"},
+		 "reply_cache_entries, reply_cache_size, mount_list_entries, state_dir, rpcbind, "
+		 "log_level)"},
 		{"[server]\nrecord_timout = 5\n",
 		 "2: unknown key 'record_timout' in [server] (did you mean 'record_timeout'? known: "
 		 "listen, port, mount_port, threads, requests_per_connection, requests_per_ring, "
 		 "blocking_threads, max_record, connections, connections_per_client, receive_memory, "
-		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, state_dir, "
-		 "rpcbind, log_level)"},
+		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, "
+		 "mount_list_entries, state_dir, rpcbind, log_level)"},
 		{"[cahce]\n",
 		 "1: unknown section [cahce] (did you mean [cache]? expected [server], [cache], "
 		 "[metrics], [lock] or [export PATH])"},
@@ -588,6 +592,8 @@ static void test_value_errors(void **state)
 		{"[server]\nport = -1\n", "2: port = -1 is not a number"},
 		{"[server]\nmount_port = 0\n", "2: mount_port = 0 is out of range (1..65535)"},
 		{"[server]\nthreads = 1025\n", "2: threads = 1025 is out of range (0..1024)"},
+		{"[server]\nmount_list_entries = 0\n",
+		 "2: mount_list_entries = 0 is out of range (1..1048576)"},
 		{"[server]\nrequests_per_connection = 0\n",
 		 "2: requests_per_connection = 0 is out of range (1..65536)"},
 		{"[server]\nrequests_per_ring = 0\n", "2: requests_per_ring = 0 is out of range (1..1048576)"},
