@@ -106,7 +106,9 @@ static struct reply *encode_result(const struct proc_desc *pd, struct nfs_req *r
 	XDR x;
 	xdrmem_create(&x, (char *)buf + 4 + n, (u_int)(cap - 4 - n), XDR_ENCODE);
 	if (!pd->encode(&x, res)) {
-		log_err("%s: reply does not fit in %zu bytes", pd->name, cap);
+		if (rq->w && rq->w->srv)
+			log_ratelimited(&rq->w->srv->encode_log, LOG_ERR, "%s: reply does not fit in "
+					"%zu bytes", pd->name, cap);
 		xdr_destroy(&x);
 		goto fail;
 	}

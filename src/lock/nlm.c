@@ -175,7 +175,7 @@ struct flock nlm_flock(short type, uint64_t start, uint64_t end)
 /* The kernel's side of a lock: F_OFD_SETLK on the owner's description. Ranges starting past what
  * off_t names cannot be seen by a local process: nothing to do. A read-only description cannot
  * carry an exclusive lock: the table alone holds it (logged once per description). */
-int nlm_ofd_apply(struct nlm_ofd *d, short type, uint64_t start, uint64_t end)
+int nlm_ofd_apply(struct nlm *m, struct nlm_ofd *d, short type, uint64_t start, uint64_t end)
 {
 	if (start > (uint64_t)INT64_MAX)
 		return 0;
@@ -183,8 +183,8 @@ int nlm_ofd_apply(struct nlm_ofd *d, short type, uint64_t start, uint64_t end)
 	if (type == F_WRLCK && d->rdonly) {
 		/* It cannot be placed; but a local holder of the range still excludes it. */
 		if (!d->warned)
-			log_info("lock: a file opened read-only for an exclusive lock: it is held in "
-				 "nfsd-uc's table only");
+			log_ratelimited(&m->file_log, LOG_INFO, "lock: a file opened read-only for an "
+					"exclusive lock: it is held in nfsd-uc's table only");
 		d->warned = true;
 		if (fcntl(d->fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
 			return -EAGAIN;
@@ -209,7 +209,7 @@ int nlm_take(struct nlm *m, struct nlm_file *f, struct nlm_ofd *d, struct nlm_ho
 	     struct lk_owner o, const void *oh, uint32_t oh_len, uint64_t start, uint64_t end,
 	     bool excl)
 {
-	int rc = nlm_ofd_apply(d, excl ? F_WRLCK : F_RDLCK, start, end);
+	int rc = nlm_ofd_apply(m, d, excl ? F_WRLCK : F_RDLCK, start, end);
 	if (rc < 0)
 		return rc;
 	int delta = 0;
@@ -235,7 +235,7 @@ int nlm_release(struct nlm *m, struct nlm_file *f, struct nlm_host *h, struct lk
 	nlm_count_locks(m, h, (long)f->locks.count - (long)before);
 	struct nlm_ofd *d = ofd_find(f, o);
 	if (d)
-		nlm_ofd_apply(d, F_UNLCK, start, end);
+		nlm_ofd_apply(m, d, F_UNLCK, start, end);
 	if (d)
 		nlm_ofd_put(f, o);
 	return 0;
@@ -312,6 +312,11 @@ void nlm_free(struct nlm *m, bool clean)
 	nsm_close(m->nsm, clean);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
+}
+
+struct log_ratelimit *nlm_log_limit(struct nlm *m, enum nlm_log kind)
+{
+	return &m->call_log[kind];
 }
 
 int32_t nlm_nsm_state(struct nlm *m)

@@ -111,6 +111,11 @@ enum nlm4_stats nlm_req_unshare(struct nlm *m, const struct nlm_lockreq *r);
 size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_storage *addr,
 			 bool notify);
 
+/* The lock manager's lines about one client's call, at most one a second of each kind: SM_NOTIFY
+ * and FREE_ALL come from anyone (SM_NOTIFY over UDP), each would otherwise log a line. */
+enum nlm_log { NLM_LOG_NOTIFY, NLM_LOG_FREE_ALL, NLM_LOG_RECORD, NLM_LOG_KINDS };
+struct log_ratelimit *nlm_log_limit(struct nlm *m, enum nlm_log kind);
+
 /* Whether the grace period runs, and the NSM state number, for NSM's answers. */
 int32_t nlm_nsm_state(struct nlm *m);
 void nlm_counters(struct nlm *m, struct nlm_counters *out);

@@ -105,9 +105,9 @@ void nlm_send_granted(struct nlm *m, struct nlm_wait *wt)
 		return;
 	free(g);
 	m->ctr.callback_failed++;
+	char q[LOG_QUOTE_SIZE];
 	log_ratelimited(&m->cb_log, LOG_WARNING, "lock: cannot call %s back: %s; the lock stays "
-			"granted for its next request", wt->caller_name ? wt->caller_name : "?",
-			strerror(-rc));
+			"granted for its next request", log_quote(q, wt->caller_name), strerror(-rc));
 	nlm_waiter_free(m, wt);
 }
 

@@ -95,7 +95,8 @@ struct nlm {
 	struct grace grace;
 	bool grace_started;             /* this start had one (grace clears itself when over) */
 	struct nlm_counters ctr;
-	struct log_ratelimit limit_log, wait_log, cb_log;   /* a kind each */
+	struct log_ratelimit limit_log, wait_log, cb_log, file_log;   /* a kind each */
+	struct log_ratelimit call_log[NLM_LOG_KINDS];   /* nlm_log_limit */
 	void *tick;                     /* the callback thread's timer state (nlm_cb.c) */
 };
 
@@ -106,7 +107,7 @@ struct nlm_file *nlm_file_get(struct nlm *m, dev_t dev, ino_t ino);
 void nlm_file_put(struct nlm *m, struct nlm_file *f);
 struct nlm_ofd *nlm_ofd_get(struct nlm_file *f, struct lk_owner o, int path_fd, int *err);
 void nlm_ofd_put(struct nlm_file *f, struct lk_owner o);
-int nlm_ofd_apply(struct nlm_ofd *d, short type, uint64_t start, uint64_t end);
+int nlm_ofd_apply(struct nlm *m, struct nlm_ofd *d, short type, uint64_t start, uint64_t end);
 /* The fcntl form of [start, end] (start at most INT64_MAX: the caller checks). */
 struct flock nlm_flock(short type, uint64_t start, uint64_t end);
 void nlm_count_locks(struct nlm *m, struct nlm_host *h, long delta);

@@ -60,9 +60,10 @@ static enum nlm4_stats waiter_add(struct nlm *m, struct nlm_file *f, struct nlm_
 				  struct nlm_host *h, const struct nlm_lockreq *r)
 {
 	if (m->nwaiters >= m->cfg->max_waiters || h->nwaiters >= m->cfg->max_waiters_per_client) {
+		char q[LOG_QUOTE_SIZE];
 		m->ctr.nolocks++;
 		log_ratelimited(&m->wait_log, LOG_WARNING, "lock: client %s has %zu blocked locks "
-				"(waiters_per_client %u, waiters %u in all): NOLOCKS", h->name ? h->name : "?",
+				"(waiters_per_client %u, waiters %u in all): NOLOCKS", log_quote(q, h->name),
 				h->nwaiters, m->cfg->max_waiters_per_client, m->cfg->max_waiters);
 		return NLM4_DENIED_NOLOCKS;
 	}
@@ -191,9 +192,10 @@ void nlm_granted_done(struct nlm *m, uint64_t cookie, const struct sockaddr_stor
 		if (status == -ECANCELED) {
 			/* the server stops: nothing to tell */
 		} else if (status < 0) {
+			char q[LOG_QUOTE_SIZE];
 			m->ctr.callback_failed++;
 			log_ratelimited(&m->cb_log, LOG_WARNING, "lock: GRANTED callback to %s failed: "
-					"%s; the lock stays granted", wt->caller_name ? wt->caller_name : "?",
+					"%s; the lock stays granted", log_quote(q, wt->caller_name),
 					strerror(-status));
 		} else {
 			m->ctr.callback_ok++;
@@ -223,13 +225,15 @@ static const char *stat_name(enum nlm4_stats st)
 	return (unsigned)st < sizeof names / sizeof names[0] ? names[st] : "?";
 }
 
-/* One line per call at debug level (asked for: -v or log_level = debug). */
+/* One line per call at debug level (asked for: -v or log_level = debug): not rate-limited, as
+ * what is asked for is every call. */
 static void note(struct nlm *m, const char *what, const struct nlm_lockreq *r, enum nlm4_stats st)
 {
+	char q[LOG_QUOTE_SIZE];
 	(void)m;
-	log_debug("lock: %s from %s svid %d [%llu, %llu] %s: %s", what,
-		  r->cl.name ? r->cl.name : "?", r->svid, (unsigned long long)r->start,
-		  (unsigned long long)r->end, r->excl ? "exclusive" : "shared", stat_name(st));
+	log_debug("lock: %s from %s svid %d [%llu, %llu] %s: %s", what, log_quote(q, r->cl.name),
+		  r->svid, (unsigned long long)r->start, (unsigned long long)r->end,
+		  r->excl ? "exclusive" : "shared", stat_name(st));
 }
 
 enum nlm4_stats nlm_grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim)
@@ -305,9 +309,10 @@ static enum nlm4_stats over_limit(struct nlm *m, struct nlm_host *h)
 {
 	if (m->nlocks < m->cfg->max_locks && h->nlocks < m->cfg->max_locks_per_client)
 		return NLM4_GRANTED;
+	char q[LOG_QUOTE_SIZE];
 	m->ctr.nolocks++;
 	log_ratelimited(&m->limit_log, LOG_WARNING, "lock: client %s holds %zu locks "
-			"(locks_per_client %u, locks %u in all): NOLOCKS", h->name ? h->name : "?",
+			"(locks_per_client %u, locks %u in all): NOLOCKS", log_quote(q, h->name),
 			h->nlocks, m->cfg->max_locks_per_client, m->cfg->max_locks);
 	return NLM4_DENIED_NOLOCKS;
 }
@@ -320,7 +325,8 @@ static enum nlm4_stats lock_place(struct nlm *m, struct nlm_file *f, struct nlm_
 	int err = 0;
 	struct nlm_ofd *d = nlm_ofd_get(f, o, r->path_fd, &err);
 	if (!d) {
-		log_warn("lock: cannot open the file for its lock: %s", strerror(-err));
+		log_ratelimited(&m->file_log, LOG_WARNING, "lock: cannot open the file for its lock: %s",
+				strerror(-err));
 		return NLM4_DENIED_NOLOCKS;
 	}
 	bool conflict = lk_conflict(&f->locks, o, r->start, r->end, r->excl) != NULL;

@@ -12,6 +12,7 @@
 
 #include "cred.h"
 #include "dispatch.h"
+#include "export.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
 #include "log.h"
@@ -131,8 +132,10 @@ static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool
 		void *a[2] = {m, &r.cl};
 		long rc = cred_offload_root(rq->w, record_host, a);
 		if (rc < 0) {
-			log_err("lock: cannot record client %s for restarts: %s", in->caller,
-				strerror((int)-rc));
+			char q[LOG_QUOTE_SIZE];
+			log_ratelimited(nlm_log_limit(m, NLM_LOG_RECORD), LOG_ERR, "lock: cannot record "
+					"client %s for restarts: %s", log_quote(q, in->caller),
+					strerror((int)-rc));
 			nlm_call_done(m, &r.cl);
 			return NLM4_DENIED_NOLOCKS;
 		}
@@ -175,8 +178,10 @@ static void do_free_all(struct nfs_req *rq, const char *name)
 {
 	if (!mgr(rq) || !name || !*name)
 		return;
+	char q[LOG_QUOTE_SIZE], who[INET6_ADDRSTRLEN];
 	size_t n = nlm_host_rebooted(mgr(rq), name, &rq->peer, false);
-	log_info("lock: FREE_ALL from %s: %zu lock(s) freed", name, n);
+	log_ratelimited(nlm_log_limit(mgr(rq), NLM_LOG_FREE_ALL), LOG_INFO, "lock: FREE_ALL %s from "
+			"%s: %zu lock(s) freed", log_quote(q, name), export_addr_str(&rq->peer, who), n);
 }
 
 static void holder4(struct nlm_holder4 *h, nlm4_holder *out)

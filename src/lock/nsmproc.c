@@ -46,11 +46,12 @@ H(sm_notify)
 	(void)resp;
 	if (!mgr(rq))
 		return;
-	char who[INET6_ADDRSTRLEN];
+	char who[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
 	export_addr_str(&rq->peer, who);
 	size_t n = nlm_host_rebooted(mgr(rq), NULL, &rq->peer, true);
-	log_info("lock: SM_NOTIFY from %s (%s, state %d): it restarted; %zu lock(s) freed", who,
-		 a->mon_name, a->state, n);
+	log_ratelimited(nlm_log_limit(mgr(rq), NLM_LOG_NOTIFY), LOG_INFO, "lock: SM_NOTIFY from %s "
+			"(%s, state %d): it restarted; %zu lock(s) freed", who,
+			log_quote(q, a->mon_name), a->state, n);
 }
 
 #define P(n, fn, A, dec, R, enc) \

@@ -82,7 +82,8 @@ nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
 	case FH_BADHANDLE: return NFS3ERR_BADHANDLE;
 	case FH_STALE: return NFS3ERR_STALE;
 	case FH_ERR:
-		log_warn("cannot open file handle: %s", strerror(err));
+		log_ratelimited(&rq->w->srv->fh_log, LOG_WARNING, "cannot open file handle: %s",
+				strerror(err));
 		return nfs3_errno(err);
 	}
 	const struct client_rule *rule = export_match_named(out->exp->cfg,

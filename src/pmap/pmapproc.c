@@ -191,8 +191,8 @@ static void pm_set(struct nfs_req *rq, void *argp, void *resp)
 	*r = pmap_reg_set(reg_of(rq), (uint32_t)a->pm_prog, (uint32_t)a->pm_vers, netid, uaddr,
 			  "unknown");
 	if (*r)
-		log_info("portmapper: %lu v%lu %s port %lu registered", a->pm_prog, a->pm_vers, netid,
-			 a->pm_port);
+		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %lu v%lu %s port %lu "
+				"registered", a->pm_prog, a->pm_vers, netid, a->pm_port);
 }
 
 static void pm_unset(struct nfs_req *rq, void *argp, void *resp)
@@ -204,7 +204,8 @@ static void pm_unset(struct nfs_req *rq, void *argp, void *resp)
 		return;
 	*r = pmap_reg_unset(reg_of(rq), (uint32_t)a->pm_prog, (uint32_t)a->pm_vers, NULL, PMAP_V2);
 	if (*r)
-		log_info("portmapper: %lu v%lu unregistered", a->pm_prog, a->pm_vers);
+		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %lu v%lu unregistered",
+				a->pm_prog, a->pm_vers);
 }
 
 static void pm_getport(struct nfs_req *rq, void *argp, void *resp)
@@ -259,9 +260,11 @@ static void rb_set(struct nfs_req *rq, void *argp, void *resp)
 		return;
 	/* The owner is who the transport says, as rpcbind's: over IP we cannot tell. */
 	*r = pmap_reg_set(reg_of(rq), a->r_prog, a->r_vers, a->r_netid, a->r_addr, "unknown");
+	char qn[LOG_QUOTE_SIZE], qa[LOG_QUOTE_SIZE];
 	if (*r)
-		log_info("portmapper: %u v%u %s at %s registered", a->r_prog, a->r_vers, a->r_netid,
-			 a->r_addr);
+		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %u v%u %s at %s "
+				"registered", a->r_prog, a->r_vers, log_quote(qn, a->r_netid),
+				log_quote(qa, a->r_addr));
 }
 
 static void rb_unset(struct nfs_req *rq, void *argp, void *resp)
@@ -272,9 +275,11 @@ static void rb_unset(struct nfs_req *rq, void *argp, void *resp)
 	if (!may_change(rq, "RPCBIND UNSET", a->r_prog, a->r_vers))
 		return;
 	*r = pmap_reg_unset(reg_of(rq), a->r_prog, a->r_vers, a->r_netid, 0);
+	char qn[LOG_QUOTE_SIZE];
 	if (*r)
-		log_info("portmapper: %u v%u %s unregistered", a->r_prog, a->r_vers,
-			 a->r_netid && *a->r_netid ? a->r_netid : "(every netid)");
+		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %u v%u %s unregistered",
+				a->r_prog, a->r_vers, a->r_netid && *a->r_netid
+				? log_quote(qn, a->r_netid) : "(every netid)");
 }
 
 /* The netid a GETADDR means. RFC 1833 infers it from the transport the call came on, which the
