@@ -1074,6 +1074,14 @@ int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
 		rc = parse_stream(&p, f);
 	fclose(f);
 	free(p.dir);
+	/* What an editor's truncate-then-write leaves for a moment: it is no configuration, and
+	 * serving defaults and no export from it is never what was meant. */
+	bool empty = c.nexports == 0;
+	for (int s = 0; s < SECT_COUNT; s++)
+		empty = empty && !p.sect_line[s];
+	if (rc == 0 && empty)
+		rc = fail_at(&p, 0, "no section at all: the file is empty (an editor still writing "
+			     "it?)");
 	if (rc == 0 && c.receive_memory < 2 * c.max_record)
 		rc = fail_at(&p, p.memory_line, "receive_memory (%zu) must hold at least two "
 			     "records of max_record (%zu)", c.receive_memory, c.max_record);

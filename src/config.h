@@ -99,7 +99,9 @@ struct config {
 };
 
 /* Parse FILE into *cfg. Relative paths (export paths, state_dir) are resolved against the
- * directory holding FILE. Export paths must exist and be directories.
+ * directory holding FILE. Export paths must exist and be directories. A file without a single
+ * section (empty, or comments only) is refused; one without an export loads (a start with it
+ * serves nothing yet), but a reload refuses it (exptable.h).
  * Returns 0, or -1 with err set to "FILE:LINE: what is wrong" (no trailing newline). On
  * failure *cfg holds nothing that needs freeing. */
 int config_load(const char *file, struct config *cfg, char *err, size_t errlen);

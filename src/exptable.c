@@ -395,6 +395,15 @@ void exptable_reload(struct server *srv, const char *file, bool verbose)
 		free(nc);
 		return;
 	}
+	/* A reload changes the exports only: a file with none would just drop them all, which an
+	 * editor's half-written file does more often than an administrator means it. */
+	if (!nc->nexports) {
+		log_err("reload: %s has no [export] section; the configuration in force stays (a "
+			"restart serves no export)", file);
+		config_free(nc);
+		free(nc);
+		return;
+	}
 	if (!all_released(srv, srv->table->gen) && !wait_released(srv, srv->table->gen)) {
 		if (!srv->stop_pending)
 			log_err("reload: the previous reload's requests still run; try again later");

@@ -26,8 +26,8 @@ int exptable_open(struct server *srv);
 void exptable_close_all(struct server *srv);
 
 /* SIGHUP, on the main thread: read file again; exports, client lists and log_level take effect,
- * the rest is logged as ignored until a restart. A file that does not load changes nothing.
- * verbose: -v was given (the log level stays debug). */
+ * the rest is logged as ignored until a restart. A file that does not load, or has no export,
+ * changes nothing. verbose: -v was given (the log level stays debug). */
 void exptable_reload(struct server *srv, const char *file, bool verbose);
 
 /* A ring: its request begins (the table it uses) or ends. */

@@ -370,6 +370,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (check) {
+		/* Loads, but a reload would refuse it: say so, without failing an installed conf
+		 * that exports nothing yet. */
+		if (!cfg.nexports)
+			fprintf(stderr, "%s: no [export] section: nothing is served, and a reload "
+				"(SIGHUP) refuses such a file\n", file);
 		config_free(&cfg);
 		return 0;
 	}

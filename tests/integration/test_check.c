@@ -1,4 +1,6 @@
-/* nfsd-uc --check -c FILE: 0 for a good conf; FILE:LINE: message and exit 2 for a bad one. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nfsd-uc --check -c FILE: 0 for a good conf; FILE:LINE: message and exit 2 for a bad one, and
+ * FILE: message and exit 2 for an empty one. */
 #include "harness.h"
 
 #include <stdio.h>
@@ -88,6 +90,36 @@ static void test_bad_client_rule(void **state)
 	expect_error_at(t, "bad-address.conf", text, 4);
 }
 
+/* What an editor's truncate-then-write leaves: refused, with the file's name. */
+static void test_empty_file(void **state)
+{
+	struct itest *t = *state;
+	static const char *const texts[] = {"", "\n\n", "# nothing but comments\n\n# here\n"};
+	char path[PATH_MAX + 64], out[4096], where[PATH_MAX + 80];
+
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		write_conf(t, "empty.conf", texts[i], path, sizeof(path));
+		int rc = run_check(t, path, out, sizeof(out));
+		snprintf(where, sizeof(where), "%s: ", path);
+		if (rc != 2 || strncmp(out, where, strlen(where)) != 0 || !strstr(out, "empty"))
+			fail_msg("--check of \"%s\": exit %d, output \"%s\"; want exit 2 and \"%s... "
+			         "empty ...\"", texts[i], rc, out, where);
+	}
+}
+
+/* Settings but no export: it loads (an installed conf exports nothing yet), and --check says
+ * that a reload would refuse it. */
+static void test_no_export(void **state)
+{
+	struct itest *t = *state;
+	char path[PATH_MAX + 64], out[4096];
+
+	write_conf(t, "noexport.conf", "[server]\nport = 2049\n", path, sizeof(path));
+	int rc = run_check(t, path, out, sizeof(out));
+	if (rc != 0 || !strstr(out, "no [export] section") || !strstr(out, "reload"))
+		fail_msg("--check of a conf without an export: exit %d, output \"%s\"", rc, out);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -95,6 +127,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_port),
 		cmocka_unit_test(test_missing_export_dir),
 		cmocka_unit_test(test_bad_client_rule),
+		cmocka_unit_test(test_empty_file),
+		cmocka_unit_test(test_no_export),
 	};
 	return IT_MAIN("integration-check", tests);
 }

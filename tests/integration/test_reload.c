@@ -2,7 +2,8 @@
 /* SIGHUP reloads the conf without a restart: a new export can be mounted at once, a removed
  * export's handles answer STALE and its MNT is refused, a changed client list refuses the next
  * request of a client no longer listed, a file that does not load is logged with its FILE:LINE
- * and the old configuration keeps serving, settings that need a restart are logged as ignored,
+ * and the old configuration keeps serving (so does an empty one, or one without an export, as an
+ * editor's truncate-then-write leaves it), settings that need a restart are logged as ignored,
  * and connections and unstable data survive (a COMMIT after the reload returns the WRITE's
  * verifier, on the same connection). Client lists may name hosts and wildcard names. */
 #include "client.h"
@@ -198,6 +199,33 @@ static void test_bad_file_keeps_serving(void **state)
 	it_assert_served(t);
 }
 
+/* An editor truncates the file, and a reload comes before it writes it again; or a file holds
+ * settings but no export: either is refused and every export goes on being served. */
+static void test_file_without_exports_keeps_serving(void **state)
+{
+	struct itest *t = *state;
+	char *good = read_all(t->conf);
+	struct rn_fh root;
+	static const char *const texts[] = {"", "# being written\n", "[server]\nlog_level = info\n"};
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		char *log = read_all(t->log);
+		int refused = count(log, "the configuration in force stays");
+		free(log);
+		write_all(t->conf, texts[i]);
+		reload(t);
+		log = read_all(t->log);
+		if (count(log, "the configuration in force stays") != refused + 1)
+			fail_msg("a reload of \"%s\" was not refused", texts[i]);
+		free(log);
+		assert_false(log_has(t, "0 export(s)"));
+		assert_int_equal(mnt_status(t, t->exports[EXP_RW], &root), 0);
+		assert_int_equal(mnt_status(t, t->exports[EXP_RO], &root), 0);
+	}
+	write_all(t->conf, good);
+	free(good);
+	it_assert_served(t);
+}
+
 /* A WRITE before the reload and its COMMIT after, on one connection: same verifier. A port
  * change in the file is logged as ignored, and the server stays where it is. */
 static void test_unstable_data_and_connection_survive(void **state)
@@ -285,6 +313,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_removed_export_is_stale),
 		cmocka_unit_test(test_client_list_applies_to_next_request),
 		cmocka_unit_test(test_bad_file_keeps_serving),
+		cmocka_unit_test(test_file_without_exports_keeps_serving),
 		cmocka_unit_test(test_unstable_data_and_connection_survive),
 		cmocka_unit_test(test_host_names_and_wildcards),
 	};
