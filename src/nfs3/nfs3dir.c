@@ -269,12 +269,14 @@ NFS3_HANDLER(symlink)
 	const SYMLINK3args *a = argp;
 	SYMLINK3res *res = resp;
 	memset(res, 0, sizeof *res);
-	struct dir_op d;
+	struct dir_op d = {0};
 	sattr3 rest;
 	bool want_rest = false;
-	nfsstat3 st = dir_begin(rq, &a->where, &d);
+	const char *target = a->symlink.symlink_data ? a->symlink.symlink_data : "";
+	/* Before the directory is even looked at, as knfsd: an empty target, which is also what
+	 * a target holding a NUL byte decodes as (nfs3_prot.x). */
+	nfsstat3 st = *target ? dir_begin(rq, &a->where, &d) : NFS3ERR_INVAL;
 	if (st == NFS3_OK) {
-		const char *target = a->symlink.symlink_data ? a->symlink.symlink_data : "";
 		int rc = io_symlinkat(rq->w->ring, target, d.o.fd, a->where.name);
 		if (rc < 0)
 			st = nfs3_errno(-rc);
