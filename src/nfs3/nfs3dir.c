@@ -157,8 +157,20 @@ static bool verf_matches(const struct statx *st, const createverf3 verf)
 	return st->stx_atime.tv_sec == ts[0].tv_sec && st->stx_mtime.tv_sec == ts[1].tv_sec;
 }
 
+/* EXCLUSIVE's own earlier attempt is still empty, as knfsd requires: data written since (a
+ * WRITE that only reached the cache counts) makes the name taken, not this CREATE done. */
+static bool still_empty(struct nfs_req *rq, const struct dir_op *d, const char *name,
+			const struct statx *st)
+{
+	struct fh_obj obj;
+	struct statx now;
+	return st->stx_size == 0 && open_new(rq, d, name, &obj) == NFS3_OK &&
+	       nfs3_stat(rq, obj.fd, &now) == 0 && now.stx_size == 0;
+}
+
 /* The name is taken. UNCHECKED reuses a regular file and applies only the size (as knfsd),
- * EXCLUSIVE recognises its own earlier attempt by the verifier, anything else is EXIST. */
+ * EXCLUSIVE recognises its own earlier attempt by the verifier and an empty file, anything
+ * else is EXIST. */
 static nfsstat3 create_existing(struct nfs_req *rq, const struct dir_op *d, const char *name,
 				const createhow3 *how, sattr3 *rest, bool *want_rest)
 {
@@ -171,7 +183,8 @@ static nfsstat3 create_existing(struct nfs_req *rq, const struct dir_op *d, cons
 	if (!S_ISREG(st.stx_mode))
 		return NFS3ERR_EXIST;
 	if (how->mode == EXCLUSIVE)
-		return verf_matches(&st, how->createhow3_u.verf) ? NFS3_OK : NFS3ERR_EXIST;
+		return verf_matches(&st, how->createhow3_u.verf) && still_empty(rq, d, name, &st)
+		       ? NFS3_OK : NFS3ERR_EXIST;
 	memset(rest, 0, sizeof *rest);
 	rest->size = how->createhow3_u.obj_attributes.size;
 	*want_rest = rest->size.set_it;

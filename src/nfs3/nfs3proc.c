@@ -287,6 +287,10 @@ NFS3_HANDLER(commit)
 		rc = S_ISDIR(before.stx_mode) ? -EISDIR : -EINVAL;
 	if (rc == 0 && !nfs3_writable(rq))
 		rc = -EROFS;
+	/* As knfsd's nfsd_file_acquire(NFSD_MAY_WRITE): a caller who may not write the file (the
+	 * owner may) cannot make the server write and sync it, nor learn the verifier from it. */
+	if (rc == 0 && check_io_access(rq, &o, &before, W_OK) != NFS3_OK)
+		rc = -EACCES;
 	if (rc == 0)
 		rc = fileio_commit(rq, &o, a->offset, a->count);
 	r->status = nfs3_errno(rc);

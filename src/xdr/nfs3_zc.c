@@ -37,9 +37,14 @@ static bool_t decode_write3args_zc(XDR *xdrs, WRITE3args *a)
 	memset(a, 0, sizeof(*a));
 	if (!is_xdrmem(xdrs))
 		return FALSE;
+	/* stable_how is an enum of three: knfsd's NFSv4 decoder refuses any other value (its
+	 * NFSv3 one echoed it back as committed = 7); count must be the data's length, as knfsd's
+	 * nfs3svc_decode_writeargs asks. */
 	if (!xdr_nfs_fh3(xdrs, &a->file) || !xdr_offset3(xdrs, &a->offset) ||
 	    !xdr_count3(xdrs, &a->count) || !xdr_stable_how(xdrs, &a->stable) ||
+	    (unsigned)a->stable > FILE_SYNC ||
 	    !xdr_u_int(xdrs, &a->data.data_len) || a->data.data_len > NFS3_MAXDATA ||
+	    a->data.data_len != a->count ||
 	    !skip_opaque_inline(xdrs, a->data.data_len, &a->data.data_val)) {
 		write3args_zc_free(a);
 		return FALSE;

@@ -22,10 +22,10 @@
  * cleared first, so it need not be initialised. The file handle is malloc'd as by
  * xdr_nfs_fh3; data_val is never allocated and stays valid only as long as the buffer given to
  * xdrmem_create. Rejected: a data length above NFS3_MAXDATA or longer than what remains in the
- * buffer (padding included), a file handle above NFS3_FHSIZE. NOT checked: a->count against
- * a->data.data_len (RFC 1813 3.3.7 says they should agree); the handler must check it and
- * answer NFS3ERR_INVAL, because a decoder can only say GARBAGE_ARGS. On failure nothing stays
- * allocated. Release a successful decode with write3args_zc_free.
+ * buffer (padding included), a file handle above NFS3_FHSIZE, a stable_how that is not one of
+ * the three, and a->count other than a->data.data_len (RFC 1813 3.3.7 says they agree; knfsd
+ * answers GARBAGE_ARGS when they do not). On failure nothing stays allocated. Release a
+ * successful decode with write3args_zc_free.
  * Encode: as xdr_WRITE3args (copies data_len bytes from data_val into the stream).
  * Free: frees the file handle only, as write3args_zc_free. */
 bool_t xdr_WRITE3args_zc(XDR *xdrs, WRITE3args *a);

@@ -1208,7 +1208,8 @@ static void test_write_zc_truncated(void **state)
 	free(enc);
 }
 
-/* A data length beyond what the buffer holds, or beyond NFS3_MAXDATA, is refused. */
+/* A data length beyond what the buffer holds, or beyond NFS3_MAXDATA, or other than the count,
+ * is refused; so is a stable_how that is not one of the three. */
 static void test_write_zc_bad_length(void **state)
 {
 	(void)state;
@@ -1217,14 +1218,35 @@ static void test_write_zc_bad_length(void **state)
 	size_t len_pos = 4 + 8 + 8 + 4 + 4;
 	WRITE3args a;
 
+	size_t count_pos = len_pos - 8, stable_pos = len_pos - 4;
+
 	put_be32(enc + len_pos, 101);   /* 101 rounds up to 104: 4 bytes more than there are */
+	put_be32(enc + count_pos, 101);
 	assert_false(xdr_decode_exact((xdrproc_t)xdr_WRITE3args_zc, enc, len, &a));
 	put_be32(enc + len_pos, 97);    /* 97 rounds up to 100: fits, 3 bytes of it padding */
+	assert_false(xdr_decode_exact((xdrproc_t)xdr_WRITE3args_zc, enc, len, &a));  /* count 101 */
+	put_be32(enc + count_pos, 97);
 	assert_true(xdr_decode_exact((xdrproc_t)xdr_WRITE3args_zc, enc, len, &a));
 	assert_int_equal(a.data.data_len, 97);
 	write3args_zc_free(&a);
+	/* a count other than the data's length, either way, as knfsd refuses it */
+	put_be32(enc + count_pos, 96);
+	assert_false(xdr_decode_exact((xdrproc_t)xdr_WRITE3args_zc, enc, len, &a));
+	put_be32(enc + count_pos, 97);
+	/* a stable_how past FILE_SYNC */
+	put_be32(enc + stable_pos, FILE_SYNC);
+	assert_true(xdr_decode_exact((xdrproc_t)xdr_WRITE3args_zc, enc, len, &a));
+	write3args_zc_free(&a);
+	for (uint32_t bad = FILE_SYNC + 1; bad < 9; bad++) {
+		put_be32(enc + stable_pos, bad);
+		assert_false(xdr_decode_exact((xdrproc_t)xdr_WRITE3args_zc, enc, len, &a));
+	}
+	put_be32(enc + stable_pos, 0xffffffffu);
+	assert_false(xdr_decode_exact((xdrproc_t)xdr_WRITE3args_zc, enc, len, &a));
+	put_be32(enc + stable_pos, DATA_SYNC);
 
 	put_be32(enc + len_pos, NFS3_MAXDATA + 1);
+	put_be32(enc + count_pos, NFS3_MAXDATA + 1);
 	uint8_t *big = calloc(1, len_pos + 4 + NFS3_MAXDATA + 4);
 	assert_non_null(big);
 	memcpy(big, enc, len_pos + 4);
