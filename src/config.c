@@ -743,6 +743,7 @@ static const struct key_def lock_keys[] = {
 	{"locks_per_client", parse_unsigned, CFG(max_locks_per_client), 1, 1 << 24},
 	{"waiters", parse_unsigned, CFG(max_waiters), 1, 1 << 20},
 	{"waiters_per_client", parse_unsigned, CFG(max_waiters_per_client), 1, 1 << 20},
+	{"names_per_client", parse_unsigned, CFG(max_names_per_client), 1, 65536},
 	{NULL, NULL, 0, 0, 0},
 };
 
@@ -1051,6 +1052,7 @@ static int set_defaults(struct config *c)
 		.max_locks_per_client = 65536,
 		.max_waiters = 16384,
 		.max_waiters_per_client = 1024,
+		.max_names_per_client = 64,
 	};
 	return c->listen && c->state_dir ? 0 : -1;
 }

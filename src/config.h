@@ -94,6 +94,7 @@ struct config {
 	unsigned grace_period;    /* [lock] seconds of reclaim-only after a restart, default 90 */
 	unsigned max_locks, max_locks_per_client;       /* [lock] locks, default 1M and 64K */
 	unsigned max_waiters, max_waiters_per_client;   /* [lock] blocked LOCKs, default 16K, 1K */
+	unsigned max_names_per_client;  /* [lock] names_per_client: hosts of one address, 64 */
 	struct export_cfg *exports;
 	size_t nexports;
 };

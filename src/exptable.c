@@ -346,6 +346,7 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(max_locks_per_client, "[lock] locks_per_client");
 	CHECK(max_waiters, "[lock] waiters");
 	CHECK(max_waiters_per_client, "[lock] waiters_per_client");
+	CHECK(max_names_per_client, "[lock] names_per_client");
 #undef CHECK
 	if (!SAME_STR(run->state_dir, nc->state_dir))
 		changed[n++] = "state_dir";

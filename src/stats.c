@@ -167,6 +167,7 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		G(k, "lock_locks", n.locks);
 		G(k, "lock_waiters", n.waiters);
 		G(k, "lock_hosts", n.hosts);
+		C(k, "lock_hosts_refused", n.hosts_refused);
 		G(k, "lock_grace_pending", n.grace_pending);
 	}
 }

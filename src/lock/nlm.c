@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -19,35 +20,88 @@
 
 /* ---- hosts ---- */
 
-static struct nlm_host *host_find(struct nlm *m, const struct sockaddr_storage *addr)
+static bool same_addr(const struct nlm_host *h, const struct sockaddr_storage *addr)
+{
+	return export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr);
+}
+
+/* Caller names are host names: no case. No name and an empty one are the same. */
+static bool same_name(const char *a, const char *b)
+{
+	return strcasecmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* A host is an address and a caller name: another name from the same address (another user's
+ * program, another client behind a NAT) is another host, whose locks are not this one's. */
+static struct nlm_host *host_find(struct nlm *m, const struct sockaddr_storage *addr,
+				  const char *name)
 {
 	for (struct nlm_host *h = m->hosts; h; h = h->next)
-		if (export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr))
+		if (same_addr(h, addr) && same_name(h->name, name))
 			return h;
 	return NULL;
 }
 
+/* What the hosts of one address hold in all: the per-client limits are per address, or a client
+ * would multiply them by naming itself anew. */
+void nlm_addr_totals(struct nlm *m, const struct sockaddr_storage *addr, size_t *hosts,
+		     size_t *locks, size_t *waiters)
+{
+	*hosts = *locks = *waiters = 0;
+	for (struct nlm_host *h = m->hosts; h; h = h->next)
+		if (same_addr(h, addr)) {
+			(*hosts)++;
+			*locks += h->nlocks;
+			*waiters += h->nwaiters;
+		}
+}
+
+/* quiet: a refusal past names_per_client is not counted nor logged (the call's lock request,
+ * which follows, does both). */
+static struct nlm_host *host_get(struct nlm *m, const struct sockaddr_storage *addr,
+				 const char *name, bool quiet)
+{
+	struct nlm_host *h = host_find(m, addr, name);
+	if (h)
+		return h;
+	size_t hosts, locks, waiters;
+	nlm_addr_totals(m, addr, &hosts, &locks, &waiters);
+	if (hosts >= m->cfg->max_names_per_client) {
+		char who[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
+		if (quiet)
+			return NULL;
+		m->ctr.hosts_refused++;
+		log_ratelimited(&m->names_log, LOG_WARNING, "lock: client %s calls itself by more than "
+				"%u names (names_per_client), the latest %s: NOLOCKS",
+				export_addr_str(addr, who), m->cfg->max_names_per_client,
+				log_quote(q, name));
+		return NULL;
+	}
+	h = calloc(1, sizeof *h);
+	if (!h || (name && *name && !(h->name = strdup(name)))) {
+		free(h);
+		return NULL;
+	}
+	h->id = ++m->next_host_id;
+	h->addr = *addr;
+	h->next = m->hosts;
+	m->hosts = h;
+	m->ctr.hosts++;
+	return h;
+}
+
 struct nlm_host *nlm_host_get(struct nlm *m, const struct sockaddr_storage *addr, const char *name)
 {
-	struct nlm_host *h = host_find(m, addr);
-	if (!h) {
-		h = calloc(1, sizeof *h);
-		if (!h)
-			return NULL;
-		h->id = ++m->next_host_id;
-		h->addr = *addr;
-		h->next = m->hosts;
-		m->hosts = h;
-		m->ctr.hosts++;
-	}
-	if (name && (!h->name || strcmp(h->name, name) != 0)) {
-		char *copy = strdup(name);
-		if (copy) {
-			free(h->name);
-			h->name = copy;
-		}
-	}
-	return h;
+	return host_get(m, addr, name, false);
+}
+
+/* Another host of h's address is on disk: the record (one per address) must stay. */
+static bool addr_recorded_elsewhere(struct nlm *m, const struct nlm_host *h)
+{
+	for (struct nlm_host *o = m->hosts; o; o = o->next)
+		if (o != h && o->recorded && same_addr(o, &h->addr))
+			return true;
+	return false;
 }
 
 static struct nlm_host *host_by_id(struct nlm *m, uint64_t id)
@@ -337,7 +391,10 @@ void nlm_counters(struct nlm *m, struct nlm_counters *out)
 bool nlm_needs_record(struct nlm *m, const struct nlm_client *cl)
 {
 	pthread_mutex_lock(&m->mu);
-	struct nlm_host *h = nlm_host_get(m, &cl->addr, cl->name);
+	struct nlm_host *h = host_get(m, &cl->addr, cl->name, true);
+	/* One record per address: a restart notifies the address, whichever name wrote it. */
+	if (h && !h->recorded && addr_recorded_elsewhere(m, h))
+		h->recorded = true;
 	bool need = h && !h->recorded;
 	if (h)
 		h->pending++;   /* the sweep leaves its record alone while a call of it runs */
@@ -349,7 +406,7 @@ int nlm_record(struct nlm *m, const struct nlm_client *cl)
 {
 	int rc = nsm_write(m->nsm, &cl->addr, &cl->local, cl->name ? cl->name : "");
 	pthread_mutex_lock(&m->mu);
-	struct nlm_host *h = host_find(m, &cl->addr);
+	struct nlm_host *h = host_find(m, &cl->addr, cl->name);
 	if (h && rc == 0) {
 		h->recorded = true;
 		h->local = cl->local;
@@ -361,7 +418,7 @@ int nlm_record(struct nlm *m, const struct nlm_client *cl)
 void nlm_call_done(struct nlm *m, const struct nlm_client *cl)
 {
 	pthread_mutex_lock(&m->mu);
-	struct nlm_host *h = host_find(m, &cl->addr);
+	struct nlm_host *h = host_find(m, &cl->addr, cl->name);
 	if (h && h->pending)
 		h->pending--;
 	pthread_mutex_unlock(&m->mu);
@@ -410,14 +467,8 @@ static size_t host_drop(struct nlm *m, struct nlm_host *h)
 	return dropped;
 }
 
-static bool name_eq(const char *a, const char *b)
-{
-	return a && b && *a && strcasecmp(a, b) == 0;
-}
-
 /* The caller must be the host itself: from its address (a name alone would let any client free
- * any other's locks), and for FREE_ALL under its name too, as knfsd's lookup by address and
- * caller name. */
+ * any other's locks), and for FREE_ALL under its name too. */
 size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_storage *addr,
 			 bool notify)
 {
@@ -426,8 +477,7 @@ size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_
 	if (notify)
 		m->ctr.notifies_received++;
 	for (struct nlm_host *h = m->hosts; h; h = h->next)
-		if (export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr) &&
-		    (!name || name_eq(h->name, name)))
+		if (same_addr(h, addr) && (!name || same_name(h->name, name)))
 			dropped += host_drop(m, h);
 	pthread_mutex_unlock(&m->mu);
 	return dropped;
@@ -450,7 +500,7 @@ void nlm_sweep_hosts(struct nlm *m)
 			pp = &h->next;
 			continue;
 		}
-		if (h->recorded)
+		if (h->recorded && !addr_recorded_elsewhere(m, h))
 			nsm_remove(m->nsm, &h->addr);
 		*pp = h->next;
 		m->ctr.hosts--;
@@ -460,12 +510,13 @@ void nlm_sweep_hosts(struct nlm *m)
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* SM_NOTIFY goes to an address: every host of it knows of the restart. */
 void nlm_host_notified(struct nlm *m, const struct sockaddr_storage *addr)
 {
 	pthread_mutex_lock(&m->mu);
-	struct nlm_host *h = host_find(m, addr);
-	if (h)
-		h->unnotified = false;
+	for (struct nlm_host *h = m->hosts; h; h = h->next)
+		if (same_addr(h, addr))
+			h->unnotified = false;
 	pthread_mutex_unlock(&m->mu);
 }
 

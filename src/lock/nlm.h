@@ -30,8 +30,8 @@ struct config;
 
 #define NLM_LOCAL_POLL_MS 250
 
-/* Who asks: the client host (by address; its caller_name is what FREE_ALL and SM_NOTIFY name)
- * and how to call it back. */
+/* Who asks: the client host (its address and caller_name: two names from one address are two
+ * hosts, whose locks are not each other's) and how to call it back. */
 struct nlm_client {
 	struct sockaddr_storage addr;   /* the caller (its port is ignored) */
 	struct sockaddr_storage local;  /* our address it called: callbacks come from there */
@@ -67,6 +67,7 @@ struct nlm_holder4 {
 struct nlm_counters {
 	uint64_t granted, denied, blocked, grace_denied, nolocks, cancelled, unlocked;
 	uint64_t callbacks, callback_ok, callback_failed, notifies_sent, notifies_received;
+	uint64_t hosts_refused;         /* a new caller name past names_per_client */
 	uint64_t locks, waiters, hosts, grace_pending;   /* gauges */
 };
 

@@ -23,7 +23,7 @@ struct nlm_host {
 	uint64_t id;                    /* the lk_owner.host of its locks */
 	struct sockaddr_storage addr;
 	struct sockaddr_storage local;  /* our address it used last: its callbacks leave from there */
-	char *name;                     /* its latest caller_name */
+	char *name;                     /* its caller_name (NULL: none); with addr, its key */
 	size_t nlocks, nwaiters, nshares;
 	unsigned pending;               /* its calls between nlm_needs_record and nlm_call_done */
 	bool recorded;                  /* on disk (nsm.h): a restart notifies it */
@@ -95,12 +95,16 @@ struct nlm {
 	struct grace grace;
 	bool grace_started;             /* this start had one (grace clears itself when over) */
 	struct nlm_counters ctr;
-	struct log_ratelimit limit_log, wait_log, cb_log, file_log;   /* a kind each */
+	struct log_ratelimit limit_log, wait_log, names_log, cb_log, file_log;   /* a kind each */
 	struct log_ratelimit call_log[NLM_LOG_KINDS];   /* nlm_log_limit */
 	void *tick;                     /* the callback thread's timer state (nlm_cb.c) */
 };
 
+/* The host (address, caller name), made if new: NULL out of memory, or past names_per_client
+ * (counted, logged). */
 struct nlm_host *nlm_host_get(struct nlm *m, const struct sockaddr_storage *addr, const char *name);
+void nlm_addr_totals(struct nlm *m, const struct sockaddr_storage *addr, size_t *hosts,
+		     size_t *locks, size_t *waiters);
 struct nlm_host *nlm_host_of(struct nlm *m, uint64_t id);
 struct nlm_file *nlm_file_find(struct nlm *m, dev_t dev, ino_t ino);
 struct nlm_file *nlm_file_get(struct nlm *m, dev_t dev, ino_t ino);

@@ -59,12 +59,14 @@ static struct nlm_wait *waiter_find(struct nlm_file *f, struct lk_owner o, uint6
 static enum nlm4_stats waiter_add(struct nlm *m, struct nlm_file *f, struct nlm_ofd *d,
 				  struct nlm_host *h, const struct nlm_lockreq *r)
 {
-	if (m->nwaiters >= m->cfg->max_waiters || h->nwaiters >= m->cfg->max_waiters_per_client) {
+	size_t hosts, locks, waiters;
+	nlm_addr_totals(m, &h->addr, &hosts, &locks, &waiters);
+	if (m->nwaiters >= m->cfg->max_waiters || waiters >= m->cfg->max_waiters_per_client) {
 		char q[LOG_QUOTE_SIZE];
 		m->ctr.nolocks++;
 		log_ratelimited(&m->wait_log, LOG_WARNING, "lock: client %s has %zu blocked locks "
 				"(waiters_per_client %u, waiters %u in all): NOLOCKS", log_quote(q, h->name),
-				h->nwaiters, m->cfg->max_waiters_per_client, m->cfg->max_waiters);
+				waiters, m->cfg->max_waiters_per_client, m->cfg->max_waiters);
 		return NLM4_DENIED_NOLOCKS;
 	}
 	struct nlm_wait *wt = calloc(1, sizeof *wt);
@@ -305,15 +307,18 @@ out:
 	return st;
 }
 
+/* The client's locks are those of every host of its address. */
 static enum nlm4_stats over_limit(struct nlm *m, struct nlm_host *h)
 {
-	if (m->nlocks < m->cfg->max_locks && h->nlocks < m->cfg->max_locks_per_client)
+	size_t hosts, locks, waiters;
+	nlm_addr_totals(m, &h->addr, &hosts, &locks, &waiters);
+	if (m->nlocks < m->cfg->max_locks && locks < m->cfg->max_locks_per_client)
 		return NLM4_GRANTED;
 	char q[LOG_QUOTE_SIZE];
 	m->ctr.nolocks++;
 	log_ratelimited(&m->limit_log, LOG_WARNING, "lock: client %s holds %zu locks "
 			"(locks_per_client %u, locks %u in all): NOLOCKS", log_quote(q, h->name),
-			h->nlocks, m->cfg->max_locks_per_client, m->cfg->max_locks);
+			locks, m->cfg->max_locks_per_client, m->cfg->max_locks);
 	return NLM4_DENIED_NOLOCKS;
 }
 

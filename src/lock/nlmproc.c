@@ -55,10 +55,21 @@ static struct nlm_client client_of(struct nfs_req *rq, const char *caller)
 				   .vers = rq->call->vers, .proto = rq->proto};
 }
 
-/* The file a call names, checked as an NFS call is (handle, client rule, export), then the
- * thread back to root: the lock manager reopens the file for its lock. */
-static enum nlm4_stats resolve(struct nfs_req *rq, const struct lockin *in, struct nlm_lockreq *r,
-			       struct fh_obj *o)
+/* Whether the caller may take a lock on the file, as knfsd's nlm_fopen asks (NFSD_MAY_NLM:
+ * read access or ownership, whatever the lock's kind), under the credentials nfs3_fh_get
+ * applied (the export's squashing included). Without it uid 1001 could lock root's 0600 file
+ * and hold off root's own fcntl locks on it. */
+static bool may_lock(const struct nfs_req *rq, const struct fh_obj *o, const struct statx *sx)
+{
+	return rq->cred.uid == 0 || cred_access(o->fd, R_OK) == 0 || sx->stx_uid == rq->cred.uid;
+}
+
+/* The file a call names, checked as an NFS call is (handle, client rule, export), and for a
+ * call that takes a lock or a share (takes) the caller's right to it; then the thread back to
+ * root: the lock manager reopens the file for its lock. Releasing what one holds needs no
+ * right: a caller who lost it (a chmod since) can still let go. */
+static enum nlm4_stats resolve(struct nfs_req *rq, const struct lockin *in, bool takes,
+			       struct nlm_lockreq *r, struct fh_obj *o)
 {
 	if (!mgr(rq))
 		return NLM4_DENIED_NOLOCKS;
@@ -69,9 +80,12 @@ static enum nlm4_stats resolve(struct nfs_req *rq, const struct lockin *in, stru
 	if (st != NFS3_OK)
 		return NLM4_FAILED;
 	struct statx sx;
-	if (statx(o->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO, &sx) < 0)
+	if (statx(o->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_UID, &sx) < 0)
 		return NLM4_STALE_FH;
 	if (!S_ISREG(sx.stx_mode))
+		return NLM4_FAILED;
+	/* knfsd's nlm_fopen answers nlm_failed: FAILED, DENIED_NOLOCKS to versions 1 and 3 */
+	if (takes && !may_lock(rq, o, &sx))
 		return NLM4_FAILED;
 	if (cred_root(rq->w) < 0)
 		return NLM4_FAILED;
@@ -103,7 +117,7 @@ static enum nlm4_stats do_test(struct nfs_req *rq, const struct lockin *in, stru
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
-	enum nlm4_stats st = resolve(rq, in, &r, &o);
+	enum nlm4_stats st = resolve(rq, in, true, &r, &o);
 	if (st != NLM4_GRANTED)
 		return st;
 	uint8_t *oh = arena_alloc(&rq->arena, LK_OH_MAX);
@@ -121,7 +135,7 @@ static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
-	enum nlm4_stats st = resolve(rq, in, &r, &o);
+	enum nlm4_stats st = resolve(rq, in, true, &r, &o);
 	if (st != NLM4_GRANTED)
 		return st;
 	struct nlm *m = mgr(rq);
@@ -149,7 +163,7 @@ static enum nlm4_stats do_cancel(struct nfs_req *rq, const struct lockin *in)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
-	enum nlm4_stats st = resolve(rq, in, &r, &o);
+	enum nlm4_stats st = resolve(rq, in, false, &r, &o);
 	return st == NLM4_GRANTED ? nlm_req_cancel(mgr(rq), &r) : st;
 }
 
@@ -157,7 +171,7 @@ static enum nlm4_stats do_unlock(struct nfs_req *rq, const struct lockin *in)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
-	enum nlm4_stats st = resolve(rq, in, &r, &o);
+	enum nlm4_stats st = resolve(rq, in, false, &r, &o);
 	return st == NLM4_GRANTED ? nlm_req_unlock(mgr(rq), &r) : st;
 }
 
@@ -168,7 +182,7 @@ static enum nlm4_stats do_share(struct nfs_req *rq, const char *caller, const ne
 	struct lockin in = {.caller = caller, .fh = fh, .oh = oh, .end = UINT64_MAX};
 	struct nlm_lockreq r;
 	struct fh_obj o;
-	enum nlm4_stats st = resolve(rq, &in, &r, &o);
+	enum nlm4_stats st = resolve(rq, &in, !unshare, &r, &o);
 	if (st != NLM4_GRANTED)
 		return st;
 	return unshare ? nlm_req_unshare(mgr(rq), &r) : nlm_req_share(mgr(rq), &r, mode, access, reclaim);

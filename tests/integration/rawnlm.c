@@ -16,10 +16,18 @@
 
 /* ---- encoding ---- */
 
+static uint32_t cred_uid, cred_gid;
+
+void rl_set_cred(uint32_t uid, uint32_t gid)
+{
+	cred_uid = uid;
+	cred_gid = gid;
+}
+
 static void call_hdr(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
 {
 	struct xb cred = {0};
-	xb_auth_sys(&cred, 0, 0);
+	xb_auth_sys(&cred, cred_uid, cred_gid);
 	b->len = 0;
 	xb_call(b, xid, 2, prog, vers, proc, RAW_AUTH_SYS, &cred);
 }

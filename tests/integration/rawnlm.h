@@ -78,6 +78,8 @@ struct rl_holder {
 
 /* ---- calls: a whole call (header, AUTH_SYS root, arguments) into b; the cookie is the xid's
  * four bytes, which the decoders check in the reply ---- */
+/* The AUTH_SYS identity of the calls encoded from now on (0, 0: root, the default). */
+void rl_set_cred(uint32_t uid, uint32_t gid);
 void rl_enc_null(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers);
 void rl_enc_test(struct xb *b, uint32_t xid, const struct rl_lock *l, bool excl);
 void rl_enc_lock(struct xb *b, uint32_t xid, const struct rl_lock *l, bool excl, bool block,

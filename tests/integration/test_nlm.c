@@ -4,7 +4,8 @@
  * manager tells owners apart by client address and svid), on files of the export every
  * 127.0.0.0/8 address may use (rawnlm.h). Contention between hosts and between processes of one
  * host, shared locks, split unlocks, ranges past 2^63, locks of local processes on the server's
- * file (both ways), FREE_ALL, SM_NOTIFY, NLM over UDP. Callbacks (blocked locks), the portmapper
+ * file (both ways), who may lock (read access or ownership, as knfsd), hosts told apart by
+ * address and caller name, FREE_ALL, SM_NOTIFY, NLM over UDP. Callbacks (blocked locks), the portmapper
  * and the grace period after a restart are in test_nlm_cb.c and test_nlm_grace.c. */
 #include "rawnlm.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define A_ADDR "127.0.0.1"
@@ -265,6 +267,79 @@ static void test_local_locks(void **state)
 	close(a);
 }
 
+/* ---- who may lock: read access or ownership, as knfsd ---- */
+
+#define USER 1001
+
+static void test_lock_needs_read_access(void **state)
+{
+	struct itest *t = *state;
+	struct rn_fh fh = rl_make_file(t, "rootonly");
+	char path[PATH_MAX + 64];
+	int a = rl_conn(t, A_ADDR);
+	struct rl_lock l = lk("hostA", "ohA", fh, 1, 0, 100);
+	rl_shared_path(t, "rootonly", path, sizeof path);
+	assert_int_equal(chmod(path, 0600), 0);
+	/* uid 1001 on root's 0600 file: FAILED (knfsd's nlm_fopen), nothing taken */
+	rl_set_cred(USER, USER);
+	RL_EXPECT(rl_lock(a, &l, EXCL, NOBLOCK, false), RL_FAILED);
+	RL_EXPECT(rl_lock(a, &l, SHARED, BLOCK, false), RL_FAILED);
+	RL_EXPECT(rl_test(a, &l, EXCL, NULL), RL_FAILED);
+	rl_set_cred(0, 0);
+	int pfd = open(path, O_RDWR);
+	assert_true(pfd >= 0);
+	assert_int_equal(setlk(pfd, F_SETLK, F_WRLCK, 0, 0), 0);   /* root's own lock goes */
+	assert_int_equal(setlk(pfd, F_SETLK, F_UNLCK, 0, 0), 0);
+	/* read access is enough, for an exclusive lock too */
+	assert_int_equal(chmod(path, 0644), 0);
+	rl_set_cred(USER, USER);
+	RL_EXPECT(rl_lock(a, &l, EXCL, NOBLOCK, false), RL_GRANTED);
+	/* the right lost since, the lock can still be let go */
+	assert_int_equal(chmod(path, 0600), 0);
+	RL_EXPECT(rl_unlock(a, &l), RL_GRANTED);
+	rl_set_cred(0, 0);
+	assert_int_equal(setlk(pfd, F_SETLK, F_WRLCK, 0, 0), 0);
+	assert_int_equal(setlk(pfd, F_SETLK, F_UNLCK, 0, 0), 0);
+	close(pfd);
+	/* the owner may lock a file it may not read */
+	assert_int_equal(chown(path, USER, USER), 0);
+	assert_int_equal(chmod(path, 0), 0);
+	rl_set_cred(USER, USER);
+	RL_EXPECT(rl_lock(a, &l, EXCL, NOBLOCK, false), RL_GRANTED);
+	RL_EXPECT(rl_unlock(a, &l), RL_GRANTED);
+	rl_set_cred(USER + 1, USER + 1);
+	RL_EXPECT(rl_lock(a, &l, SHARED, NOBLOCK, false), RL_FAILED);
+	rl_set_cred(0, 0);
+	close(a);
+}
+
+/* ---- a host is an address and a caller name ---- */
+
+/* Another caller name from A's address, with A's svid and owner handle, is another host: it
+ * cannot unlock, cancel or free A's lock, and conflicts with it. */
+static void test_host_is_address_and_name(void **state)
+{
+	struct itest *t = *state;
+	struct rn_fh fh = rl_make_file(t, "bynames");
+	int a = rl_conn(t, A_ADDR), b = rl_conn(t, B_ADDR);
+	struct rl_lock la = lk("hostA", "ohA", fh, 1, 0, 100);
+	struct rl_lock lx = lk("intruder", "ohA", fh, 1, 0, 100);
+	struct rl_lock lb = lk("hostB", "ohB", fh, 2, 0, 100);
+
+	RL_EXPECT(rl_lock(a, &la, EXCL, NOBLOCK, false), RL_GRANTED);
+	RL_EXPECT(rl_unlock(a, &lx), RL_GRANTED);      /* nothing of its own to unlock */
+	RL_EXPECT(rl_cancel(a, &lx, EXCL, false), RL_GRANTED);
+	assert_int_equal(rl_free_all(a, "intruder", 3), 0);
+	RL_EXPECT(rl_lock(b, &lb, EXCL, NOBLOCK, false), RL_DENIED);   /* A still holds it */
+	RL_EXPECT(rl_lock(a, &lx, EXCL, NOBLOCK, false), RL_DENIED);   /* and not for "intruder" */
+	RL_EXPECT(rl_test(a, &lx, SHARED, NULL), RL_DENIED);
+	RL_EXPECT(rl_unlock(a, &la), RL_GRANTED);
+	RL_EXPECT(rl_lock(b, &lb, EXCL, NOBLOCK, false), RL_GRANTED);
+	RL_EXPECT(rl_unlock(b, &lb), RL_GRANTED);
+	close(a);
+	close(b);
+}
+
 /* ---- a client host goes: FREE_ALL, SM_NOTIFY ---- */
 
 static void test_free_all(void **state)
@@ -408,6 +483,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unlock_splits),
 		cmocka_unit_test(test_64bit_ranges),
 		cmocka_unit_test(test_local_locks),
+		cmocka_unit_test(test_lock_needs_read_access),
+		cmocka_unit_test(test_host_is_address_and_name),
 		cmocka_unit_test(test_free_all),
 		cmocka_unit_test(test_sm_notify),
 		cmocka_unit_test(test_udp),

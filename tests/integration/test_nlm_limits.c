@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The lock manager's bounds ([lock] locks, locks_per_client, waiters, waiters_per_client): past
- * each, a LOCK gets NLM4_DENIED_NOLOCKS and the log says which bound, and what was granted
- * before stays granted; freeing makes room again. Host A calls from 127.0.0.1, B from
- * 127.0.0.2, C from 127.0.0.3. */
+/* The lock manager's bounds ([lock] locks, locks_per_client, waiters, waiters_per_client,
+ * names_per_client): past each, a LOCK gets NLM4_DENIED_NOLOCKS and the log says which bound,
+ * and what was granted before stays granted; freeing makes room again. Host A calls from
+ * 127.0.0.1, B from 127.0.0.2, C from 127.0.0.3, D (three names) from 127.0.0.4. */
 #include "rawnlm.h"
 
 #include <stdio.h>
@@ -12,6 +12,7 @@
 #define A_ADDR "127.0.0.1"
 #define B_ADDR "127.0.0.2"
 #define C_ADDR "127.0.0.3"
+#define D_ADDR "127.0.0.4"
 
 /* Lock records: separate ranges of one owner do not merge when they do not touch. */
 static struct rl_lock nth(const char *caller, struct rn_fh fh, int32_t svid, unsigned i)
@@ -117,13 +118,42 @@ static void test_waiters_per_client(void **state)
 	close(b);
 }
 
+/* Caller names per address: past names_per_client a new one is refused; the names of one
+ * address share its locks_per_client (a client does not get more by naming itself anew). */
+static void test_names_per_client(void **state)
+{
+	struct itest *t = *state;
+	struct rn_fh fh = rl_make_file(t, "names");
+	int d = rl_conn(t, D_ADDR);
+	static const char *const names[] = {"d1", "d2", "d3"};
+	uint64_t refused = rn_counter_must(t->port, "lock_hosts_refused");
+	for (unsigned i = 0; i < 3; i++) {
+		struct rl_lock l = nth(names[i], fh, 1, i);
+		RL_EXPECT(rl_lock(d, &l, EXCL, NOBLOCK, false), RL_GRANTED);
+	}
+	struct rl_lock fourth = nth("d4", fh, 1, 3);
+	RL_EXPECT(rl_lock(d, &fourth, EXCL, NOBLOCK, false), RL_DENIED_NOLOCKS);
+	assert_true(log_says(t, "names_per_client"));
+	assert_int_equal(rn_counter_must(t->port, "lock_hosts_refused"), refused + 1);
+	/* d3 holds one lock, its address three: that is locks_per_client */
+	struct rl_lock more = nth("d3", fh, 1, 4);
+	RL_EXPECT(rl_lock(d, &more, EXCL, NOBLOCK, false), RL_DENIED_NOLOCKS);
+	for (unsigned i = 0; i < 3; i++) {
+		struct rl_lock l = nth(names[i], fh, 1, i);
+		RL_EXPECT(rl_unlock(d, &l), RL_GRANTED);
+	}
+	close(d);
+}
+
 int main(int argc, char **argv)
 {
-	it_lock_conf_extra = "locks = 5\nlocks_per_client = 3\nwaiters_per_client = 2\n";
+	it_lock_conf_extra = "locks = 5\nlocks_per_client = 3\nwaiters_per_client = 2\n"
+	                     "names_per_client = 3\n";
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_locks_per_client),
 		cmocka_unit_test(test_locks_in_all),
 		cmocka_unit_test(test_waiters_per_client),
+		cmocka_unit_test(test_names_per_client),
 	};
 	return RL_MAIN("nlm-limits", tests);
 }

@@ -122,6 +122,7 @@ static void test_empty_section_gives_defaults(void **state)
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
 	assert_int_equal(cfg.cache_writeback_depth, 16);
+	assert_int_equal(cfg.max_names_per_client, 64);
 	assert_int_equal(cfg.nexports, 0);
 	assert_null(cfg.exports);
 	config_free(&cfg);
@@ -551,7 +552,7 @@ static void test_structure_errors(void **state)
 		 "or [export PATH])"},
 		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (did you mean 'size'? known: size, file_size, writeback_depth)"},
 		{"[lock]\ngrace_perod = 5\n", "2: unknown key 'grace_perod' in [lock] (did you mean 'grace_period'? known: port, "
-		 "grace_period, locks, locks_per_client, waiters, waiters_per_client)"},
+		 "grace_period, locks, locks_per_client, waiters, waiters_per_client, names_per_client)"},
 		{"[lock]\n[lock]\n", "2: duplicate section [lock] (first on line 1)"},
 		{"[export data]\nclients = *\nsync = yes\n",
 		 "3: unknown key 'sync' in [export {D}/data] (known: clients, fsid, write_mode, "
@@ -597,6 +598,8 @@ static void test_value_errors(void **state)
 		{"[server]\nport = -1\n", "2: port = -1 is not a number"},
 		{"[server]\nmount_port = 0\n", "2: mount_port = 0 is out of range (1..65535)"},
 		{"[server]\nthreads = 1025\n", "2: threads = 1025 is out of range (0..1024)"},
+		{"[lock]\nnames_per_client = 0\n",
+		 "2: names_per_client = 0 is out of range (1..65536)"},
 		{"[server]\nmount_list_entries = 0\n",
 		 "2: mount_list_entries = 0 is out of range (1..1048576)"},
 		{"[server]\nrequests_per_connection = 0\n",
