@@ -377,12 +377,13 @@ enum nlm4_stats nlm_req_lock(struct nlm *m, const struct nlm_lockreq *r, bool bl
 		st = block ? NLM4_BLOCKED : NLM4_DENIED;
 		goto put;
 	}
+	uint64_t nolocks = m->ctr.nolocks;
 	st = over_limit(m, h);
 	if (st == NLM4_GRANTED)
 		st = lock_place(m, f, h, r, block);
 	if (wt && st == NLM4_GRANTED)
 		wt->reasserted = true;   /* granted already, and told so: the client's in any case */
-	else if (m->ctr.nolocks == 1)
+	else if (!nolocks && m->ctr.nolocks)   /* the first NOLOCKS since the start, and only it */
 		log_info("lock: see [lock] locks and locks_per_client in the configuration");
 put:
 	nlm_file_put(m, f);
