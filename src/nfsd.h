@@ -104,7 +104,8 @@ struct server {
 	unsigned next_ring;           /* round robin of new connections (ring 0 only) */
 	struct server_counters ctr;
 	struct log_ratelimit write_errors, accept_errors, udp_log;
-	struct log_ratelimit fh_log, encode_log, pmap_log;   /* lines a client can cause, a kind each */
+	struct log_ratelimit fh_log, encode_log, pmap_log, sock_log;   /* lines a client can cause,
+									 * a kind each */
 	/* Fault seams for the tests, from the environment at start (see main.c); 0: off. */
 	unsigned fault_readdir_delay_ms;
 	/* MOUNT's list of who mounted what, for DUMP (mount/mountlist.h); its log lines */

@@ -195,7 +195,7 @@ static void on_send(struct io_op *op, int res)
 	c->send_busy = false;
 	if (res <= 0 || c->dead) {
 		if (res < 0 && res != -ECANCELED && res != -EPIPE && res != -ECONNRESET)
-			log_info("send: %s", strerror(-res));
+			log_ratelimited(&c->w->srv->sock_log, LOG_INFO, "send: %s", strerror(-res));
 		conn_kill(c);
 		conn_settle(c);
 		return;
@@ -611,7 +611,7 @@ static void on_recv(struct io_op *op, int res)
 		return;         /* stopping: closed once the owed replies are out */
 	if (res <= 0 || c->dead || c->w->stopping) {
 		if (res < 0 && res != -ECANCELED && res != -ECONNRESET)
-			log_info("recv: %s", strerror(-res));
+			log_ratelimited(&c->w->srv->sock_log, LOG_INFO, "recv: %s", strerror(-res));
 		conn_kill(c);
 		conn_settle(c);
 		return;
