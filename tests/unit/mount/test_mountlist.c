@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
@@ -109,12 +110,64 @@ static void test_remove(void **state)
 	mount_list_free(l);
 }
 
+/* MNT, UMNT and DUMP of several rings at once (TSan checks the locking). */
+struct worker_arg {
+	struct mount_list *l;
+	int id;
+	size_t most;          /* the longest walk it saw (cmocka asserts only on the test's thread) */
+};
+
+static bool count_only(void *arg, const char *host, const char *dir)
+{
+	(void)host, (void)dir;
+	return ++*(size_t *)arg < 100000;
+}
+
+static void *worker(void *p)
+{
+	struct worker_arg *a = p;
+	char host[32];
+	for (int i = 0; i < 2000; i++) {
+		snprintf(host, sizeof host, "10.%d.%d.%d", a->id, i / 250, i % 250);
+		mount_list_add(a->l, host, i % 2 ? "/a" : "/b");
+		if (i % 7 == 0)
+			mount_list_remove(a->l, host, "/a");
+		if (i % 100 == 0) {
+			size_t n = 0;
+			mount_list_walk(a->l, count_only, &n);
+			if (n > a->most)
+				a->most = n;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	struct mount_list *l = mount_list_new(500);
+	pthread_t th[4];
+	struct worker_arg args[4];
+	assert_non_null(l);
+	for (int i = 0; i < 4; i++) {
+		args[i] = (struct worker_arg){l, i, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, worker, &args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_true(args[i].most <= 500);
+	}
+	assert_int_equal(entries(l), 500);
+	mount_list_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_entry_per_client_and_export),
 		cmocka_unit_test(test_bound_drops_least_recent),
 		cmocka_unit_test(test_remove),
+		cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
