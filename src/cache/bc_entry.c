@@ -75,6 +75,8 @@ static void entry_link(struct bc_inode *ino, struct bc_entry *e, uint64_t index,
 {
 	struct bcache *c = ino->cache;
 
+	if (ino->frames && !(e->buf && bc_buf_is_frame(e->buf)))
+		bc_frame_skip(ino, index);   /* an image elsewhere: the frame's slot stays empty */
 	e->ino = ino;
 	e->index = index;
 	e->dirty = dirty;
@@ -92,18 +94,29 @@ static struct bc_entry *entry_alloc(struct bc_inode *ino)
 	return bc_map_reserve(&ino->map) ? NULL : calloc(1, sizeof(struct bc_entry));
 }
 
-/* e's image: slot, inside frame (a reference is taken), or memory of its own when slot is NULL. */
+/* e's image: slot, inside frame (whose reference e takes over), or memory of its own when slot
+ * is NULL. */
 static int entry_image(struct bc_inode *ino, struct bc_entry *e, unsigned char *slot,
 		       struct bcache_buf *frame)
 {
 	if (slot) {
-		atomic_fetch_add_explicit(&frame->refs, 1, memory_order_relaxed);
 		e->buf = frame;
 		e->data = slot;
 		return 0;
 	}
 	e->data = aligned_alloc(ino->bs, ino->bs);
 	return e->data ? 0 : -ENOMEM;
+}
+
+/* No entry after all: the frame reference bc_frame_slot gave for it goes. */
+static struct bc_entry *entry_failed(struct bc_entry *e, struct bcache_buf *frame)
+{
+	if (e)
+		free(e->bits);
+	free(e);
+	if (frame)
+		bcache_buf_put(frame);
+	return NULL;
 }
 
 /* A new entry is dirty from the start: its creator copies a WRITE into it before unlocking. */
@@ -113,13 +126,10 @@ struct bc_entry *bc_entry_new(struct bc_inode *ino, uint64_t index, unsigned cha
 	struct bc_entry *e = entry_alloc(ino);
 
 	if (!e)
-		return NULL;
+		return entry_failed(NULL, frame);
 	e->bits = calloc(ino->bs / 64, sizeof(uint64_t));
-	if (!e->bits || entry_image(ino, e, slot, frame)) {
-		free(e->bits);
-		free(e);
-		return NULL;
-	}
+	if (!e->bits || entry_image(ino, e, slot, frame))
+		return entry_failed(e, frame);
 	entry_link(ino, e, index, true);
 	return e;
 }
@@ -129,12 +139,8 @@ struct bc_entry *bc_entry_new_copy(struct bc_inode *ino, uint64_t index, const v
 {
 	struct bc_entry *e = entry_alloc(ino);
 
-	if (!e)
-		return NULL;
-	if (entry_image(ino, e, slot, frame)) {
-		free(e);
-		return NULL;
-	}
+	if (!e || entry_image(ino, e, slot, frame))
+		return entry_failed(e, frame);
 	memcpy(e->data, src, ino->bs);
 	bc_count(&ino->cache->n.copied);
 	e->nwritten = e->covered = ino->bs;

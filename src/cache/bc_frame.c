@@ -48,6 +48,32 @@ bool bc_buf_is_frame(const struct bcache_buf *b)
 	return b->release == frame_release;
 }
 
+/* Stop filling f (the inode's reference goes; its entries keep theirs). */
+static void frame_close(struct bc_inode *ino, struct bc_frame **link)
+{
+	struct bc_frame *f = *link;
+
+	*link = f->next;
+	ino->nframes--;
+	ino->frames_closed[ino->nclosed++ % BC_FRAMES_CLOSED] = f->key;
+	bcache_buf_put(&f->b);
+}
+
+/* Take slot of f; false if it was taken already. f closes once every slot is taken: *link must
+ * point at it then. */
+static bool take_slot(struct bc_inode *ino, struct bc_frame **link, uint32_t slot)
+{
+	struct bc_frame *f = *link;
+	uint64_t bit = UINT64_C(1) << (slot % 64);
+
+	if (f->taken[slot / 64] & bit)
+		return false;
+	f->taken[slot / 64] |= bit;
+	if (++f->used == BC_FRAME_BYTES >> ino->bshift)
+		frame_close(ino, link);
+	return true;
+}
+
 static struct bc_frame *frame_new(struct bcache *c, uint64_t key)
 {
 	struct bc_frame *f = calloc(1, sizeof(*f));
@@ -95,15 +121,6 @@ bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last, 
 	return (first > 0 && dirty_at(ino, first - 1)) || dirty_at(ino, last + 1);
 }
 
-/* Stop filling f (the inode's reference goes; its entries keep theirs). */
-static void frame_close(struct bc_inode *ino, struct bc_frame **link)
-{
-	struct bc_frame *f = *link;
-
-	*link = f->next;
-	ino->nframes--;
-	bcache_buf_put(&f->b);
-}
 
 /* Room for one more open frame: under frames_max, or the least recently used one is stale and
  * closes (as many slots taken elsewhere since its last as four frames hold: its writers moved
@@ -123,6 +140,17 @@ static bool frame_room(struct bc_inode *ino)
 	return true;
 }
 
+bool bc_frame_closed_recently(const struct bc_inode *ino, uint64_t index)
+{
+	uint64_t key = bc_block_off(ino, index) / BC_FRAME_BYTES;
+	unsigned n = ino->nclosed < BC_FRAMES_CLOSED ? ino->nclosed : BC_FRAMES_CLOSED;
+
+	for (unsigned i = 0; i < n; i++)
+		if (ino->frames_closed[i] == key)
+			return true;
+	return false;
+}
+
 /* The open frame of key, moved to the front; else a new one when may_open and there is room. An
  * inode keeps as many open as its writers' spread needs (bc_behind.c: they drift apart by up to
  * spread_chunks before the ones ahead are held). */
@@ -135,7 +163,12 @@ static struct bc_frame *frame_of(struct bc_inode *ino, uint64_t key, bool may_op
 	if (f) {
 		*p = f->next;
 	} else {
-		if (!may_open || !frame_room(ino) || !(f = frame_new(ino->cache, key)))
+		/* A stretch whose frame closed lately gets no second one: what comes now is a
+		 * writer far behind the others, with a record or two for it, and a frame would
+		 * hold 2 MiB for them (32 writers drifting apart: 1306 frames opened for 512
+		 * frames of data, a third of them to hold one record). */
+		if (!may_open || bc_frame_closed_recently(ino, key * (BC_FRAME_BYTES >> ino->bshift)) ||
+		    !frame_room(ino) || !(f = frame_new(ino->cache, key)))
 			return NULL;   /* the block gets memory of its own */
 		ino->nframes++;
 	}
@@ -155,21 +188,34 @@ unsigned char *bc_frame_slot(struct bc_inode *ino, uint64_t index, bool may_open
 	if (!f)
 		return NULL;
 	uint32_t slot = (uint32_t)((off % BC_FRAME_BYTES) >> ino->bshift);
-	uint64_t bit = UINT64_C(1) << (slot % 64);
-
-	if (f->taken[slot / 64] & bit)
-		return NULL;
-	f->taken[slot / 64] |= bit;
-	f->last_take = ++ino->frame_takes;
-	*buf = &f->b;
 	unsigned char *mem = f->mem + (off % BC_FRAME_BYTES);
-	if (++f->used == BC_FRAME_BYTES >> ino->bshift)
-		frame_close(ino, &ino->frames);   /* full: f is at the front */
+
+	f->last_take = ++ino->frame_takes;
+	/* The entry's reference first: a slot that fills the frame closes it (f is at the front),
+	 * and the inode's reference may be the last. */
+	atomic_fetch_add_explicit(&f->b.refs, 1, memory_order_relaxed);
+	if (!take_slot(ino, &ino->frames, slot)) {
+		bcache_buf_put(&f->b);
+		return NULL;
+	}
+	*buf = &f->b;
 	return mem;
+}
+
+void bc_frame_skip(struct bc_inode *ino, uint64_t index)
+{
+	uint64_t off = bc_block_off(ino, index), key = off / BC_FRAME_BYTES;
+	struct bc_frame **p = &ino->frames;
+
+	while (*p && (*p)->key != key)
+		p = &(*p)->next;
+	if (*p)
+		take_slot(ino, p, (uint32_t)((off % BC_FRAME_BYTES) >> ino->bshift));
 }
 
 void bc_frames_close(struct bc_inode *ino)
 {
 	while (ino->frames)
 		frame_close(ino, &ino->frames);
+	ino->nclosed = 0;   /* the file starts afresh (a truncate, its last close) */
 }

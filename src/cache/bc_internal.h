@@ -163,6 +163,9 @@ struct bc_inode {
 				   * used first; a reference on each */
 	unsigned nframes;
 	uint64_t frame_takes;     /* slots ever taken in the inode's frames: how stale one is */
+#define BC_FRAMES_CLOSED 64
+	uint64_t frames_closed[BC_FRAMES_CLOSED];   /* keys of the frames closed last (a ring), */
+	unsigned nclosed;                            /* and how many ever */
 	struct bc_sync_group {   /* rounds of write + sync, one at a time (bc_commit.c) */
 		struct bc_sync_req *queue;  /* callers for the next round */
 		bool running;
@@ -370,10 +373,17 @@ void bc_readers_stale(struct bc_inode *ino, uint64_t index);
  * finds them everywhere.) Never under a file bound too small for frames counted whole. */
 bool bc_frame_wanted(const struct bc_inode *ino, uint64_t first, uint64_t last, bool large);
 /* The slot of block index in the inode's frame for its stretch of the file, taken for a new
- * entry (*buf: the frame, for the entry to reference); NULL when the block is to have memory of
- * its own: no frame there (and may_open false, or none could be made), or its slot used. */
+ * entry (*buf: the frame, with a reference the entry takes over, or drops if it is not made
+ * after all); NULL when the block is to have memory of its own: no frame there (and may_open
+ * false, or none could be made), or its slot used. */
 unsigned char *bc_frame_slot(struct bc_inode *ino, uint64_t index, bool may_open,
 			    struct bcache_buf **buf);
+/* Block index gets an image outside the frames: an open frame's slot for it will never be
+ * used, and is taken so that the frame can fill. */
+void bc_frame_skip(struct bc_inode *ino, uint64_t index);
+/* The frame for block index's stretch of the file closed lately (one of the inode's last
+ * BC_FRAMES_CLOSED): no new one opens there. */
+bool bc_frame_closed_recently(const struct bc_inode *ino, uint64_t index);
 /* Drop the inode's references on its open frames (their entries keep theirs). */
 void bc_frames_close(struct bc_inode *ino);
 /* b is a frame (else an adopted record or a READ's buffer). */

@@ -289,7 +289,8 @@ static enum frames plan_images(struct bc_inode *ino, uint64_t off, size_t len, u
 			       const struct bcache_buf *buf, bool *adopt)
 {
 	bool framed = bc_frame_wanted(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift,
-				      worth_adopting(buf, mid_len));
+				      worth_adopting(buf, mid_len)) &&
+		      !bc_frame_closed_recently(ino, off >> ino->bshift);
 
 	*adopt = worth_adopting(buf, mid_len) && (!framed || mid_len >= ADOPT_ALWAYS);
 	return *adopt ? FRAMES_NONE : framed ? FRAMES_OPEN : FRAMES_USE;
