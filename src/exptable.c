@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -36,6 +37,67 @@ static void probe_times(struct export_rt *e, int fd)
 			 e->cfg->path, strerror(-q));
 }
 
+static bool seek_fits(int fd, uint64_t off)
+{
+	return lseek(fd, (off_t)off, SEEK_SET) >= 0;
+}
+
+static bool trunc_fits(int fd, uint64_t off)
+{
+	return ftruncate(fd, (off_t)off) == 0;
+}
+
+/* The largest x <= hi that fits (0 always does). */
+static uint64_t largest(int fd, uint64_t hi, bool (*fits)(int fd, uint64_t off))
+{
+	uint64_t a = 0, b = hi;
+	while (a < b) {
+		uint64_t mid = a + (b - a + 1) / 2;
+		if (fits(fd, mid))
+			a = mid;
+		else
+			b = mid - 1;
+	}
+	return a;
+}
+
+/* The file system's maximum file size, on a regular file of it. lseek(SEEK_SET) is bounded by
+ * the kernel's generic_file_llseek_size() at the very s_maxbytes that write() and ftruncate()
+ * refuse with EFBIG past (ext4 passes its per-file limit, XFS, btrfs, tmpfs and FAT the
+ * superblock's): a seek changes nothing, where a search with ftruncate would allocate the whole
+ * size on a file system without sparse files (FAT), and a table by file system type would go
+ * stale (ext4's limit depends on its block size and on extents). If ftruncate disagrees (a file
+ * system with an llseek of its own), the search runs again on what ftruncate takes: such file
+ * systems keep files sparse. At most RLIMIT_FSIZE: past it the kernel sends SIGXFSZ, whose
+ * default action ends the daemon. */
+static uint64_t probe_maxbytes(int fd)
+{
+	uint64_t hi = INT64_MAX;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < hi)
+		hi = rl.rlim_cur;
+	uint64_t max = largest(fd, hi, seek_fits);
+	if (max < hi ? trunc_fits(fd, max + 1) : !trunc_fits(fd, max))
+		max = largest(fd, hi, trunc_fits);
+	if (lseek(fd, 0, SEEK_SET) < 0 || ftruncate(fd, 0) < 0)
+		log_debug("resetting the size probe's file: %s", strerror(errno));
+	return max;
+}
+
+/* The export's maximum file size, probed on fd (or on a file of its own when the file system
+ * refused O_DIRECT for fd). A file system where no file can be made (read-only) gets no bound:
+ * its WRITEs fail anyway. */
+static uint64_t size_probe(const struct export_rt *e, int fd)
+{
+	int own = fd < 0 ? openat(e->root_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+	if (fd < 0 && own < 0)
+		return INT64_MAX;
+	uint64_t max = probe_maxbytes(fd >= 0 ? fd : own);
+	if (own >= 0)
+		close(own);
+	return max;
+}
+
 /* Can this export take O_DIRECT, and at what alignment? An unnamed temporary file tells without
  * leaving anything behind. */
 static void probe_export(struct export_rt *e)
@@ -47,6 +109,8 @@ static void probe_export(struct export_rt *e)
 		block = (size_t)sfs.f_bsize;
 	int fd = openat(e->root_fd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
 	bool direct_ok = fd >= 0;
+	int direct_err = errno;
+	e->maxbytes = size_probe(e, fd);
 	if (fd >= 0) {
 		struct statx st;
 		if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN))
@@ -63,14 +127,18 @@ static void probe_export(struct export_rt *e)
 	bool cache_writes = io_mode_uses_cache(e->write_mode);
 	if (!direct_ok && (cache_writes || e->read_mode == IO_MODE_DIRECT)) {
 		log_warn("export %s: file system refuses O_DIRECT (%s); serving it as dontcache", c->path,
-			 strerror(errno));
+			 strerror(direct_err));
 		if (cache_writes)
 			e->write_mode = IO_MODE_DONTCACHE;
 		if (e->read_mode == IO_MODE_DIRECT)
 			e->read_mode = IO_MODE_DONTCACHE;
 	}
-	log_info("export %s fsid %u block %zu write %s read %s", c->path, c->fsid, e->block,
-		 io_mode_name(e->write_mode), io_mode_name(e->read_mode));
+	/* The cache writes whole blocks: one ending past the bound would fail at write-behind. */
+	if (io_mode_uses_cache(e->write_mode))
+		e->maxbytes &= ~(uint64_t)(e->block - 1);
+	log_info("export %s fsid %u block %zu write %s read %s max file size %llu", c->path, c->fsid,
+		 e->block, io_mode_name(e->write_mode), io_mode_name(e->read_mode),
+		 (unsigned long long)e->maxbytes);
 }
 
 static bool any_subtree_check(const struct export_cfg *c)

@@ -399,13 +399,16 @@ static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const
 	return 0;
 }
 
-static void write_failed(struct nfs_req *rq, uint64_t off, uint32_t count, int rc)
+/* synced: the failure may be a sync's (a stable WRITE), which reports data written before. */
+static void write_failed(struct nfs_req *rq, uint64_t off, uint32_t count, int rc, bool synced)
 {
+	bool lost = server_verf_lost(rc, synced);
 	/* A full disk fails every WRITE: one line a second says so, with how many it stands for. */
-	log_ratelimited(&rq->w->srv->write_errors, LOG_WARNING,
-			"WRITE of %u bytes at %llu failed: %s; write verifier changed", count,
-			(unsigned long long)off, strerror(-rc));
-	server_rotate_verf(rq->w->srv);
+	log_ratelimited(&rq->w->srv->write_errors, LOG_WARNING, "WRITE of %u bytes at %llu failed: %s%s",
+			count, (unsigned long long)off, strerror(-rc),
+			lost ? "; write verifier changed" : "");
+	if (lost)
+		server_rotate_verf(rq->w->srv);
 }
 
 static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
@@ -424,7 +427,7 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 	}
 	int rc = bcache_commit(bf, off, count, sync_of(stable));
 	if (rc < 0)
-		write_failed(rq, off, count, rc);
+		write_failed(rq, off, count, rc, true);
 	return rc;
 }
 
@@ -536,32 +539,40 @@ int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void 
 		rc = write_once(rq, o, off, data, count, stable);
 	}
 	if (rc < 0)
-		write_failed(rq, off, count, rc);
+		write_failed(rq, off, count, rc, stable != FILEIO_UNSTABLE);
 	return rc;
 }
 
-static int commit_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
+/* *synced: the error is the writing or syncing of held data's, not the handle's. */
+static int commit_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
+		       bool *synced)
 {
 	int err = 0;
+	*synced = false;
 	if (uses_cache(o)) {
 		struct bcache_file *bf = cache_of(rq, o, &err);
+		*synced = bf != NULL;
 		return bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
 	}
 	int fd = fh_io_fd(rq->w, o, false);
+	*synced = fd >= 0;
 	return fd < 0 ? fd : io_fsync(rq->w->ring, fd, false);
 }
 
 int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
 {
-	int rc = commit_once(rq, o, off, count);
+	bool synced;
+	int rc = commit_once(rq, o, off, count, &synced);
 	/* In cached mode a full disk shows here, not in the WRITEs: what is still dirty gets
 	 * written once more. Not in the others: an fsync that failed has reported (and cleared)
 	 * the file's write-back error, and a second one would succeed over the lost pages. */
 	for (int tries = 0; behind(o) && space_again(rq, rc, tries, false); tries++)
-		rc = commit_once(rq, o, off, count);
-	if (rc < 0) {
+		rc = commit_once(rq, o, off, count, &synced);
+	if (rc < 0 && server_verf_lost(rc, synced)) {
 		log_warn("COMMIT failed: %s; write verifier changed", strerror(-rc));
 		server_rotate_verf(rq->w->srv);
+	} else if (rc < 0) {
+		log_debug("COMMIT failed: %s", strerror(-rc));
 	}
 	return rc;
 }

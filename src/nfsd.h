@@ -59,6 +59,11 @@ struct export_rt {
 	/* The file system keeps an extent size hint (XFS; ext4 drops it and moves the ctime):
 	 * probed at start on a temporary file, asked for on a file's first WRITE. */
 	bool extent_hints;
+	/* The largest file size the export takes (FSINFO's maxfilesize): the file system's
+	 * s_maxbytes as probed at start (exptable.c), at most RLIMIT_FSIZE, and for an export
+	 * through the cache a whole number of blocks (the cache writes whole blocks). WRITE,
+	 * SETATTR and COMMIT past it answer NFS3ERR_FBIG before any I/O. */
+	uint64_t maxbytes;
 	/* Some client rule has subtree_check: its handles are connectable (fh_kernel_at). */
 	bool subtree_check;
 	bool owns_root;           /* its export table closes root_fd (exptable.c) */
@@ -223,5 +228,9 @@ struct nfs_req {
 void server_write_verf(struct server *srv, char out[8]);
 /* A write or fsync failed: clients must resend what they sent UNSTABLE. */
 void server_rotate_verf(struct server *srv);
+/* Whether a WRITE or COMMIT that failed with err (-errno) may have lost data acknowledged as
+ * UNSTABLE, so that the verifier must change: synced when the failure was writing out or syncing
+ * data held before (a COMMIT, a stable WRITE), not when it was the request's own bytes. */
+bool server_verf_lost(int err, bool synced);
 
 #endif

@@ -309,6 +309,10 @@ int nfs3_setattr_fd(struct nfs_req *rq, struct fh_obj *o, const sattr3 *sa)
 		/* Write permission, or the owner's override as for WRITE (open, then ftruncate). */
 		if (cred_access(o->fd, W_OK) < 0 && st.stx_uid != rq->cred.uid)
 			return -EACCES;
+		/* Past the export's bound (sizes of 2^63 and up included), as the kernel's
+		 * truncate answers knfsd: before the cache or the disk is touched. */
+		if (sa->size.set_size3_u.size > o->exp->maxbytes)
+			return -EFBIG;
 		rc = fileio_truncate(rq, o, sa->size.set_size3_u.size);
 		if (rc < 0)
 			return rc;

@@ -259,14 +259,17 @@ NFS3_HANDLER(write)
 		r->status = NFS3ERR_ROFS;
 	else if (a->data.data_len < a->count || a->count > NFS3_MAXIO)
 		r->status = NFS3ERR_INVAL;
-	else if (a->offset + a->count < a->offset || a->offset + a->count > (uint64_t)INT64_MAX)
-		r->status = NFS3ERR_FBIG;
+	else if (a->offset >= o.exp->maxbytes)
+		r->status = NFS3ERR_FBIG;   /* before any I/O: nothing of anyone's is lost */
 	else
 		r->status = check_io_access(rq, &o, &before, W_OK);
 	if (r->status != NFS3_OK) {
 		nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
+	/* Across the bound, as the kernel's write() and so knfsd: cut short there. */
+	if (a->count > o.exp->maxbytes - a->offset)
+		a->count = (uint32_t)(o.exp->maxbytes - a->offset);
 	rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable);
 	if (rc == FILEIO_WAIT)
 		rc = fileio_write_wait(rq, &o, a->offset, a->count, (enum fileio_stable)a->stable);
@@ -291,6 +294,8 @@ NFS3_HANDLER(commit)
 	 * owner may) cannot make the server write and sync it, nor learn the verifier from it. */
 	if (rc == 0 && check_io_access(rq, &o, &before, W_OK) != NFS3_OK)
 		rc = -EACCES;
+	if (rc == 0 && a->offset >= o.exp->maxbytes)
+		rc = -EFBIG;   /* no byte can be there: answered before any I/O, verifier kept */
 	if (rc == 0)
 		rc = fileio_commit(rq, &o, a->offset, a->count);
 	r->status = nfs3_errno(rc);
@@ -351,7 +356,7 @@ NFS3_HANDLER(fsinfo)
 	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = NFS3_MAXIO;
 	ok->rtmult = ok->wtmult = (uint32_t)o.exp->block;
 	ok->dtpref = 65536;
-	ok->maxfilesize = INT64_MAX;
+	ok->maxfilesize = o.exp->maxbytes;   /* as knfsd: s_maxbytes */
 	ok->time_delta = (nfstime3){0, 1};
 	ok->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
 	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
