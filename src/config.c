@@ -48,7 +48,7 @@ struct parser {
 	unsigned seen[MAX_KEYS];        /* line where each key of the section was set; 0 = not yet */
 	unsigned sect_line[SECT_COUNT]; /* first [server] / [cache] line, to refuse a second one */
 	unsigned fsid_line;             /* line of the current export's "fsid =", 0 = derive it */
-	unsigned memory_line;           /* the later of receive_memory's and max_record's lines */
+	unsigned memory_line;           /* the last of the receive_memory* and max_record lines */
 };
 
 #define FIELD(type) ((type *)((char *)obj + k->off))
@@ -713,6 +713,8 @@ static const struct key_def server_keys[] = {
 	{"connections", parse_unsigned, CFG(max_connections), 1, 1 << 20},
 	{"connections_per_client", parse_unsigned, CFG(max_connections_per_client), 1, 1 << 20},
 	{"receive_memory", parse_size, CFG(receive_memory), 1 * MIB, 1024 * GIB},
+	{"receive_memory_per_connection", parse_size, CFG(receive_memory_per_connection), 0,
+	 1024 * GIB},
 	{"idle_timeout", parse_unsigned, CFG(idle_timeout), 0, 86400},
 	{"record_timeout", parse_unsigned, CFG(record_timeout), 1, 3600},
 	{"reply_cache_entries", parse_unsigned, CFG(reply_cache_entries), 0, 1 << 24},
@@ -968,9 +970,9 @@ static int key_value(struct parser *p, char *s)
 	if (*val == '\0')
 		return fail(p, "key '%s' has no value", key);
 	*seen = p->line;
-	if (p->sect == SECT_SERVER && (strcmp(k->name, "receive_memory") == 0 ||
+	if (p->sect == SECT_SERVER && (strncmp(k->name, "receive_memory", 14) == 0 ||
 				       strcmp(k->name, "max_record") == 0))
-		p->memory_line = p->line;     /* for the check of the two together, at the end */
+		p->memory_line = p->line;     /* for the checks of the three together, at the end */
 	return k->parse(p, k, val, section_object(p));
 }
 
@@ -1057,6 +1059,26 @@ static int set_defaults(struct config *c)
 	return c->listen && c->state_dir ? 0 : -1;
 }
 
+/* receive_memory, max_record and a connection's share of the one taken together; the default
+ * share: a quarter, and at least two records (when receive_memory has room for them). */
+static int check_memory(struct parser *p, struct config *c)
+{
+	if (c->receive_memory < 2 * c->max_record)
+		return fail_at(p, p->memory_line, "receive_memory (%zu) must hold at least two "
+			       "records of max_record (%zu)", c->receive_memory, c->max_record);
+	size_t *share = &c->receive_memory_per_connection;
+	if (*share == 0) {
+		*share = c->receive_memory / 4;
+		if (*share < 2 * c->max_record)
+			*share = 2 * c->max_record;
+	} else if (*share < c->max_record || *share > c->receive_memory) {
+		return fail_at(p, p->memory_line, "receive_memory_per_connection (%zu) must lie "
+			       "between max_record (%zu) and receive_memory (%zu)", *share,
+			       c->max_record, c->receive_memory);
+	}
+	return 0;
+}
+
 int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
 {
 	struct config c;
@@ -1084,9 +1106,8 @@ int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
 	if (rc == 0 && empty)
 		rc = fail_at(&p, 0, "no section at all: the file is empty (an editor still writing "
 			     "it?)");
-	if (rc == 0 && c.receive_memory < 2 * c.max_record)
-		rc = fail_at(&p, p.memory_line, "receive_memory (%zu) must hold at least two "
-			     "records of max_record (%zu)", c.receive_memory, c.max_record);
+	if (rc == 0)
+		rc = check_memory(&p, &c);
 	if (rc < 0) {
 		config_free(&c);
 		return -1;

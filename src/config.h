@@ -78,6 +78,8 @@ struct config {
 	unsigned max_connections;            /* "connections": open at once, default 4096 */
 	unsigned max_connections_per_client; /* from one client address, default 1024 */
 	size_t receive_memory;    /* records being received or run, all rings, default 512M */
+	/* one connection's share of it; set 0: a quarter of it, at least two max_record */
+	size_t receive_memory_per_connection;
 	unsigned idle_timeout;    /* seconds a connection may stay silent, default 360; 0 never */
 	unsigned record_timeout;  /* seconds a begun record may take to arrive, default 30 */
 	unsigned reply_cache_entries;   /* duplicate request cache bound, default 16384; 0 off */

@@ -22,10 +22,10 @@ struct client_count {
 
 struct conn_limits {
 	unsigned max_total, max_client;
-	size_t max_mem;
+	size_t max_mem, max_share;
 	atomic_uint total;
 	_Atomic size_t mem;
-	_Atomic uint64_t events[CLE_MEM_WAIT + 1];
+	_Atomic uint64_t events[CLE_WIN_REVOKED + 1];
 	pthread_mutex_t lock;                     /* the table below */
 	struct client_count *bucket[CLIENT_BUCKETS];
 };
@@ -38,6 +38,7 @@ int climits_create(const struct config *cfg, struct conn_limits **out)
 	cl->max_total = cfg->max_connections;
 	cl->max_client = cfg->max_connections_per_client;
 	cl->max_mem = cfg->receive_memory;
+	cl->max_share = cfg->receive_memory_per_connection;
 	pthread_mutex_init(&cl->lock, NULL);
 	*out = cl;
 	return 0;
@@ -141,6 +142,16 @@ void climits_mem_put(struct conn_limits *cl, size_t n)
 	atomic_fetch_sub(&cl->mem, n);
 }
 
+bool climits_mem_room(struct conn_limits *cl)
+{
+	return atomic_load(&cl->mem) < cl->max_mem;
+}
+
+size_t climits_mem_share(const struct conn_limits *cl)
+{
+	return cl->max_share;
+}
+
 void climits_count(struct conn_limits *cl, enum climit_event ev)
 {
 	atomic_fetch_add_explicit(&cl->events[ev], 1, memory_order_relaxed);
@@ -156,5 +167,7 @@ void climits_get_stats(struct conn_limits *cl, struct climit_stats *st)
 		.slow_closed = atomic_load(&cl->events[CLE_SLOW]),
 		.mem_waits = atomic_load(&cl->events[CLE_MEM_WAIT]),
 		.mem_bytes = atomic_load(&cl->mem),
+		.share_waits = atomic_load(&cl->events[CLE_SHARE_WAIT]),
+		.windows_revoked = atomic_load(&cl->events[CLE_WIN_REVOKED]),
 	};
 }

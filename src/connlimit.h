@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a client may make the server hold, across every ring: connections in all and per client
  * address (conf connections, connections_per_client), and the memory of the records being
- * received or run (receive_memory). Connections are counted by the accepting ring and uncounted
+ * received or run and of READ replies (receive_memory, and a connection's share of it,
+ * receive_memory_per_connection). Connections are counted by the accepting ring and uncounted
  * by the ring that closes them; the counters are atomics and the per-address table has a mutex,
  * touched only at open and close. */
 #ifndef NFSD_UC_CONNLIMIT_H
@@ -23,6 +24,7 @@ enum climit_verdict {
 
 struct climit_stats {
 	uint64_t connections, evicted, refused, idle_closed, slow_closed, mem_waits, mem_bytes;
+	uint64_t share_waits, windows_revoked;
 };
 
 int climits_create(const struct config *cfg, struct conn_limits **out);
@@ -35,11 +37,17 @@ void climits_close(struct conn_limits *cl, const struct sockaddr_storage *peer);
 /* Charge n bytes of record memory: false (nothing charged) when that would pass the bound and
  * something is charged already; the caller stops reading until climits_mem_put() makes room. */
 bool climits_mem_take(struct conn_limits *cl, size_t n);
-/* Charge without asking (a record already begun grows by a fragment). */
+/* Charge without asking (bytes already received, a whole small call). */
 void climits_mem_force(struct conn_limits *cl, size_t n);
 void climits_mem_put(struct conn_limits *cl, size_t n);
+/* Is anything of the bound left? */
+bool climits_mem_room(struct conn_limits *cl);
+/* A connection's share of the bound. */
+size_t climits_mem_share(const struct conn_limits *cl);
 
-enum climit_event { CLE_EVICTED, CLE_REFUSED, CLE_IDLE, CLE_SLOW, CLE_MEM_WAIT };
+
+enum climit_event { CLE_EVICTED, CLE_REFUSED, CLE_IDLE, CLE_SLOW, CLE_MEM_WAIT, CLE_SHARE_WAIT,
+		    CLE_WIN_REVOKED };
 void climits_count(struct conn_limits *cl, enum climit_event ev);
 void climits_get_stats(struct conn_limits *cl, struct climit_stats *st);
 

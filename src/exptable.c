@@ -384,7 +384,7 @@ static struct export_table *build(struct server *srv, const struct export_table 
 /* The settings a running server cannot change: say which the new file changes. */
 static void note_restart_only(const struct config *run, const struct config *nc)
 {
-	const char *changed[24];
+	const char *changed[40];   /* room for every setting below */
 	size_t n = 0;
 #define CHECK(field, name) do { if (run->field != nc->field) changed[n++] = name; } while (0)
 	if (!SAME_STR(run->listen, nc->listen))
@@ -399,6 +399,7 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(max_connections, "connections");
 	CHECK(max_connections_per_client, "connections_per_client");
 	CHECK(receive_memory, "receive_memory");
+	CHECK(receive_memory_per_connection, "receive_memory_per_connection");
 	CHECK(idle_timeout, "idle_timeout");
 	CHECK(record_timeout, "record_timeout");
 	CHECK(reply_cache_entries, "reply_cache_entries");

@@ -91,7 +91,8 @@ struct server {
 	struct nlm *nlm;              /* the lock manager, NULL when [lock] port = 0 (lock/nlm.h) */
 	struct pmap_reg *pmap;        /* port 111's registry when we serve it (pmap/pmap.h); else NULL */
 	struct conn_limits *limits;   /* connections and record memory (connlimit.h) */
-	struct log_ratelimit limit_log, mem_log, slow_log;   /* connlimit's warnings, a kind each */
+	/* connlimit's warnings, a kind each */
+	struct log_ratelimit limit_log, mem_log, slow_log, share_log;
 	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
 	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */
 	struct pool *resolver;        /* clients' names for wildcard rules (peername.c) */
@@ -144,6 +145,9 @@ struct worker {
 	unsigned nmem_wait;           /* connections waiting for record memory (receive_memory) */
 	struct fiber_timer conn_timer;   /* 1 s: idle and slow connections close */
 	struct fiber_timer mem_timer;    /* while nmem_wait: look again for record memory */
+	struct fiber_timer win_timer;    /* while nwin: take back stalled receive windows */
+	unsigned nwin;                /* connections whose pending recv has a charged window */
+	struct conn *mem_token;       /* the one whose begun record may go past receive_memory */
 	_Atomic unsigned active;      /* requests not parked (read by other rings: workers_busy) */
 	_Atomic uint64_t last_start;  /* when its latest request began (workers_last_start) */
 	struct parked_call *parked;   /* its parked WRITEs (fileio.c), kicked when all goes idle */

@@ -93,6 +93,8 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		C(k, "connections_idle_closed", l.idle_closed);
 		C(k, "connections_slow_closed", l.slow_closed);
 		C(k, "receive_memory_waits", l.mem_waits);
+		C(k, "receive_memory_share_waits", l.share_waits);
+		C(k, "receive_windows_revoked", l.windows_revoked);
 		G(k, "receive_memory_bytes", l.mem_bytes);
 	}
 	if (srv->cache) {

@@ -110,6 +110,7 @@ static void test_empty_section_gives_defaults(void **state)
 	assert_int_equal(cfg.max_connections, 4096);
 	assert_int_equal(cfg.max_connections_per_client, 1024);
 	assert_int_equal(cfg.receive_memory, 512 * 1024 * 1024);
+	assert_int_equal(cfg.receive_memory_per_connection, 128 * 1024 * 1024);   /* a quarter */
 	assert_int_equal(cfg.idle_timeout, 360);
 	assert_int_equal(cfg.record_timeout, 30);
 	assert_int_equal(cfg.reply_cache_entries, 16384);
@@ -170,6 +171,7 @@ static void test_every_key_set(void **state)
 		"connections = 100\n"
 		"connections_per_client = 10\n"
 		"receive_memory = 64M\n"
+		"receive_memory_per_connection = 8M\n"
 		"idle_timeout = 0\n"
 		"record_timeout = 5\n"
 		"reply_cache_entries = 0\n"
@@ -208,6 +210,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(cfg.max_connections, 100);
 	assert_int_equal(cfg.max_connections_per_client, 10);
 	assert_int_equal(cfg.receive_memory, 64 * 1024 * 1024);
+	assert_int_equal(cfg.receive_memory_per_connection, 8 * 1024 * 1024);
 	assert_int_equal(cfg.idle_timeout, 0);
 	assert_int_equal(cfg.record_timeout, 5);
 	assert_int_equal(cfg.reply_cache_entries, 0);
@@ -535,15 +538,15 @@ static void test_structure_errors(void **state)
 		 "2: unknown key 'prot' in [server] (did you mean 'port'? known: listen, port, "
 		 "mount_port, threads, "
 		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, "
-		 "connections, connections_per_client, receive_memory, idle_timeout, record_timeout, "
-		 "reply_cache_entries, reply_cache_size, mount_list_entries, state_dir, rpcbind, "
-		 "log_level)"},
+		 "connections, connections_per_client, receive_memory, receive_memory_per_connection, "
+		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, "
+		 "mount_list_entries, state_dir, rpcbind, log_level)"},
 		{"[server]\nrecord_timout = 5\n",
 		 "2: unknown key 'record_timout' in [server] (did you mean 'record_timeout'? known: "
 		 "listen, port, mount_port, threads, requests_per_connection, requests_per_ring, "
 		 "blocking_threads, max_record, connections, connections_per_client, receive_memory, "
-		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, "
-		 "mount_list_entries, state_dir, rpcbind, log_level)"},
+		 "receive_memory_per_connection, idle_timeout, record_timeout, reply_cache_entries, "
+		 "reply_cache_size, mount_list_entries, state_dir, rpcbind, log_level)"},
 		{"[cahce]\n",
 		 "1: unknown section [cahce] (did you mean [cache]? expected [server], [cache], "
 		 "[metrics], [lock] or [export PATH])"},
@@ -616,6 +619,12 @@ static void test_value_errors(void **state)
 		{"[server]\nrecord_timeout = 0\n", "2: record_timeout = 0 is out of range (1..3600)"},
 		{"[server]\nreceive_memory = 2M\n",
 		 "2: receive_memory (2097152) must hold at least two records of max_record (1114112)"},
+		{"[server]\nreceive_memory = 8M\nreceive_memory_per_connection = 9M\n",
+		 "3: receive_memory_per_connection (9437184) must lie between max_record (1114112) and "
+		 "receive_memory (8388608)"},
+		{"[server]\nreceive_memory_per_connection = 1M\nreceive_memory = 8M\n",
+		 "3: receive_memory_per_connection (1048576) must lie between max_record (1114112) and "
+		 "receive_memory (8388608)"},
 		{"[metrics]\nlisten = 127.0.0.1\n",
 		 "2: listen = 127.0.0.1 is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
 		 "brackets: 127.0.0.1:9101, [::1]:9101)"},

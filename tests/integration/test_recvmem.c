@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* receive_memory (8M here) is charged as a record's bytes arrive, not as its record mark promises
+ * them, and one connection holds at most its share of it: clients that begin 1 MiB WRITEs and
+ * send 600 bytes of each, or that earned large receive windows with fast WRITEs before stalling,
+ * hold what they sent; one that sends READs and reads none of the replies holds its share; none
+ * keeps another client's 1 MiB WRITE waiting. Before, that WRITE waited until record_timeout
+ * (60 s here) closed the others. */
+#include "client.h"
+#include "rawbig.h"
+#include "rawnfs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MIB (1u << 20)
+#define NCONN 64
+#define BEGUN 600              /* payload bytes each stalled WRITE sends */
+#define SERVED_MS 5000         /* the other client's WRITE answered by then (the bug: 60 s) */
+
+static struct rn_fh file;
+static int conns[NCONN];
+static uint8_t payload[MIB];
+
+static void setup_file(const struct itest *t)
+{
+	if (file.len)
+		return;
+	int fd = raw_connect(t->port, NULL);
+	struct rn_fh root;
+	assert_true(fd >= 0);
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	assert_int_equal(rn_create(fd, &root, "recvmem", &file), 0);
+	close(fd);
+	memset(payload, 0x5a, sizeof payload);
+}
+
+/* Begin a 1 MiB WRITE on fd and send BEGUN bytes of its payload. */
+static void begin_write(int fd, uint32_t xid)
+{
+	uint8_t head[512 + BEGUN];
+	size_t n = rb_write_head(head, sizeof head, xid, &file, (uint64_t)xid % 64 * MIB, MIB);
+	assert_true(n > 0);
+	memset(head + n, 0x77, BEGUN);
+	assert_int_equal(raw_send_all(fd, head, n + BEGUN), 0);
+}
+
+/* Another client's 1 MiB WRITE, answered OK in time. */
+static void expect_write_served(const struct itest *t, uint32_t xid)
+{
+	int fd = raw_connect(t->port, NULL);
+	assert_true(fd >= 0);
+	long long t0 = rb_now_ms();
+	int st = rb_write(fd, xid, &file, 0, payload, MIB, SERVED_MS);
+	print_message("another client's 1 MiB WRITE: status %d after %lld ms\n", st, rb_now_ms() - t0);
+	assert_int_equal(st, 0);
+	close(fd);
+}
+
+static int close_all(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NCONN; i++)
+		if (conns[i] > 0)
+			close(conns[i]);
+	memset(conns, 0, sizeof conns);
+	return 0;
+}
+
+/* 64 connections each promise 1 MiB and send 600 bytes: what they hold is what they sent. */
+static void test_promised_records_charge_what_arrived(void **state)
+{
+	struct itest *t = *state;
+	setup_file(t);
+	for (int i = 0; i < NCONN; i++) {
+		conns[i] = raw_connect(t->port, NULL);
+		assert_true(conns[i] >= 0);
+		begin_write(conns[i], 0x4e000000u + (uint32_t)i);
+	}
+	it_sleep_ms(300);
+	uint64_t held = rn_counter_must(t->port, "receive_memory_bytes");
+	print_message("receive memory held by %d begun 1 MiB WRITEs: %llu bytes\n", NCONN,
+		      (unsigned long long)held);
+	/* about 700 bytes each and the counter's own call; the whole promise was 64 MiB */
+	assert_true(held < NCONN * 4096);
+	expect_write_served(t, 0x4e100000u);
+}
+
+/* Connections that sent fast WRITEs (their receive windows grew to a record, charged ahead of
+ * each receive) and then stall in the middle of the next: a tenth of a second later their
+ * windows are taken back, and they hold what they sent. */
+static void test_stalled_windows_revoked(void **state)
+{
+	struct itest *t = *state;
+	setup_file(t);
+	uint64_t revoked0 = rn_counter(t->port, "receive_windows_revoked");
+	for (int i = 0; i < NCONN; i++) {
+		conns[i] = raw_connect(t->port, NULL);
+		assert_true(conns[i] >= 0);
+		for (uint32_t k = 0; k < 3; k++)
+			assert_int_equal(rb_write(conns[i], 0x4e200000u + (uint32_t)i * 4 + k, &file,
+						  (uint64_t)(i % 8) * MIB, payload, MIB, 10000), 0);
+		begin_write(conns[i], 0x4e300000u + (uint32_t)i);
+	}
+	it_sleep_ms(500);
+	uint64_t held = rn_counter_must(t->port, "receive_memory_bytes");
+	uint64_t revoked = rn_counter_must(t->port, "receive_windows_revoked") - revoked0;
+	print_message("receive memory held by %d stalled WRITEs that had grown windows: %llu bytes "
+		      "(%llu windows taken back)\n", NCONN, (unsigned long long)held,
+		      (unsigned long long)revoked);
+	assert_true(held < NCONN * 4096);
+	assert_true(revoked > 0);
+	expect_write_served(t, 0x4e400000u);
+}
+
+/* One connection sends 48 READs of 1 MiB and reads no reply: it holds its share (a quarter of
+ * receive_memory, at least two max_record) and one READ more, and the rest stays for others. */
+static void test_connection_share_bounded(void **state)
+{
+	struct itest *t = *state;
+	setup_file(t);
+	int fd = conns[0] = raw_connect(t->port, NULL);
+	assert_true(fd >= 0);
+	for (uint32_t m = 0; m < 8; m++)
+		assert_int_equal(rb_write(fd, 0x4e500000u + m, &file, (uint64_t)m * MIB, payload, MIB,
+					  10000), 0);
+	uint64_t waits0 = rn_counter(t->port, "receive_memory_share_waits");
+	int rcv = 64 << 10;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+	for (uint32_t i = 0; i < 48; i++) {
+		struct xb b;
+		rn_enc_read(&b, 0x4e600000u + i, &file, (uint64_t)(i % 8) * MIB, MIB);
+		assert_int_equal(raw_send_record(fd, b.buf, b.len), 0);
+	}
+	it_sleep_ms(500);
+	uint64_t held = rn_counter_must(t->port, "receive_memory_bytes");
+	print_message("receive memory held by 48 unread 1 MiB READs of one connection: %llu bytes\n",
+		      (unsigned long long)held);
+	assert_true(held <= 2 * 1088 * 1024 + MIB + (64u << 10));
+	assert_true(rn_counter_must(t->port, "receive_memory_share_waits") > waits0);
+	expect_write_served(t, 0x4e700000u);
+}
+
+int main(int argc, char **argv)
+{
+	it_server_conf_extra = "receive_memory = 8M\nrecord_timeout = 60\n";
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_promised_records_charge_what_arrived, close_all),
+		cmocka_unit_test_teardown(test_stalled_windows_revoked, close_all),
+		cmocka_unit_test_teardown(test_connection_share_bounded, close_all),
+	};
+	return IT_MAIN("receive memory", tests);
+}
