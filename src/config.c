@@ -735,6 +735,9 @@ static const struct key_def cache_keys[] = {
 
 static const struct key_def metrics_keys[] = {
 	{"listen", parse_hostport, CFG(metrics_listen), 0, 0},
+	{"connections", parse_unsigned, CFG(metrics_connections), 1, 4096},
+	{"connections_per_client", parse_unsigned, CFG(metrics_connections_per_client), 1, 4096},
+	{"timeout", parse_unsigned, CFG(metrics_timeout), 1, 3600},
 	{NULL, NULL, 0, 0, 0},
 };
 
@@ -1048,6 +1051,9 @@ static int set_defaults(struct config *c)
 		.log_level = LOG_INFO,
 		.cache_size = 1 * GIB,
 		.cache_writeback_depth = 16,
+		.metrics_connections = 16,
+		.metrics_connections_per_client = 4,
+		.metrics_timeout = 10,
 		.lock_port = 32803,
 		.grace_period = 90,
 		.max_locks = 1 << 20,

@@ -92,6 +92,9 @@ struct config {
 	size_t cache_file_size;   /* [cache] file_size, default 0: half of size */
 	unsigned cache_writeback_depth;   /* [cache] writeback_depth, all rings, default 16 */
 	char *metrics_listen;     /* [metrics] listen = ADDR:PORT; NULL: no HTTP endpoint */
+	unsigned metrics_connections;              /* [metrics] connections, default 16 */
+	unsigned metrics_connections_per_client;   /* [metrics] from one address, default 4 */
+	unsigned metrics_timeout; /* [metrics] timeout: seconds a connection may take, default 10 */
 	uint16_t lock_port;       /* [lock] port of NLM and NSM, TCP and UDP, default 32803; 0: none */
 	unsigned grace_period;    /* [lock] seconds of reclaim-only after a restart, default 90 */
 	unsigned max_locks, max_locks_per_client;       /* [lock] locks, default 1M and 64K */

@@ -416,6 +416,9 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(max_waiters, "[lock] waiters");
 	CHECK(max_waiters_per_client, "[lock] waiters_per_client");
 	CHECK(max_names_per_client, "[lock] names_per_client");
+	CHECK(metrics_connections, "[metrics] connections");
+	CHECK(metrics_connections_per_client, "[metrics] connections_per_client");
+	CHECK(metrics_timeout, "[metrics] timeout");
 #undef CHECK
 	if (!SAME_STR(run->state_dir, nc->state_dir))
 		changed[n++] = "state_dir";

@@ -69,6 +69,11 @@ struct export_rt {
 	bool owns_root;           /* its export table closes root_fd (exptable.c) */
 };
 
+/* The metrics endpoint's refusals (metrics_http.c): written by its thread, read by any. */
+struct metrics_http_counters {
+	_Atomic uint64_t refused, timed_out;
+};
+
 /* Request counters (the boundary cache keeps its own). stable_alone: stable WRITEs that
  * completed a partial end block without the neighbour that shares it, from disk or zeros (no
  * other WRITE was running, or it stopped waiting: fileio.c): every fill read a stable WRITE
@@ -109,6 +114,7 @@ struct server {
 	size_t nudp_fds;              /* ring 0 receives on them all */
 	unsigned next_ring;           /* round robin of new connections (ring 0 only) */
 	struct server_counters ctr;
+	struct metrics_http_counters mhttp;
 	struct log_ratelimit write_errors, accept_errors, udp_log;
 	struct log_ratelimit fh_log, encode_log, pmap_log, sock_log;   /* lines a client can cause,
 									 * a kind each */

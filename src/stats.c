@@ -97,6 +97,10 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		C(k, "receive_windows_revoked", l.windows_revoked);
 		G(k, "receive_memory_bytes", l.mem_bytes);
 	}
+	if (srv->cfg->metrics_listen) {
+		C(k, "metrics_connections_refused", atomic_load(&srv->mhttp.refused));
+		C(k, "metrics_connections_timed_out", atomic_load(&srv->mhttp.timed_out));
+	}
 	if (srv->cache) {
 		struct bcache_stats b;
 		bcache_get_stats(srv->cache, &b);

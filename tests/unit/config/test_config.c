@@ -119,6 +119,9 @@ static void test_empty_section_gives_defaults(void **state)
 	assert_string_equal(cfg.state_dir, "/var/lib/nfsd-uc");
 	assert_true(cfg.rpcbind);
 	assert_null(cfg.metrics_listen);   /* no HTTP endpoint unless asked */
+	assert_int_equal(cfg.metrics_connections, 16);
+	assert_int_equal(cfg.metrics_connections_per_client, 4);
+	assert_int_equal(cfg.metrics_timeout, 10);
 	assert_int_equal(cfg.log_level, LOG_INFO);
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
@@ -182,6 +185,9 @@ static void test_every_key_set(void **state)
 		"log_level = debug\n"
 		"[metrics]\n"
 		"listen = [::1]:9101\n"
+		"connections = 32\n"
+		"connections_per_client = 2\n"
+		"timeout = 3\n"
 		"[cache]\n"
 		"size = 1G\n"
 		"file_size = 256M\n"
@@ -211,6 +217,9 @@ static void test_every_key_set(void **state)
 	assert_int_equal(cfg.max_connections_per_client, 10);
 	assert_int_equal(cfg.receive_memory, 64 * 1024 * 1024);
 	assert_int_equal(cfg.receive_memory_per_connection, 8 * 1024 * 1024);
+	assert_int_equal(cfg.metrics_connections, 32);
+	assert_int_equal(cfg.metrics_connections_per_client, 2);
+	assert_int_equal(cfg.metrics_timeout, 3);
 	assert_int_equal(cfg.idle_timeout, 0);
 	assert_int_equal(cfg.record_timeout, 5);
 	assert_int_equal(cfg.reply_cache_entries, 0);
@@ -250,7 +259,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 30);
+	assert_int_equal(e->line, 33);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
@@ -625,6 +634,10 @@ static void test_value_errors(void **state)
 		{"[server]\nreceive_memory_per_connection = 1M\nreceive_memory = 8M\n",
 		 "3: receive_memory_per_connection (1048576) must lie between max_record (1114112) and "
 		 "receive_memory (8388608)"},
+		{"[metrics]\ntimeout = 0\n", "2: timeout = 0 is out of range (1..3600)"},
+		{"[metrics]\nconnections = 5000\n", "2: connections = 5000 is out of range (1..4096)"},
+		{"[metrics]\nconnections_per_client = 0\n",
+		 "2: connections_per_client = 0 is out of range (1..4096)"},
 		{"[metrics]\nlisten = 127.0.0.1\n",
 		 "2: listen = 127.0.0.1 is not ADDRESS:PORT (an IPv4 address, or an IPv6 one in "
 		 "brackets: 127.0.0.1:9101, [::1]:9101)"},
