@@ -831,6 +831,11 @@ void fz_server_init(int *argc, char ***argv)
 	end_grace();
 }
 
+struct server *fz_server_get(void)
+{
+	return &fz.srv;
+}
+
 uint16_t fz_server_port(void)
 {
 	return fz.port;

@@ -6,8 +6,8 @@
  * placeholders of fz_marks.h; and sequences of them (NLM: contention, blocked locks granted and
  * answered each way the fuzzed client host can, cancels, shares, _MSG calls, a client's restart).
  * Usage: mkcorpus OUTDIR; it makes OUTDIR/<target>/ for recmark, rpc_call, nfs3_args,
- * mount_args, dispatch and conn. Kept in code rather than in binary files, so a protocol change
- * shows in a diff. */
+ * mount_args, dispatch, conn and metrics (HTTP requests). Kept in code rather than in binary
+ * files, so a protocol change shows in a diff. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -843,6 +843,7 @@ static void recmark_streams(void)
 		{"large", {11, 100, 255}, {0x80012000}},
 		{"over_max", {4, 10, 10}, {0x800, 0x80000100}},
 		{"many_small_frags", {7, 3, 2}, {1, 2, 3, 4, 5, 0x80000006}},
+		{"empty_frags", {7, 9, 1}, {0, 0, 3, 0, 0x80000001}},
 	};
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
 		struct buf *b = calloc(1, sizeof *b);
@@ -853,6 +854,50 @@ static void recmark_streams(void)
 				b->b[b->n++] = (uint8_t)(j * 7 + k);
 		}
 		save("recmark", s[i].name, b);
+		free(b);
+	}
+}
+
+/* A record of 600 bytes in fragments of one byte, received a few bytes at a time: the growth
+ * recasm does must stay linear. */
+static void recmark_one_byte_frags(void)
+{
+	struct buf *b = calloc(1, sizeof *b);
+	put_bytes(b, (const uint8_t[]){11, 4, 0}, 3);
+	for (uint32_t j = 0; j < 600; j++) {
+		put32(b, (j == 599 ? 0x80000000u : 0) | 1);
+		b->b[b->n++] = (uint8_t)j;
+	}
+	save("recmark", "one_byte_frags", b);
+	free(b);
+}
+
+/* HTTP requests for the metrics endpoint: the scrape as Prometheus sends it, its variants, and
+ * what the handler refuses. */
+static void http_requests(void)
+{
+	static const struct { const char *name, *req; } r[] = {
+		{"get", "GET /metrics HTTP/1.1\r\nHost: localhost:9101\r\nUser-Agent: Prometheus/2.45\r\n"
+			"Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1\r\nAccept-Encoding: gzip\r\n"
+			"X-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n"},
+		{"get_10", "GET /metrics HTTP/1.0\r\n\r\n"},
+		{"head", "HEAD /metrics HTTP/1.1\r\nHost: h\r\n\r\n"},
+		{"pipelined", "GET /metrics HTTP/1.1\r\nHost: h\r\n\r\nGET /other HTTP/1.1\r\nHost: h"
+			      "\r\n\r\nHEAD /metrics HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"},
+		{"post_body", "POST /metrics HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"},
+		{"put_chunked", "PUT /metrics HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+				"5\r\nhello\r\n0\r\n\r\n"},
+		{"expect", "GET /metrics HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n"
+			   "Content-Length: 3\r\n\r\nabc"},
+		{"not_found", "GET /metrics/../x?y=%00 HTTP/1.1\r\nHost: h\r\n\r\n"},
+		{"bad_version", "GET /metrics HTTP/9.9\r\nHost: h\r\n\r\n"},
+		{"no_host", "GET /metrics HTTP/1.1\r\n\r\n"},
+		{"cut", "GET /metr"},
+	};
+	for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+		struct buf *b = calloc(1, sizeof *b);
+		put_bytes(b, r[i].req, strlen(r[i].req));
+		save("metrics", r[i].name, b);
 		free(b);
 	}
 }
@@ -879,5 +924,7 @@ int main(int argc, char **argv)
 	results();
 	sequences();
 	recmark_streams();
+	recmark_one_byte_frags();
+	http_requests();
 	return 0;
 }

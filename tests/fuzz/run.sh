@@ -8,7 +8,7 @@
 #
 #   tests/fuzz/run.sh [SECONDS]
 #   FUZZ_BUILD=dir       build directory (default build-fuzz)
-#   FUZZ_TARGETS="a b"   a subset of: recmark rpc_call nfs3_args mount_args dispatch conn
+#   FUZZ_TARGETS="a b"   a subset of: recmark rpc_call nfs3_args mount_args dispatch conn metrics
 #   FUZZ_ARGS="..."      more libFuzzer flags (e.g. -runs=0 to only replay the corpus)
 #
 # Each target keeps what it learnt in FUZZ_BUILD/fuzz-corpus/TARGET and starts from it, the
@@ -18,7 +18,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-10}
 b=${FUZZ_BUILD:-build-fuzz}
-targets=${FUZZ_TARGETS:-"recmark rpc_call nfs3_args mount_args dispatch conn"}
+targets=${FUZZ_TARGETS:-"recmark rpc_call nfs3_args mount_args dispatch conn metrics"}
 
 if [ ! -d "$b" ]; then
 	CC=clang meson setup "$b" -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined \
