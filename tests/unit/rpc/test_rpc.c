@@ -1,4 +1,6 @@
-/* Call-header decoding, reply headers and record marks: what a client on the wire would see. */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Call-header decoding, reply headers and record marks: what a client on the wire would see; and
+ * a record put together from its fragments. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 #include <cmocka.h>
 
 #include "rpc/oncrpc.h"
+#include "rpc/recasm.h"
 #include "rpc/recmark.h"
 
 struct buf {
@@ -171,12 +174,50 @@ static void test_recmark(void **state)
 	assert_int_equal(recmark_len(recmark_get(huge)), 0x7fffffff);
 }
 
+/* A record of 64 KiB + 3 bytes in one-byte fragments: the bytes as sent, the placement (a
+ * 4096-aligned allocation, the record 100 bytes in) kept through every growth, and the copying
+ * the growth cost linear: at most twice the record's size. */
+static void test_recasm_fragments(void **state)
+{
+	(void)state;
+	enum { LEN = 65536 + 3, MAX = 1 << 20 };
+	struct recasm ra = {0};
+	assert_int_equal(recasm_begin(&ra, 1, false, 1, 4096, 100), 0);
+	for (uint32_t i = 0; i < LEN; i++) {
+		if (i)
+			recasm_next(&ra, 1, i + 1 == LEN);
+		assert_int_equal(recasm_reserve(&ra, ra.len + 1, MAX), 0);
+		uint8_t b = (uint8_t)(i * 7);
+		recasm_put(&ra, &b, 1);
+		assert_int_equal((uintptr_t)ra.rec % 4096, 100);
+	}
+	assert_true(recasm_whole(&ra));
+	assert_true(ra.moved <= 2 * LEN);
+	uint8_t *rec;
+	size_t len;
+	uint8_t *mem = recasm_take(&ra, &rec, &len);
+	assert_int_equal(len, LEN);
+	assert_ptr_equal(rec, mem + 100);
+	for (uint32_t i = 0; i < LEN; i++)
+		assert_int_equal(rec[i], (uint8_t)(i * 7));
+	free(mem);
+	assert_null(ra.mem);
+	/* Never past the bound, even when doubling would be. */
+	assert_int_equal(recasm_begin(&ra, 3000, true, 3000, 0, 0), 0);
+	assert_int_equal(recasm_reserve(&ra, 3000, 3000), 0);
+	assert_int_equal(recasm_reserve(&ra, 5000, 6000), 0);
+	assert_int_equal(ra.cap, 6000);
+	recasm_free(&ra);
+	assert_null(ra.mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auth_sys_call), cmocka_unit_test(test_auth_none_call),
 		cmocka_unit_test(test_verdicts),      cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_replies),       cmocka_unit_test(test_recmark),
+		cmocka_unit_test(test_recasm_fragments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
