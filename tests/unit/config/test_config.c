@@ -259,7 +259,7 @@ static void test_every_key_set(void **state)
 	assert_int_equal(r->squash, SQUASH_ROOT);
 
 	e = &cfg.exports[1];
-	assert_int_equal(e->line, 33);
+	assert_int_equal(e->line, 34);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
