@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The machine side of bench/run: the loop device and its XFS, the private network namespace, the
-memory cgroups, the raw device's own bandwidth, and the counters sampled around each case.
+"""The machine side of bench/run: the images (a preconditioned and a sparse one, each a loop
+device with its XFS), the private network namespace, the memory cgroups, the raw device's own
+bandwidth, and the counters sampled around each case (the whole machine's CPU among them).
 
 Everything made here is recorded in the Host object and undone by Host.cleanup(), which is safe
 to call at any point (and twice). Only processes this module started are signalled, by PID."""
@@ -43,6 +44,27 @@ def fio_sequential(path, size, rw, extra=()):
              '--output-format=json', *extra])
     job = json.loads(r.stdout[r.stdout.index('{'):])['jobs'][0][rw]
     return job['bw_bytes'] / 1048576.0, job['runtime'] / 1000.0, job['io_bytes']
+
+
+def fio_file_write(path, size, depth):
+    """fio writing a new file on our XFS as nfs-workload's seqwrite writes one through a server:
+    O_DIRECT, 1 MiB blocks in ascending order, depth writes in flight (the client's connections
+    x RPCs in flight each: one job keeps the order the client keeps, where several jobs would
+    each write a run of their own), and no preallocation (fio would fallocate the file first,
+    which a server's writes do not get). MiB/s, seconds, bytes."""
+    return fio_sequential(path, size, 'write', ['--iodepth=' + str(depth), '--fallocate=none'])
+
+
+def machine_busy_seconds():
+    """CPU seconds every CPU of the machine spent working since boot: /proc/stat's user, nice,
+    system, irq and softirq. Not idle or iowait (nothing ran), not steal (the hypervisor ran
+    another guest: no work of this machine), not guest and guest_nice (already inside user and
+    nice). The kernel's writeback threads, io_uring's workers and every other process on the
+    machine are in it: a server's whole cost, and a shared machine's noise."""
+    with open('/proc/stat') as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq = v[:7]
+    return (user + nice + system + irq + softirq) / os.sysconf('SC_CLK_TCK')
 
 
 def fio_write_series(path, size):
@@ -360,43 +382,89 @@ class Cgroup:
                 time.sleep(0.1)
 
 
+class Image:
+    """One image file, its loop device and the XFS on it. The fields are filled in as each piece
+    is made, so that Host.cleanup() undoes exactly what exists even after a failure half-way."""
+
+    def __init__(self, name, path):
+        self.name = name
+        self.path = path
+        self.loop = None
+        self.mnt = None
+        self.export = None
+        self.write_sizes = None
+        self.block = None
+        self.sector = None
+
+
 class Host:
-    """The loop device, XFS, network namespace and cgroups of one bench run."""
+    """The images (loop devices and XFS), network namespace and cgroups of one bench run. One
+    image is the current one (use()): loop, mnt, export and write_sizes are its, so that the
+    servers and the counters follow the image the cases run on."""
 
     def __init__(self, image_size, log):
         self.image_size = image_size
         self.log = log
         self.work = None
-        self.loop = None
-        self.mnt = None
-        self.export = None
+        self.images = {}            # name -> Image, in the order they were made
+        self.cur = None
         self.netns = None
         self.cgroup = None
         self.cgroups_made = []
-        self.block = None
-        self.write_sizes = None
+
+    # the current image's parts
+    loop = property(lambda self: self.cur.loop if self.cur else None)
+    mnt = property(lambda self: self.cur.mnt if self.cur else None)
+    export = property(lambda self: self.cur.export if self.cur else None)
+    write_sizes = property(lambda self: self.cur.write_sizes if self.cur else None)
+
+    def use(self, name):
+        """Make the named image the current one (the servers pick up its export at their next
+        start: no server may be running)."""
+        self.cur = self.images[name]
 
     # ---- set-up
 
-    def make_device(self):
-        """An image in a fresh /var/tmp directory and a loop device on it with 4096-byte sectors
-        and direct I/O (no second copy of the data in the host's page cache), written once end to
-        end before anything is measured (preconditioned, as an SSD is before a benchmark). A
-        sparse image is not one disk: the host allocates at the first write to each region, so a
-        file XFS placed where an earlier case had written went faster than one in new space. 24
-        GiB of the sustained workload on this machine, last 10 s over first 10 s: 1.06 and 1.09
-        through a written image, no second under 280 MiB/s; 0.77 and 0.94 through a sparse one,
-        0.86 through one fallocate()d, with stalls of whole seconds at under 20 MiB/s."""
-        self.work = tempfile.mkdtemp(prefix='nfsd-uc-bench.', dir='/var/tmp')
-        img = os.path.join(self.work, 'xfs.img')
-        with open(img, 'w') as f:
+    def _workdir(self):
+        if self.work is None:
+            self.work = tempfile.mkdtemp(prefix='nfsd-uc-bench.', dir='/var/tmp')
+        return self.work
+
+    def _new_image(self, name):
+        """A sparse file of image_size in the run's directory with a loop device on it (4096-byte
+        sectors, direct I/O: no second copy of the data in the host's page cache); current."""
+        img = Image(name, os.path.join(self._workdir(), f'{name}.img'))
+        self.images[name] = img
+        with open(img.path, 'w') as f:
             f.truncate(self.image_size)
-        r = run(['losetup', '--direct-io=on', '--sector-size', '4096', '-f', '--show', img])
-        self.loop = r.stdout.strip()
-        self.write_sizes = WriteSizes(self.loop, f'nfsducbench{os.getpid()}')
-        mibs, secs, _ = fio_sequential(self.loop, self.image_size, 'write')
-        self.log(f'loop device {self.loop} on {img} ({self.image_size >> 30} GiB), written once '
-                 f'end to end: {secs:.0f} s at {mibs:.0f} MiB/s')
+        r = run(['losetup', '--direct-io=on', '--sector-size', '4096', '-f', '--show', img.path])
+        img.loop = r.stdout.strip()
+        img.write_sizes = WriteSizes(img.loop, f'nfsducbench{os.getpid()}{name}')
+        self.cur = img
+        return img
+
+    def make_device(self):
+        """The preconditioned image: written once end to end before anything is measured, as an
+        SSD is before a benchmark. A sparse image is not one disk: the host allocates at the
+        first write to each region, so a file XFS placed where an earlier case had written went
+        faster than one in new space. 24 GiB of the sustained workload on this machine, last 10
+        s over first 10 s: 1.06 and 1.09 through a written image, no second under 280 MiB/s;
+        0.77 and 0.94 through a sparse one, 0.86 through one fallocate()d, with stalls of whole
+        seconds at under 20 MiB/s. Current once made; make_fs() puts XFS on it after the raw
+        device's rows."""
+        img = self._new_image('preconditioned')
+        mibs, secs, _ = fio_sequential(img.loop, self.image_size, 'write')
+        self.log(f'loop device {img.loop} on {img.path} ({self.image_size >> 30} GiB), written '
+                 f'once end to end: {secs:.0f} s at {mibs:.0f} MiB/s')
+
+    def make_sparse(self):
+        """The sparse image, as a new user's disk image or a thin-provisioned volume is: never
+        written, so every first write to a region is an allocation in the host's file system
+        (what issue 33's other load generator ran on). Its own loop device and a fresh XFS;
+        current once made."""
+        img = self._new_image('sparse')
+        self.log(f'loop device {img.loop} on {img.path} ({self.image_size >> 30} GiB), sparse')
+        return self.make_fs()
 
     def loop_name(self):
         return os.path.basename(self.loop)
@@ -412,18 +480,23 @@ class Host:
         return fio_sequential(path, os.path.getsize(path), 'read', ['--readonly'])[0]
 
     def make_fs(self):
+        """XFS on the current image's loop device, mounted in the run's directory: its block and
+        sector sizes."""
+        img = self.cur
         # -K: no discard, which would punch the preconditioned image's holes again.
-        run(['mkfs.xfs', '-q', '-f', '-K', self.loop])
-        self.mnt = os.path.join(self.work, 'mnt')
-        os.mkdir(self.mnt)
-        run(['mount', '-t', 'xfs', self.loop, self.mnt])
-        self.export = os.path.join(self.mnt, 'export')
-        os.mkdir(self.export)
-        os.chmod(self.export, 0o777)
-        self.block = os.statvfs(self.mnt).f_bsize
-        sect = read_int(f'/sys/block/{self.loop_name()}/queue/logical_block_size')
-        self.log(f'XFS on {self.loop}: {self.block}-byte blocks, {sect}-byte sectors')
-        return self.block, sect
+        run(['mkfs.xfs', '-q', '-f', '-K', img.loop])
+        mnt = os.path.join(self.work, f'mnt-{img.name}')
+        os.mkdir(mnt)
+        run(['mount', '-t', 'xfs', img.loop, mnt])
+        img.mnt = mnt
+        img.export = os.path.join(mnt, 'export')
+        os.mkdir(img.export)
+        os.chmod(img.export, 0o777)
+        img.block = os.statvfs(mnt).f_bsize
+        img.sector = read_int(f'/sys/block/{self.loop_name()}/queue/logical_block_size')
+        self.log(f'XFS on {img.loop} ({img.name}): {img.block}-byte blocks, {img.sector}-byte '
+                 'sectors')
+        return img.block, img.sector
 
     def make_netns(self):
         """A private network namespace with only lo: the servers listen on 127.0.0.1 there
@@ -470,6 +543,16 @@ class Host:
             v = f.read().split()
         return int(v[2]), int(v[6]), int(v[4])
 
+    @staticmethod
+    def allocated(path):
+        """Bytes of the host's disk a (sparse) file takes."""
+        return os.stat(path).st_blocks * SECTOR
+
+    @staticmethod
+    def var_tmp_free():
+        st = os.statvfs('/var/tmp')
+        return st.f_bavail * st.f_frsize
+
     def free_bytes(self):
         st = os.statvfs(self.mnt)
         return st.f_bavail * st.f_frsize
@@ -477,25 +560,47 @@ class Host:
     # ---- tear-down
 
     def cleanup(self):
-        if self.write_sizes:
-            self.write_sizes.close()
-            self.write_sizes = None
+        """Undo everything set up, in reverse: tracing instances (the last image's first: the
+        first one may have mounted tracefs), cgroups, the namespace, then each image's mount and
+        loop device, then the run's directory with the image files in it. Safe to call twice,
+        and after a set-up that failed half-way."""
+        imgs = list(self.images.values())[::-1]
+        for img in imgs:
+            if img.write_sizes:
+                img.write_sizes.close()
+                img.write_sizes = None
         for path in list(self.cgroups_made):
             self.drop_cgroup(path)
         if self.netns:
             run(['ip', 'netns', 'delete', self.netns], check=False)
             self.netns = None
-        if self.mnt and os.path.ismount(self.mnt):
-            for _ in range(20):
-                if run(['umount', self.mnt], check=False).returncode == 0:
-                    break
-                time.sleep(0.5)
-        if self.loop:
-            run(['losetup', '-d', self.loop], check=False)
-            self.loop = None
-        if self.work:
+        mounted = [img for img in imgs if not self._unmake(img)]
+        for img in imgs:
+            if img.name == 'sparse' and os.path.exists(img.path):
+                self.log(f'the sparse image held {self.allocated(img.path) / (1 << 30):.2f} GiB '
+                         'of the host\'s disk at the end')
+        if self.work and mounted:       # rm -rf would go through the mount into its files
+            self.log(f'{self.work} left in place: {mounted[0].mnt} is still mounted')
+        elif self.work:
             run(['rm', '-rf', self.work], check=False)
             self.work = None
+
+    def _unmake(self, img):
+        """Unmount the image's XFS and detach its loop device: False when it stayed mounted."""
+        if img.mnt and os.path.ismount(img.mnt):
+            for _ in range(20):
+                if run(['umount', img.mnt], check=False).returncode == 0:
+                    break
+                time.sleep(0.5)
+            else:
+                self.log(f'{img.mnt} would not unmount: left mounted')
+                return False
+        if img.loop:
+            r = run(['losetup', '-d', img.loop], check=False)
+            if r.returncode != 0:
+                self.log(f'losetup -d {img.loop}: {r.stderr.strip()}')
+            img.loop = None
+        return True
 
 
 def stop_pid(proc, name, log, timeout=20):

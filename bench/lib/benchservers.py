@@ -193,6 +193,21 @@ class Ganesha(Server):
         self.wrapper = os.path.join(self.dir, 'start.sh')
         with open(self.wrapper, 'w') as f:
             f.write(GANESHA_WRAPPER)
+
+    @staticmethod
+    def missing():
+        """Why Ganesha cannot run here, or None."""
+        for tool in ('ganesha.nfsd', 'rpcbind', 'unshare'):
+            if shutil.which(tool) is None:
+                return f'{tool} is not installed (Debian: nfs-ganesha nfs-ganesha-vfs rpcbind)'
+        if not glob.glob('/usr/lib/*/ganesha/libfsalvfs.so*') + \
+                glob.glob('/usr/lib*/ganesha/libfsalvfs.so*'):
+            return 'the VFS FSAL (libfsalvfs.so, Debian: nfs-ganesha-vfs) is not installed'
+        return None
+
+    def _write_conf(self):
+        """Written at each start: the export is the host's current image's, which changes
+        between the images the interleaved cases run on."""
         # No Bind_addr: the namespace has only lo, and glibc's getaddrinfo(AI_ADDRCONFIG)
         # refuses 127.0.0.1 where no other IPv4 address is configured.
         with open(os.path.join(self.dir, 'ganesha.conf'), 'w') as f:
@@ -209,7 +224,7 @@ NFSv4 {{ Graceless = true; RecoveryRoot = "{self.dir}/v4recov"; }}
 NFS_KRB5 {{ Active_krb5 = false; }}
 EXPORT {{
     Export_Id = 1;
-    Path = {host.export};
+    Path = {self.host.export};
     Pseudo = /export;
     Protocols = 3;
     Transports = TCP;
@@ -221,17 +236,6 @@ EXPORT {{
 LOG {{ Default_Log_Level = EVENT; }}
 ''')
 
-    @staticmethod
-    def missing():
-        """Why Ganesha cannot run here, or None."""
-        for tool in ('ganesha.nfsd', 'rpcbind', 'unshare'):
-            if shutil.which(tool) is None:
-                return f'{tool} is not installed (Debian: nfs-ganesha nfs-ganesha-vfs rpcbind)'
-        if not glob.glob('/usr/lib/*/ganesha/libfsalvfs.so*') + \
-                glob.glob('/usr/lib*/ganesha/libfsalvfs.so*'):
-            return 'the VFS FSAL (libfsalvfs.so, Debian: nfs-ganesha-vfs) is not installed'
-        return None
-
     def _listening(self):
         r = run(self.host.in_netns(['ss', '-Hltn']), check=False)
         ports = {line.split()[3].rsplit(':', 1)[-1] for line in r.stdout.splitlines()
@@ -239,6 +243,7 @@ LOG {{ Default_Log_Level = EVENT; }}
         return str(NFS_PORT) in ports and str(MOUNT_PORT) in ports
 
     def _start(self):
+        self._write_conf()
         with open(self.logfile, 'a') as f:
             start = f.tell()
         argv = self.host.in_netns(['unshare', '--mount', '--propagation', 'private',
