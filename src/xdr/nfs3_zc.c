@@ -108,7 +108,10 @@ bool write3args_peek(const uint8_t *args, size_t avail, uint64_t *file_off, uint
 	if (avail < len_pos + 4)
 		return false;
 	uint32_t len = get_be32(args + len_pos);
-	if (len > NFS3_MAXDATA)
+	/* what the decoder refuses (decode_write3args_zc): a payload too long, a count that is
+	 * not its length, a stable_how outside the enum */
+	if (len > NFS3_MAXDATA || get_be32(args + off_pos + 8) != len ||
+	    get_be32(args + off_pos + 12) > FILE_SYNC)
 		return false;
 
 	*file_off = (uint64_t)get_be32(args + off_pos) << 32 | get_be32(args + off_pos + 4);

@@ -42,7 +42,8 @@ void write3args_zc_free(WRITE3args *a);
  * header), the file offset of the write, the payload length and the payload's byte offset
  * from `args`, without decoding anything else and without needing the payload itself.
  * Returns false if the bytes up to the payload are not all there yet or are malformed (file
- * handle above NFS3_FHSIZE, data length above NFS3_MAXDATA), the same cases in which
+ * handle above NFS3_FHSIZE, data length above NFS3_MAXDATA or other than count, stable_how
+ * outside the enum), the same cases in which
  * xdr_WRITE3args_zc would fail. When it fails with avail >= WRITE3ARGS_HDR_MAX the arguments
  * are malformed; below that it may only be that more bytes are needed. The server uses it to
  * receive the payload straight into an aligned buffer while the rest of the record arrives. */

@@ -1295,7 +1295,8 @@ static void test_write_peek(void **state)
 		assert_false(write3args_peek(enc, n, &off, &dlen, &payload_off));
 	free(enc);
 
-	/* A 65-byte handle or an oversized payload is malformed however much is there. */
+	/* A 65-byte handle, an oversized payload, a count other than its length or a stable_how
+	 * outside the enum is malformed however much is there. */
 	uint8_t bad[WRITE3ARGS_HDR_MAX + 8] = { 0 };
 	put_be32(bad, NFS3_FHSIZE + 1);
 	assert_false(write3args_peek(bad, sizeof(bad), &off, &dlen, &payload_off));
@@ -1303,6 +1304,11 @@ static void test_write_peek(void **state)
 	put_be32(bad + 4 + NFS3_FHSIZE + 16, NFS3_MAXDATA + 1);
 	assert_false(write3args_peek(bad, sizeof(bad), &off, &dlen, &payload_off));
 	put_be32(bad + 4 + NFS3_FHSIZE + 16, NFS3_MAXDATA);
+	assert_false(write3args_peek(bad, sizeof(bad), &off, &dlen, &payload_off));   /* count 0 */
+	put_be32(bad + 4 + NFS3_FHSIZE + 8, NFS3_MAXDATA);                            /* count */
+	put_be32(bad + 4 + NFS3_FHSIZE + 12, 3);                                      /* stable */
+	assert_false(write3args_peek(bad, sizeof(bad), &off, &dlen, &payload_off));
+	put_be32(bad + 4 + NFS3_FHSIZE + 12, FILE_SYNC);
 	assert_true(write3args_peek(bad, WRITE3ARGS_HDR_MAX, &off, &dlen, &payload_off));
 	assert_int_equal(payload_off, WRITE3ARGS_HDR_MAX);
 }
