@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Memory the cache already has, used again: a stream of WRITEs into a file filled side by side
  * goes into frames (the records go back at once), data written and never read is held to its
- * share of the bound and its frames come back for the WRITEs that follow, data read is kept; and
- * a block completed over a hole in the file reads nothing, each device read counted by its
- * cause. */
+ * share of the bound and its frames come back for the WRITEs that follow, data read is kept; a
+ * block completed over a hole in the file reads nothing, each device read counted by its cause;
+ * and the frames' write path under overlapping WRITEs, failing writes, a full disk, and a crash
+ * among stable WRITEs. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -150,6 +152,122 @@ static void test_bound_fill_counted_apart(void **state)
 	env_free(e);
 }
 
+/* ---- the frames' write path: ordering, errors, ENOSPC, a crash ---- */
+
+/* Records of a file filled side by side, two writers interleaved, the second pass over part of
+ * the file rewriting it (overlapping the first records at other offsets): the newest bytes win
+ * on disk and in the cache, and the records went into frames. */
+static void test_frames_newest_bytes_win(void **state)
+{
+	struct env *e = behind_env(CACHE);
+	const unsigned n = 120;
+
+	(void)state;
+	for (unsigned i = 0; i < n; i++)
+		put_ok(e, (uint64_t)i * RECORD, RECORD, 1 + i % 2);
+	for (unsigned i = 10; i < 40; i++)   /* a rewrite, shifted by 1000 bytes */
+		put_ok(e, (uint64_t)i * RECORD + 1000, RECORD, 3 + i % 2);
+	assert_true(stats(e).frames > 0);
+	check_cached(e, 10 * RECORD, 20 * RECORD);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A READ served from a frame pins its blocks: a WRITE over them meanwhile, while the frame is
+ * still being filled, puts its bytes elsewhere, and the reply holds the bytes of when it was
+ * read. */
+static void test_frames_pinned_read_keeps_old_bytes(void **state)
+{
+	struct env *e = behind_env(CACHE);
+	uint64_t at = 50 * RECORD, len = 2 * RECORD;
+	unsigned char *old = malloc(len);
+	struct iovec iov[64];
+	struct bcache_buf *pins[64];
+	int npins;
+
+	(void)state;
+	assert_non_null(old);
+	stream(e, 0, 60, 1, NULL);                       /* frame 1 is open, not full */
+	memcpy(old, e->expect + at, len);
+	int n = bcache_read_pinned(e->f, at, len, iov, 64, pins, &npins);
+	assert_true(n > 0);
+	put_ok(e, at + 100, RECORD, 2);                  /* over the pinned blocks */
+	size_t got = 0;
+	for (int i = 0; i < n; got += iov[i].iov_len, i++)
+		assert_memory_equal(iov[i].iov_base, old + got, iov[i].iov_len);
+	assert_int_equal(got, len);
+	for (int i = 0; i < npins; i++)
+		bcache_buf_put(pins[i]);
+	check_cached(e, at, len);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	free(old);
+	env_free(e);
+}
+
+/* A write-behind of frames' blocks that fails leaves them dirty and the failure to the file's
+ * COMMIT; once the disk takes writes again a COMMIT puts every byte there. The same with the
+ * disk full at COMMIT. */
+static void test_frames_write_errors(void **state)
+{
+	static const int errs[] = { EIO, ENOSPC };
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct env *e = behind_env(CACHE);
+
+		stream(e, 0, 30, 1, NULL);              /* written behind: fine */
+		fake_fail_writes(&e->disk, errs[k], 1000000);
+		stream(e, 30 * RECORD, 60, 2, NULL);    /* its write-behind fails */
+		assert_true(stats(e).dirty > 0);
+		assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -errs[k]);
+		assert_true(stats(e).dirty > 0);
+		fake_fail_writes(&e->disk, 0, 0);
+		assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+		assert_int_equal(stats(e).dirty, 0);
+		check_disk(e, true);
+		env_free(e);
+	}
+}
+
+/* Stable WRITEs of records that share blocks (each its own bcache_commit of its range, as a
+ * FILE_SYNC WRITE is answered), the disk failing one write in the middle of them: the WRITE
+ * whose commit failed was not acknowledged; every one that was is on the durable image, the
+ * image a crash right then would leave. */
+static void test_frames_stable_writes_survive_a_crash(void **state)
+{
+	struct env *e = behind_env(CACHE);
+	unsigned char *acked = calloc(1, 80 * RECORD);
+	unsigned failed = 0;
+
+	(void)state;
+	assert_non_null(acked);
+	for (unsigned i = 0; i < 80; i++) {
+		uint64_t off = (uint64_t)(i % 2 ? i - 1 : i + 1) * RECORD;   /* pairs out of order */
+		if (i == 41)
+			fake_fail_writes(&e->disk, EIO, 1);   /* one device write fails now */
+		assert_int_equal(put_rec(e, off, RECORD, 1, NULL), 0);
+		apply(e, off, RECORD, 1);
+		if (bcache_commit(e->f, off, RECORD, BCACHE_SYNC_FILE) == 0)
+			memset(acked + off, 1, RECORD);
+		else
+			failed++;
+	}
+	assert_true(failed >= 1);
+	assert_true(stats(e).frames > 0);
+	pthread_mutex_lock(&e->disk.lock);           /* the crash: what the last sync made durable */
+	for (uint64_t i = 0; i < 80 * RECORD; i++)
+		if (acked[i] && (i >= e->disk.durable_size || e->disk.durable[i] != e->expect[i]))
+			fail_msg("byte %llu acknowledged stable but not durable", (unsigned long long)i);
+	pthread_mutex_unlock(&e->disk.lock);
+	fake_fail_writes(&e->disk, 0, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);   /* the client resends */
+	check_disk(e, true);
+	free(acked);
+	env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +276,10 @@ int main(void)
 		cmocka_unit_test(test_written_then_read_is_kept),
 		cmocka_unit_test(test_fill_over_hole_reads_nothing),
 		cmocka_unit_test(test_bound_fill_counted_apart),
+		cmocka_unit_test(test_frames_newest_bytes_win),
+		cmocka_unit_test(test_frames_pinned_read_keeps_old_bytes),
+		cmocka_unit_test(test_frames_write_errors),
+		cmocka_unit_test(test_frames_stable_writes_survive_a_crash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
