@@ -38,10 +38,23 @@ GOAL_NO_TRAP = 0.95         # the default mode against the best of nfsd-uc's mod
 PEER_MOVE = 1.5             # a peer's figure moving more than this between shapes or images
 UC_MODES = ('cached', 'direct', 'dontcache', 'buffered')
 IMAGE_ORDER = ('preconditioned', 'sparse', 'guest')
-# The lead engineer's explanation of the "Peers between shapes" section (fixed text).
-# TODO(lead): replace this one-line draft.
-PEER_MOVES_NOTE = ('DRAFT, to be written by the lead engineer: why the peers\' figures move '
-                   'between client shapes and images, and what that means for the ratios.')
+# Why a peer's figures move between shapes and images (the "Peers between shapes" section).
+PEER_MOVES_NOTE = (
+    'Why they move. (1) Memory that is new to the server. This machine is a virtual one whose '
+    'host takes back the memory the guest frees within seconds, and the first touch of such '
+    'memory is slow: 512 MiB written into the page cache took 0.65-0.82 s after the bench had '
+    'dropped the caches and waited, 0.05 s right after another process had freed that much '
+    '(dd to a file on this XFS). Ganesha writes every byte into the kernel\'s page cache, so '
+    'its MiB/s and CPU per GiB follow how much memory the case before it freed and how long '
+    'ago: a peer\'s figure on one shape is one sample of that, and its ratio against nfsd-uc '
+    'moves with it (nfsd-uc reuses its own memory: written data is held to a share of the cache '
+    'and its frames written again). (2) The image: on a sparse one the host allocates the '
+    'space at the first write to each region, so every write-back, the peers\' and ours, '
+    'costs more there than on an image written end to end. (3) The shape itself: with one '
+    'WRITE in flight per writer a server is paid in latency per WRITE as well as CPU, and '
+    'Ganesha\'s hand-over from its receiving thread to a worker is on that path; with four, '
+    'it overlaps. Compare ratios within a shape and image, where both servers met the same '
+    'conditions minutes apart.')
 FIO_SERIES = 'fio/alone'    # the sustained runs' yardstick: the disk alone, the same bytes
 SUSTAINED_WINDOW = 10       # seconds, or a third of the write phase when that is shorter
 WRITE_WORKLOADS = ('interleave', 'seqwrite', 'randwrite', 'sustained')
