@@ -11,8 +11,9 @@
 #include <sys/types.h>
 #include <netinet/in.h>
 
-#include "config.h"
-#include "log.h"
+#include "base/arena.h"
+#include "base/log.h"
+#include "conf/config.h"
 #include "rpc/oncrpc.h"
 
 #include "io/cosync.h"
@@ -184,16 +185,6 @@ struct worker {
 	struct fiber_msg table_msg;
 	struct peer_names *names;     /* clients' confirmed names, for wildcard rules (peername.c) */
 };
-
-/* Per-request bump allocator: everything a handler allocates for its result lives until the
- * reply has been encoded, then goes at once. */
-struct arena_blk;
-struct arena {
-	struct arena_blk *head;
-};
-void *arena_alloc(struct arena *a, size_t n);
-char *arena_strdup(struct arena *a, const char *s);
-void arena_free(struct arena *a);
 
 /* Handle-cache entries a request resolved: kept open until it ends, whatever other fibers of the
  * ring do to the cache meanwhile. */

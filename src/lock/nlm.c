@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The lock manager's state (nlm.h): files, owners' open file descriptions, waiters, hosts. */
-#include "nlm.h"
-#include "nlm_int.h"
+#include "lock/nlm.h"
+#include "lock/nlm_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +12,11 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "export.h"
-#include "log.h"
+#include "conf/config.h"
+#include "conf/export.h"
+#include "base/log.h"
 #include "lock/nsm.h"
-#include "lock/rpccb.h"
+#include "rpc/rpccb.h"
 
 /* ---- hosts ---- */
 

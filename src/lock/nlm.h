@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "nlm_prot.h"
+#include "xdr/nlm_prot.h"
 
 struct nlm;
 struct nsm;

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "conf/export.h"
 #include "lock/nlm_int.h"
 #include "lock/nsm.h"
-#include "lock/rpccb.h"
-#include "nsm_prot.h"
+#include "rpc/rpccb.h"
+#include "xdr/nsm_prot.h"
 
 #define NLM_CB_TIMEOUT_MS 30000u
 #define NSM_NOTIFY_TIMEOUT_MS 60000u

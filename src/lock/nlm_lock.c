@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "export.h"
+#include "conf/config.h"
+#include "conf/export.h"
 #include "lock/nlm_int.h"
 
 static struct lk_owner owner_of(const struct nlm_host *h, const struct nlm_lockreq *r)

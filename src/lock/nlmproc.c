@@ -10,14 +10,14 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "cred.h"
-#include "dispatch.h"
-#include "export.h"
+#include "fs/cred.h"
+#include "svc/dispatch.h"
+#include "conf/export.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
-#include "log.h"
+#include "base/log.h"
 #include "nfs3/nfs3.h"
-#include "nlm_prot.h"
+#include "xdr/nlm_prot.h"
 
 /* The parts of a lock every version's arguments have. */
 struct lockin {

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export.h"
-#include "log.h"
+#include "conf/export.h"
+#include "base/log.h"
 
 struct nsm {
 	atomic_ulong seq;               /* temporary names (sync_write) */

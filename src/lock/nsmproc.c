@@ -4,11 +4,11 @@
  * restarted frees its locks. We monitor no one on behalf of local programs (there is no local
  * lock client to serve), so SM_MON answers stat_fail and SM_STAT, SM_UNMON and SM_UNMON_ALL
  * just give our state number, as the protocol asks of them. */
-#include "dispatch.h"
-#include "export.h"
+#include "svc/dispatch.h"
+#include "conf/export.h"
 #include "lock/nlm.h"
-#include "log.h"
-#include "nsm_prot.h"
+#include "base/log.h"
+#include "xdr/nsm_prot.h"
 
 static struct nlm *mgr(struct nfs_req *rq)
 {

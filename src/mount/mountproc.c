@@ -12,16 +12,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cred.h"
-#include "dispatch.h"
-#include "export.h"
-#include "peername.h"
-#include "exptable.h"
-#include "fh.h"
-#include "log.h"
+#include "fs/cred.h"
+#include "svc/dispatch.h"
+#include "conf/export.h"
+#include "conf/peername.h"
+#include "fs/exptable.h"
+#include "fs/fh.h"
+#include "base/log.h"
 #include "mount/mountlist.h"
 #include <rpc/rpc.h>
-#include "mount3_prot.h"
+#include "xdr/mount3_prot.h"
 
 /* DUMP's result at most: with the reply header it fits one UDP datagram (dgram.c). */
 #define DUMP_REPLY_MAX (60u * 1024u)

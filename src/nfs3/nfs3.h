@@ -6,9 +6,9 @@
 
 #include <sys/stat.h>
 
-#include "fh.h"
+#include "fs/fh.h"
 #include <rpc/rpc.h>
-#include "nfs3_prot.h"
+#include "xdr/nfs3_prot.h"
 #include "nfsd.h"
 
 /* errno -> nfsstat3 (RFC 1813 section 2.6). */

@@ -8,14 +8,14 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cred.h"
-#include "export.h"
-#include "peername.h"
-#include "fileio.h"
+#include "fs/cred.h"
+#include "conf/export.h"
+#include "conf/peername.h"
+#include "fs/fileio.h"
 #include "io/ring.h"
-#include "log.h"
-#include "worker.h"
-#include "nfs3.h"
+#include "base/log.h"
+#include "svc/worker.h"
+#include "nfs3/nfs3.h"
 
 nfsstat3 nfs3_errno(int err)
 {

@@ -20,9 +20,9 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "cred.h"
+#include "fs/cred.h"
 #include "io/ring.h"
-#include "nfs3.h"
+#include "nfs3/nfs3.h"
 
 /* A directory a procedure changes: its handle and its attributes before the change (wcc). */
 struct dir_op {

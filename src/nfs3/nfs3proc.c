@@ -11,14 +11,14 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "cred.h"
-#include "dispatch.h"
-#include "fileio.h"
+#include "fs/cred.h"
+#include "svc/dispatch.h"
+#include "fs/fileio.h"
 #include "io/ring.h"
-#include "log.h"
-#include "nfs3.h"
-#include "nfs3_zc.h"
-#include "worker.h"
+#include "base/log.h"
+#include "nfs3/nfs3.h"
+#include "xdr/nfs3_zc.h"
+#include "svc/worker.h"
 
 
 NFS3_HANDLER(null)

@@ -22,9 +22,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cred.h"
+#include "fs/cred.h"
 #include "io/ring.h"
-#include "nfs3.h"
+#include "nfs3/nfs3.h"
 
 /* Largest count/maxcount honoured: bigger requests get a reply of this size (knfsd caps too).
  * rpcgen encodes the entry list recursively, one stack frame per entry: 256 KiB of the smallest

@@ -54,9 +54,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "dispatch.h"
-#include "export.h"
-#include "log.h"
+#include "svc/dispatch.h"
+#include "conf/export.h"
+#include "base/log.h"
 #include "nfsd.h"
 #include "pmap/pmap.h"
 

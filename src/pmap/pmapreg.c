@@ -18,9 +18,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "export.h"
-#include "log.h"
+#include "conf/config.h"
+#include "conf/export.h"
+#include "base/log.h"
 
 /* ---- universal addresses ------------------------------------------------------------------ */
 

@@ -31,7 +31,7 @@
 #include "fz_check.h"
 #include "fz_server.h"
 #include "io/fiber.h"
-#include "metrics_http.h"
+#include "ops/metrics_http.h"
 #include "nfsd.h"
 
 #define INPUT_MAX (64 << 10)

@@ -20,12 +20,12 @@
 #include <rpc/rpc.h>
 #include <rpc/rpcb_prot.h>
 
-#include "dispatch.h"
+#include "svc/dispatch.h"
 #include "fz_xdr.h"
 #include "lock/lk_table.h"
-#include "mount3_prot.h"
-#include "nlm_prot.h"
-#include "nsm_prot.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nlm_prot.h"
+#include "xdr/nsm_prot.h"
 #include "pmap/pmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

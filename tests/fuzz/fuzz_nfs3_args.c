@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "svc/dispatch.h"
 #include "fz_xdr.h"
-#include "nfs3_prot.h"
-#include "nfs3_zc.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nfs3_zc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,12 +13,12 @@
 #include <rpc/pmap_prot.h>
 #include <rpc/rpcb_prot.h>
 
-#include "dispatch.h"
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
-#include "nfs3_zc.h"
-#include "nlm_prot.h"
-#include "nsm_prot.h"
+#include "svc/dispatch.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nfs3_zc.h"
+#include "xdr/nlm_prot.h"
+#include "xdr/nsm_prot.h"
 #include "pmap/pmap.h"
 #include "rpc/oncrpc.h"
 #include "rpc/recmark.h"

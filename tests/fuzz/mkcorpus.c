@@ -23,10 +23,10 @@
 
 #include "fz_marks.h"
 #include "fz_xdr.h"
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
-#include "nlm_prot.h"
-#include "nsm_prot.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nlm_prot.h"
+#include "xdr/nsm_prot.h"
 #include "rpc/recmark.h"
 
 #define STATS_PROGRAM 0x20004e55u   /* src/stats.h */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bcache.h"
+#include "cache/bcache.h"
 
 #define FAKE_LOG_MAX 4096
 #define FAKE_HELPERS_MAX 256

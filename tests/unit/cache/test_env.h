@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bcache.h"
+#include "cache/bcache.h"
 #include "fake_disk.h"
 
 #define BS 4096u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Helpers shared by the config and export tests: a scratch directory holding a conf file and
  * the directories it exports, and a heap gauge for leak checks without a sanitizer. */
 #ifndef NFSD_UC_CONFTEST_H
@@ -6,7 +7,7 @@
 #include <limits.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "conf/config.h"
 
 struct scratch {
 	char dir[PATH_MAX];       /* canonical, so it compares equal to realpath'd export paths */

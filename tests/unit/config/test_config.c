@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "conf/config.h"
 #include "conftest.h"
 
 #ifndef NFSD_UC_DEFAULT_CONF

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "dispatch.h"
+#include "conf/config.h"
+#include "svc/dispatch.h"
 #include "nfsd.h"
 #include "pmap/pmap.h"
 

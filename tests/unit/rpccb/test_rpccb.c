@@ -39,7 +39,7 @@
 #include <rpc/rpc.h>
 #include <rpc/rpcb_prot.h>
 
-#include "lock/rpccb.h"
+#include "rpc/rpccb.h"
 
 #define NLM_PROG 100021u
 #define NLM_VERS 4u

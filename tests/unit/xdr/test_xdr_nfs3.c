@@ -23,9 +23,9 @@
 
 #include <cmocka.h>
 
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
-#include "nfs3_zc.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nfs3_zc.h"
 #include "xdr_harness.h"
 
 /* Where filled values keep what they point to. */
