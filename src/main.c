@@ -21,21 +21,16 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "cache/bcache.h"
 #include "conf/config.h"
 #include "svc/connlimit.h"
 #include "rpc/drc.h"
-#include "fs/exptable.h"
-#include "fs/fileio.h"
-#include "fs/fh.h"
-#include "io/pool.h"
+#include "fs/fs.h"
 #include "lock/nlm.h"
 #include "lock/nsm.h"
 #include "rpc/rpccb.h"
 #include "base/log.h"
 #include "ops/metrics_http.h"
 #include "mount/mountlist.h"
-#include "fs/nocmtime.h"
 #include "xdr/nlm_prot.h"
 #include "xdr/nsm_prot.h"
 #include "pmap/pmap.h"
@@ -67,25 +62,6 @@ static void usage(FILE *f)
 		"       nfsd-uc --help | --version\n"
 		"options: -v, --verbose   debug logging\n");
 }
-
-/* Each ring's handle cache keeps up to three descriptors per file (O_PATH, read/write,
- * O_DIRECT): take the hard limit and size the caches to fit in it, with room for sockets. */
-static void size_handle_caches(struct server *srv, unsigned workers)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	getrlimit(RLIMIT_NOFILE, &rl);
-	rlim_t room = rl.rlim_cur > 2048 ? rl.rlim_cur - 1024 : rl.rlim_cur / 2;
-	rlim_t per = room / (3 * (rlim_t)workers);
-	srv->fh_cache_max = per > 4096 ? 4096 : per < 16 ? 16 : (unsigned)per;
-}
-
-/* Threads for reverse and forward lookups of clients' names (wildcard rules), apart from the
- * blocking pool so that a slow DNS server cannot hold that. */
-#define RESOLVER_THREADS 2
 
 /* `threads = 0` (the default): one ring per CPU this process may run on. */
 static unsigned ring_count(const struct config *cfg)
@@ -212,19 +188,10 @@ static int prepare(struct server *srv)
 		return -1;
 	lock_code();
 	tune_malloc(cfg->max_record);
-	size_handle_caches(srv, ring_count(cfg));
-	int rc = fh_load_key(cfg->state_dir, srv->fh_key);
-	if (rc < 0) {
-		log_err("state_dir %s: cannot load or create fh.key: %s", cfg->state_dir, strerror(-rc));
+	struct fs_params fp = {.cfg = srv->cfg, .rings = ring_count(cfg), .ops = &workers_fs_ops};
+	if (fs_new(&fp, &srv->fs) < 0)
 		return -1;
-	}
-	server_rotate_verf(srv);
-	if (exptable_open(srv) < 0)
-		return -1;
-	if (fileio_cache_create(srv) < 0) {
-		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
-		return -1;
-	}
+	srv->place_align = fs_place_align(srv->fs);
 	if (climits_create(cfg, &srv->limits) < 0)
 		return -1;
 	if (!(srv->mounts = mount_list_new(cfg->mount_list_entries))) {
@@ -234,18 +201,6 @@ static int prepare(struct server *srv)
 	if (cfg->reply_cache_entries && drc_create(cfg->reply_cache_entries, cfg->reply_cache_size,
 						   &srv->drc) < 0) {
 		log_err("cannot create the duplicate request cache");
-		return -1;
-	}
-	/* A test sets this to make every READDIR buffer take that long (a stuck file system). */
-	const char *delay = getenv("NFSD_UC_FAULT_READDIR_DELAY_MS");
-	if (delay && *delay) {
-		srv->fault_readdir_delay_ms = (unsigned)strtoul(delay, NULL, 10);
-		log_warn("fault seam: every READDIR buffer waits %u ms", srv->fault_readdir_delay_ms);
-	}
-	srv->pool = pool_new(cfg->blocking_threads, NULL, NULL);
-	srv->resolver = srv->pool ? pool_new(RESOLVER_THREADS, NULL, NULL) : NULL;
-	if (!srv->pool || !srv->resolver) {
-		log_err("cannot start %u blocking threads: %s", cfg->blocking_threads, strerror(errno));
 		return -1;
 	}
 	return lock_manager_start(srv);
@@ -276,9 +231,9 @@ static void serve_until_stopped(struct server *srv, const char *file, bool verbo
 		log_info("SIGHUP: reloading %s", file);
 		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
 			   (unsigned long long)monotonic_usec(), file);
-		exptable_reload(srv, file, verbose);
-		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s)", srv->table->n);
-		if (srv->stop_pending) {
+		fs_reload(srv->fs, file, verbose);
+		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s)", fs_nexports(srv->fs));
+		if (fs_stop_pending(srv->fs)) {
 			log_info("stop signal during the reload: finishing requests in flight");
 			return;
 		}
@@ -316,23 +271,15 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 		 * every block still cached; then make it durable. */
 		workers_stop(&srv);
 	}
-	for (size_t i = 0; srv.table && i < srv.table->n; i++) {
-		const struct export_rt *e = &srv.table->exports[i];
-		if (e->root_fd >= 0 && syncfs(e->root_fd) < 0) {
-			log_err("export %s: syncfs: %s", e->cfg->path, strerror(errno));
-			rc = 1;
-		}
-	}
+	if (srv.fs && fs_sync_exports(srv.fs) < 0)
+		rc = 1;
 out:
 	nlm_free(srv.nlm, true);   /* after the rings: no call of theirs uses it any more */
-	pool_free(srv.resolver);
-	pool_free(srv.pool);
 	server_unlisten(&srv);
 	pmap_reg_free(srv.pmap);
-	bcache_destroy(srv.cache);
 	drc_destroy(srv.drc);
 	climits_destroy(srv.limits);
-	exptable_close_all(&srv);
+	fs_free(srv.fs);
 	mount_list_free(srv.mounts);
 	if (rc == 0)
 		log_info("stopped");

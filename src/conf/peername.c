@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "base/arena.h"
 #include "conf/export.h"
 #include "io/fiber.h"
 #include "io/pool.h"
-#include "nfsd.h"
 
 #define NAMES 64
 #define NAME_TTL_NS (60 * 1000000000ull)
@@ -86,29 +86,28 @@ static struct name_entry *slot(struct peer_names *pn)
 	return best;
 }
 
-const char *peer_confirmed_name(void *arg)
+const char *peer_confirmed_name(struct peer_names **names, struct pool *resolver,
+				const struct sockaddr_storage *peer, struct arena *a)
 {
-	struct nfs_req *rq = arg;
-	struct worker *w = rq->w;
-	if (!w->srv->resolver || (!w->names && !(w->names = calloc(1, sizeof *w->names))))
+	if (!resolver || (!*names && !(*names = calloc(1, sizeof **names))))
 		return "";
 	uint64_t now = fiber_now_ns();
-	struct name_entry *e = find(w->names, &rq->peer, now);
+	struct name_entry *e = find(*names, peer, now);
 	if (!e) {
-		struct lookup l = {.addr = rq->peer};
+		struct lookup l = {.addr = *peer};
 		unmap(&l.addr);
 		/* On the resolver's own threads: a slow DNS server holds those, never the pool
 		 * that opens handles and reads directories for every client. */
-		pool_run(w->srv->resolver, do_lookup, &l);   /* the fiber waits; the ring goes on */
-		e = find(w->names, &rq->peer, fiber_now_ns());   /* another fiber may have */
+		pool_run(resolver, do_lookup, &l);   /* the fiber waits; the ring goes on */
+		e = find(*names, peer, fiber_now_ns());   /* another fiber may have */
 		if (!e) {
-			e = slot(w->names);
-			e->addr = rq->peer;
+			e = slot(*names);
+			e->addr = *peer;
 			snprintf(e->name, sizeof e->name, "%s", l.name);
 			e->expires_ns = fiber_now_ns() + NAME_TTL_NS;
 		}
 	}
-	char *copy = arena_alloc(&rq->arena, strlen(e->name) + 1);
+	char *copy = arena_alloc(a, strlen(e->name) + 1);
 	if (!copy)
 		return "";
 	strcpy(copy, e->name);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "fs/cred.h"
 
-#include "io/pool.h"
 #include "base/log.h"
+#include "fs/fs_int.h"
+#include "io/pool.h"
+#include "io/ring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,14 +79,14 @@ static int state_apply(struct cred_state *s, const struct rpc_cred *cred)
 	return 0;
 }
 
-int cred_apply(struct worker *w, const struct rpc_cred *cred)
+int cred_apply(struct fs_chan *ch, const struct rpc_cred *cred)
 {
-	return state_apply(&w->creds, cred);
+	return state_apply(&ch->creds, cred);
 }
 
-int cred_root(struct worker *w)
+int cred_root(struct fs_chan *ch)
 {
-	return state_root(&w->creds);
+	return state_root(&ch->creds);
 }
 
 int cred_access(int fd, int mode)
@@ -98,8 +100,8 @@ int cred_access(int fd, int mode)
 void cred_save(void *arg)
 {
 	struct cred_saved *s = arg;
-	s->cred = s->w->creds.cur;
-	s->root = s->w->creds.is_root;
+	s->cred = s->ch->creds.cur;
+	s->root = s->ch->creds.is_root;
 	s->set = true;
 }
 
@@ -108,12 +110,12 @@ void cred_restore(void *arg)
 	struct cred_saved *s = arg;
 	if (!s->set)
 		return;
-	int rc = s->root ? cred_root(s->w) : cred_apply(s->w, &s->cred);
+	int rc = s->root ? cred_root(s->ch) : cred_apply(s->ch, &s->cred);
 	if (rc < 0 && !s->root) {
 		/* Never go on as root for a user: as nobody, its calls fail rather than overreach. */
 		const struct rpc_cred nobody = {.uid = 65534, .gid = 65534};
 		log_err("cannot restore a request's credentials: %s", strerror(-rc));
-		cred_apply(s->w, &nobody);
+		cred_apply(s->ch, &nobody);
 	}
 }
 
@@ -139,22 +141,22 @@ static long run_offloaded(void *arg)
 	return o->fn(o->arg);
 }
 
-static long offload_as(struct worker *w, struct cred_state as, long (*fn)(void *), void *arg)
+static long offload_as(struct fs_chan *ch, struct cred_state as, long (*fn)(void *), void *arg)
 {
-	if (!w)
+	if (!ch)
 		return fn(arg);
 	struct offload o = {.fn = fn, .arg = arg, .as = as};
-	return pool_run(w->srv->pool, run_offloaded, &o);
+	return pool_run(ch->fs->pool, run_offloaded, &o);
 }
 
-long cred_offload(struct worker *w, long (*fn)(void *), void *arg)
+long cred_offload(struct fs_chan *ch, long (*fn)(void *), void *arg)
 {
-	return offload_as(w, w ? w->creds : (struct cred_state){.is_root = true}, fn, arg);
+	return offload_as(ch, ch ? ch->creds : (struct cred_state){.is_root = true}, fn, arg);
 }
 
-long cred_offload_root(struct worker *w, long (*fn)(void *), void *arg)
+long cred_offload_root(struct fs_chan *ch, long (*fn)(void *), void *arg)
 {
-	return offload_as(w, (struct cred_state){.is_root = true}, fn, arg);
+	return offload_as(ch, (struct cred_state){.is_root = true}, fn, arg);
 }
 
 /* ---- io_uring personalities: a ring's SQEs carry their caller's credentials ---- */
@@ -181,15 +183,14 @@ static bool same_state(const struct cred_state *a, const struct cred_state *b)
 	return a->is_root ? b->is_root : !b->is_root && same(&a->cur, &b->cur);
 }
 
-int cred_personality(void *arg)
+int cred_personality(struct fs_chan *ch)
 {
-	struct worker *w = arg;
-	struct cred_personalities *ps = w->personalities;
+	struct cred_personalities *ps = ch->personalities;
 	if (!ps)
 		return 0;
 	struct personality *lru = NULL;
 	for (unsigned i = 0; i < ps->n; i++) {
-		if (same_state(&ps->p[i].cs, &w->creds)) {
+		if (same_state(&ps->p[i].cs, &ch->creds)) {
 			ps->p[i].used = ++ps->clock;
 			return ps->p[i].id;
 		}
@@ -197,28 +198,28 @@ int cred_personality(void *arg)
 			lru = &ps->p[i];
 	}
 	/* Registered from the thread's credentials as they are now: the calling fiber's. */
-	int id = io_ring_register_personality(w->ring);
+	int id = io_ring_register_personality(ch->io);
 	if (id <= 0)
 		return 0;    /* not supported: the SQE is submitted at once instead */
 	struct personality *slot = ps->n < CRED_PERSONALITIES ? &ps->p[ps->n++] : lru;
 	if (slot == lru) {
 		/* SQEs prepared with it may still wait for the loop's submit: send them first (once
 		 * submitted, a request holds its own reference to the credentials). */
-		io_ring_submit(w->ring);
-		io_ring_unregister_personality(w->ring, lru->id);
+		io_ring_submit(ch->io);
+		io_ring_unregister_personality(ch->io, lru->id);
 	}
-	*slot = (struct personality){.cs = w->creds, .id = id, .used = ++ps->clock};
+	*slot = (struct personality){.cs = ch->creds, .id = id, .used = ++ps->clock};
 	return id;
 }
 
-int cred_personalities_init(struct worker *w)
+int cred_personalities_init(struct fs_chan *ch)
 {
-	w->personalities = calloc(1, sizeof *w->personalities);
-	return w->personalities ? 0 : -ENOMEM;
+	ch->personalities = calloc(1, sizeof *ch->personalities);
+	return ch->personalities ? 0 : -ENOMEM;
 }
 
-void cred_personalities_free(struct worker *w)
+void cred_personalities_free(struct fs_chan *ch)
 {
-	free(w->personalities);   /* the ring's teardown drops the registrations */
-	w->personalities = NULL;
+	free(ch->personalities);   /* the ring's teardown drops the registrations */
+	ch->personalities = NULL;
 }

@@ -14,6 +14,7 @@
 
 #include "conf/config.h"
 #include "fs/fh.h"
+#include "fs/fs_int.h"
 #include "io/fiber.h"
 #include "base/log.h"
 #include "fs/nocmtime.h"
@@ -220,36 +221,36 @@ static struct export_table *table_new(struct config *cfg, bool owns_cfg)
 	return t;
 }
 
-int exptable_open(struct server *srv)
+int exptable_open(struct fs *fs)
 {
-	struct export_table *t = table_new(srv->cfg, false);
+	struct export_table *t = table_new(fs->cfg, false);
 	if (!t)
 		return -ENOMEM;
-	for (; t->n < srv->cfg->nexports; t->n++) {
-		int rc = open_one(&t->exports[t->n], &srv->cfg->exports[t->n]);
+	for (; t->n < fs->cfg->nexports; t->n++) {
+		int rc = open_one(&t->exports[t->n], &fs->cfg->exports[t->n]);
 		if (rc < 0) {
 			table_free(t);
 			return rc;
 		}
 	}
 	mark_shared_caches(t);
-	srv->place_align = 4096;
+	fs->place_align = 4096;
 	for (size_t i = 0; i < t->n; i++)
-		while (srv->place_align < t->exports[i].block)
-			srv->place_align *= 2;
-	srv->table = t;
+		while (fs->place_align < t->exports[i].block)
+			fs->place_align *= 2;
+	fs->table = t;
 	return 0;
 }
 
-void exptable_close_all(struct server *srv)
+void exptable_close_all(struct fs *fs)
 {
-	table_free(srv->table);
-	srv->table = NULL;
-	for (size_t i = 0; i < srv->nretired; i++)
-		table_free(srv->retired[i]);
-	free(srv->retired);
-	srv->retired = NULL;
-	srv->nretired = 0;
+	table_free(fs->table);
+	fs->table = NULL;
+	for (size_t i = 0; i < fs->nretired; i++)
+		table_free(fs->retired[i]);
+	free(fs->retired);
+	fs->retired = NULL;
+	fs->nretired = 0;
 }
 
 const struct export_rt *exptable_by_fsid(const struct export_table *t, uint32_t fsid)
@@ -262,62 +263,62 @@ const struct export_rt *exptable_by_fsid(const struct export_table *t, uint32_t 
 
 /* ---- the rings' side ---- */
 
-static void release_old(struct worker *w)
+static void release_old(struct fs_chan *ch)
 {
-	w->old_table = NULL;
-	atomic_store(&w->table_released, w->table->gen);
+	ch->old_table = NULL;
+	atomic_store(&ch->table_released, ch->table->gen);
 }
 
-struct export_table *exptable_get(struct worker *w)
+struct export_table *exptable_get(struct fs_chan *ch)
 {
-	w->table_refs++;
-	return w->table;
+	ch->table_refs++;
+	return ch->table;
 }
 
-void exptable_put(struct worker *w, struct export_table *t)
+void exptable_put(struct fs_chan *ch, struct export_table *t)
 {
-	if (t == w->table)
-		w->table_refs--;
-	else if (t && t == w->old_table && --w->old_refs == 0)
-		release_old(w);
+	if (t == ch->table)
+		ch->table_refs--;
+	else if (t && t == ch->old_table && --ch->old_refs == 0)
+		release_old(ch);
 }
 
 /* In the ring, between fibers: the requests that begin from now on use the new table. */
 static void on_table(struct fiber_msg *m)
 {
-	struct worker *w = (struct worker *)((char *)m - offsetof(struct worker, table_msg));
-	w->old_table = w->table;
-	w->old_refs = w->table_refs;
-	w->table = w->table_next;
-	w->table_refs = 0;
-	if (w->old_refs == 0)
-		release_old(w);
+	struct fs_chan *ch = (struct fs_chan *)((char *)m - offsetof(struct fs_chan, table_msg));
+	ch->old_table = ch->table;
+	ch->old_refs = ch->table_refs;
+	ch->table = ch->table_next;
+	ch->table_refs = 0;
+	if (ch->old_refs == 0)
+		release_old(ch);
 }
 
 /* ---- reload, on the main thread ---- */
 
-static bool all_released(const struct server *srv, unsigned gen)
+static bool all_released(struct fs *fs, unsigned gen)
 {
-	for (unsigned i = 0; i < srv->nworkers; i++)
-		if (atomic_load(&srv->workers[i].table_released) != gen)
+	for (unsigned i = 0; i < fs->nchans; i++)
+		if (atomic_load(&fs->chans[i].table_released) != gen)
 			return false;
 	return true;
 }
 
 /* Until every ring let go of the table before gen, at most RELEASE_WAIT_MS; a SIGTERM or SIGINT
- * meanwhile ends the wait at once (srv->stop_pending: the server stops next). */
-static bool wait_released(struct server *srv, unsigned gen)
+ * meanwhile ends the wait at once (fs->stop_pending: the server stops next). */
+static bool wait_released(struct fs *fs, unsigned gen)
 {
 	struct timespec tick = {0, 10 * 1000 * 1000};
 	sigset_t stop;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
-	for (int ms = 0; !all_released(srv, gen); ms += 10) {
-		if (ms >= RELEASE_WAIT_MS || srv->stop_pending)
+	for (int ms = 0; !all_released(fs, gen); ms += 10) {
+		if (ms >= RELEASE_WAIT_MS || fs->stop_pending)
 			return false;
 		if (sigtimedwait(&stop, NULL, &tick) > 0)
-			srv->stop_pending = true;
+			fs->stop_pending = true;
 	}
 	return true;
 }
@@ -351,7 +352,7 @@ static void keep_export(struct export_rt *e, const struct export_rt *was, struct
 }
 
 /* The new file's exports: kept ones from old, new ones opened. NULL when one cannot open. */
-static struct export_table *build(struct server *srv, const struct export_table *old,
+static struct export_table *build(struct fs *fs, const struct export_table *old,
 				  struct config *nc, size_t *added)
 {
 	struct export_table *t = table_new(nc, true);
@@ -371,7 +372,7 @@ static struct export_table *build(struct server *srv, const struct export_table 
 			return NULL;
 		}
 		(*added)++;
-		if (t->exports[t->n].block > srv->place_align)
+		if (t->exports[t->n].block > fs->place_align)
 			log_warn("reload: export %s: its %zu-byte blocks get aligned WRITE buffers "
 				 "only after a restart", c->path, t->exports[t->n].block);
 	}
@@ -430,36 +431,36 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 
 /* Every ring takes t; then the old table goes once they all let go of it (or is kept for the
  * exit, if requests from before hold it too long). */
-static void publish(struct server *srv, struct export_table *t)
+static void publish(struct fs *fs, struct export_table *t)
 {
-	struct export_table *old = srv->table;
+	struct export_table *old = fs->table;
 	t->gen = old->gen + 1;
 	for (size_t i = 0; i < t->n; i++)
 		t->exports[i].owns_root = true;
 	for (size_t i = 0; i < old->n; i++)
 		if (old_export(t, old->exports[i].cfg->path))
 			old->exports[i].owns_root = false;   /* the new table closes it */
-	srv->table = t;
-	for (unsigned i = 0; i < srv->nworkers; i++) {
-		struct worker *w = &srv->workers[i];
-		w->table_next = t;
-		w->table_msg = (struct fiber_msg){.fn = on_table};
-		fiber_sched_post(w->sched, &w->table_msg);
+	fs->table = t;
+	for (unsigned i = 0; i < fs->nchans; i++) {
+		struct fs_chan *ch = &fs->chans[i];
+		ch->table_next = t;
+		ch->table_msg = (struct fiber_msg){.fn = on_table};
+		fiber_sched_post(ch->sched, &ch->table_msg);
 	}
-	if (wait_released(srv, t->gen)) {
+	if (wait_released(fs, t->gen)) {
 		table_free(old);
 		return;
 	}
 	log_warn("reload: requests begun before it still run after %d s; the old exports are freed "
 		 "at exit", RELEASE_WAIT_MS / 1000);
-	struct export_table **r = realloc(srv->retired, (srv->nretired + 1) * sizeof *r);
+	struct export_table **r = realloc(fs->retired, (fs->nretired + 1) * sizeof *r);
 	if (r) {
-		srv->retired = r;
-		srv->retired[srv->nretired++] = old;
+		fs->retired = r;
+		fs->retired[fs->nretired++] = old;
 	}   /* else: leaked, which is safer than freeing what a request may use */
 }
 
-void exptable_reload(struct server *srv, const char *file, bool verbose)
+void exptable_reload(struct fs *fs, const char *file, bool verbose)
 {
 	char err[1024];
 	struct config *nc = calloc(1, sizeof *nc);
@@ -477,16 +478,16 @@ void exptable_reload(struct server *srv, const char *file, bool verbose)
 		free(nc);
 		return;
 	}
-	if (!all_released(srv, srv->table->gen) && !wait_released(srv, srv->table->gen)) {
-		if (!srv->stop_pending)
+	if (!all_released(fs, fs->table->gen) && !wait_released(fs, fs->table->gen)) {
+		if (!fs->stop_pending)
 			log_err("reload: the previous reload's requests still run; try again later");
 		config_free(nc);
 		free(nc);
 		return;
 	}
-	note_restart_only(srv->cfg, nc);
+	note_restart_only(fs->cfg, nc);
 	size_t added;
-	struct export_table *t = build(srv, srv->table, nc, &added);
+	struct export_table *t = build(fs, fs->table, nc, &added);
 	if (!t) {
 		log_err("reload: an export cannot be opened; the configuration in force stays");
 		config_free(nc);
@@ -495,7 +496,7 @@ void exptable_reload(struct server *srv, const char *file, bool verbose)
 	}
 	if (!verbose)
 		log_set_level(nc->log_level);
-	size_t before = srv->table->n, kept = t->n - added;
-	publish(srv, t);
+	size_t before = fs->table->n, kept = t->n - added;
+	publish(fs, t);
 	log_info("reloaded %s: %zu export(s), %zu new, %zu removed", file, t->n, added, before - kept);
 }

@@ -18,6 +18,8 @@
 #include "fs/cred.h"
 #include "fs/exptable.h"
 #include "fs/fileio.h"
+#include "fs/fs_int.h"
+#include "fs/verifier.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"
@@ -47,7 +49,7 @@ struct fh_entry {
 
 #define FH_BUCKETS 4096
 struct fh_cache {
-	struct server *srv;
+	struct fs *fs;
 	struct fh_entry *bucket[FH_BUCKETS];
 	struct fh_entry *by_ino[FH_BUCKETS];
 	struct fh_entry **by_fd;            /* O_PATH fd -> entry, for attribute requests by fd */
@@ -132,19 +134,19 @@ static long do_name_to_handle(void *arg)
 	return fh_kernel_at(a->dirfd, a->name, a->connectable, a->kh);
 }
 
-int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const char *name,
+int fh_compose(struct fs_chan *ch, const struct export_rt *exp, int dirfd, const char *name,
 	       struct fh *out)
 {
 	struct fh_kernel kh;
 	struct to_handle a = {dirfd, name, exp->subtree_check, &kh};
-	long rc = cred_offload(w, do_name_to_handle, &a);
+	long rc = cred_offload(ch, do_name_to_handle, &a);
 	if (rc < 0)
 		return (int)rc;
-	fh_seal(w->srv, exp, &kh, out);
+	fh_seal(ch->fs, exp, &kh, out);
 	return 0;
 }
 
-void fh_seal(const struct server *srv, const struct export_rt *exp, const struct fh_kernel *kh,
+void fh_seal(const struct fs *fs, const struct export_rt *exp, const struct fh_kernel *kh,
 	     struct fh *out)
 {
 	uint8_t *p = out->data;
@@ -154,17 +156,17 @@ void fh_seal(const struct server *srv, const struct export_rt *exp, const struct
 	put32(p + 6, (uint32_t)kh->h.handle_type);
 	memcpy(p + FH_HDR, kh->h.f_handle, kh->h.handle_bytes);
 	size_t n = FH_HDR + kh->h.handle_bytes;
-	mac(srv->fh_key, p, n, p + n);
+	mac(fs->fh_key, p, n, p + n);
 	out->len = (uint32_t)(n + FH_MAC);
 }
 
 /* ---- cache ---- */
 
-struct fh_cache *fh_cache_new(struct server *srv, unsigned max_entries)
+struct fh_cache *fh_cache_new(struct fs *fs, unsigned max_entries)
 {
 	struct fh_cache *c = calloc(1, sizeof *c);
 	if (c) {
-		c->srv = srv;
+		c->fs = fs;
 		c->max = max_entries ? max_entries : 1;
 	}
 	return c;
@@ -180,7 +182,7 @@ static void entry_close(struct fh_cache *c, struct fh_entry *e, bool gone)
 		if (bcache_file_close(e->bf) < 0) {
 			log_err("writing cached blocks of inode %llu failed: write verifier changed",
 				(unsigned long long)e->ino);
-			server_rotate_verf(c->srv);
+			fs_rotate_verf(c->fs);
 		}
 	}
 	if ((unsigned)e->fd < c->nby_fd)
@@ -193,7 +195,7 @@ static void entry_close(struct fh_cache *c, struct fh_entry *e, bool gone)
 	if (e->fio.fd_set && e->fio.wfd != e->fio.fd)
 		close(e->fio.wfd);
 	if (gone)
-		atomic_store(&c->srv->deleted_closed_ns, fiber_now_ns());
+		atomic_store(&c->fs->deleted_closed_ns, fiber_now_ns());
 	free(e);
 }
 
@@ -244,9 +246,9 @@ static void doom(struct fh_cache *c, struct fh_entry *e)
 	c->doomed = e;
 }
 
-bool fh_doomed(struct worker *w)
+bool fh_doomed(struct fs_chan *ch)
 {
-	return w->fhc->doomed != NULL;
+	return ch->fhc->doomed != NULL;
 }
 
 static unsigned close_doomed(struct fh_cache *c)
@@ -261,9 +263,9 @@ static unsigned close_doomed(struct fh_cache *c)
 	return n;
 }
 
-unsigned fh_close_doomed(struct worker *w)
+unsigned fh_close_doomed(struct fs_chan *ch)
 {
-	return close_doomed(w->fhc);
+	return close_doomed(ch->fhc);
 }
 
 void fh_cache_free(struct fh_cache *c)
@@ -285,9 +287,9 @@ static struct fh_entry *cache_find(struct fh_cache *c, const uint8_t *data, size
 	return NULL;
 }
 
-void fh_forget(struct worker *w, dev_t dev, uint64_t ino)
+void fh_forget(struct fs_chan *ch, dev_t dev, uint64_t ino)
 {
-	struct fh_cache *c = w->fhc;
+	struct fh_cache *c = ch->fhc;
 	for (struct fh_entry *e = c->by_ino[ino % FH_BUCKETS], *next; e; e = next) {
 		next = e->inext;
 		if (e->dev != dev || e->ino != ino)
@@ -323,12 +325,12 @@ static void entry_unpin(struct fh_cache *c, struct fh_entry *e)
 void fh_unpin_all(struct nfs_req *rq)
 {
 	while (rq->npins)
-		entry_unpin(rq->w->fhc, rq->pins[--rq->npins]);
+		entry_unpin(rq->fs->fhc, rq->pins[--rq->npins]);
 }
 
-unsigned fh_sweep(struct worker *w)
+unsigned fh_sweep(struct fs_chan *ch)
 {
-	struct fh_cache *c = w->fhc;
+	struct fh_cache *c = ch->fhc;
 	unsigned n = 0;
 	for (struct fh_entry *e = c->lru_head, *next; e; e = next) {
 		next = e->lnext;
@@ -346,13 +348,13 @@ unsigned fh_sweep(struct worker *w)
 }
 
 /* Check the layout and the MAC; *exp is the export the handle names. */
-static enum fh_status fh_check(const struct server *srv, const struct export_table *tbl,
+static enum fh_status fh_check(const struct fs *fs, const struct export_table *tbl,
 			       const uint8_t *p, size_t len, const struct export_rt **exp)
 {
 	if (len < FH_HDR + FH_MAC || len > FH_MAX || p[0] != FH_VERSION || len != (size_t)FH_HDR + p[1] + FH_MAC)
 		return FH_BADHANDLE;
 	uint8_t want[FH_MAC];
-	mac(srv->fh_key, p, len - FH_MAC, want);
+	mac(fs->fh_key, p, len - FH_MAC, want);
 	if (sodium_memcmp(want, p + len - FH_MAC, FH_MAC) != 0)
 		return FH_BADHANDLE;
 	*exp = exptable_by_fsid(tbl, get32(p + 2));
@@ -371,16 +373,16 @@ static long do_open_by_handle(void *arg)
 	return fd >= 0 ? fd : -errno;
 }
 
-static enum fh_status open_handle(struct worker *w, const struct export_rt *exp, const uint8_t *p,
+static enum fh_status open_handle(struct fs_chan *ch, const struct export_rt *exp, const uint8_t *p,
 				  int *fd, int *err)
 {
 	struct fh_kernel kh;
 	kh.h.handle_bytes = p[1];
 	kh.h.handle_type = (int)get32(p + 6);
 	memcpy(kh.h.f_handle, p + FH_HDR, p[1]);
-	cred_root(w);   /* open_by_handle_at needs CAP_DAC_READ_SEARCH, which a user's fsuid drops */
+	cred_root(ch);   /* open_by_handle_at needs CAP_DAC_READ_SEARCH, which a user's fsuid drops */
 	struct by_handle a = {exp->root_fd, &kh};
-	long rc = cred_offload(w, do_open_by_handle, &a);
+	long rc = cred_offload(ch, do_open_by_handle, &a);
 	if (rc >= 0) {
 		*fd = (int)rc;
 		return FH_OK;
@@ -410,9 +412,9 @@ struct file_io *fh_file_io(struct fh_obj *o)
 	return &o->ent->fio;
 }
 
-bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out)
+bool fh_obj_of_fd(struct fs_chan *ch, int fd, struct fh_obj *out)
 {
-	struct fh_cache *c = w->fhc;
+	struct fh_cache *c = ch->fhc;
 	if (fd < 0 || (unsigned)fd >= c->nby_fd || !c->by_fd[fd])
 		return false;
 	struct fh_entry *e = c->by_fd[fd];
@@ -450,13 +452,13 @@ static long do_hint_extents(void *arg)
 	return fh_set_extent_hint(*(int *)arg);
 }
 
-void fh_hint_extents(struct worker *w, struct fh_obj *o)
+void fh_hint_extents(struct fs_chan *ch, struct fh_obj *o)
 {
 	struct file_io *fio = fh_file_io(o);
 	if (!o->exp->extent_hints || !fio || fio->hinted || !fio->fd_set)
 		return;
 	fio->hinted = true;
-	long rc = cred_offload(w, do_hint_extents, &fio->fd);
+	long rc = cred_offload(ch, do_hint_extents, &fio->fd);
 	if (rc < 0)
 		log_debug("extent size hint: %s", strerror((int)-rc));
 }
@@ -473,10 +475,10 @@ static long do_nocmtime_open(void *arg)
 
 /* The descriptor a cached export's cache writes through: one that leaves mtime and ctime as the
  * WRITEs set them (as root: it takes CAP_SYS_ADMIN), else fd itself. */
-static int cache_write_fd(struct worker *w, struct fh_obj *o, int fd)
+static int cache_write_fd(struct fs_chan *ch, struct fh_obj *o, int fd)
 {
 	struct nocmtime_call a = {fd, o->exp->root_fd};
-	long rc = cred_offload_root(w, do_nocmtime_open, &a);
+	long rc = cred_offload_root(ch, do_nocmtime_open, &a);
 	if (rc >= 0)
 		return (int)rc;
 	log_debug("write-behind moves mtime and ctime: %s", strerror((int)-rc));
@@ -489,7 +491,7 @@ static int cache_write_fd(struct worker *w, struct fh_obj *o, int fd)
  * one file system share a file's entries). A connectable handle (subtree_check) also names the
  * directory it was found in: two links, or a rename, would give one inode two keys, and two
  * caches of one block. Its plain handle is hashed instead (memory only, in place). */
-static void cache_key(struct worker *w, const struct fh_entry *e, uint64_t *key)
+static void cache_key(struct fs_chan *ch, const struct fh_entry *e, uint64_t *key)
 {
 	const uint8_t *bytes = e->fh.data + 6;
 	size_t len = e->fh.len - 6 - FH_MAC;
@@ -501,18 +503,18 @@ static void cache_key(struct worker *w, const struct fh_entry *e, uint64_t *key)
 		memcpy(plain, &kh.h.handle_type, 4);
 		memcpy(plain + 4, kh.h.f_handle, kh.h.handle_bytes);
 		crypto_shorthash_siphash24((unsigned char *)key, plain, 4 + kh.h.handle_bytes,
-					   w->srv->fh_key);
+					   ch->fs->fh_key);
 		return;
 	}
-	crypto_shorthash_siphash24((unsigned char *)key, bytes, len, w->srv->fh_key);
+	crypto_shorthash_siphash24((unsigned char *)key, bytes, len, ch->fs->fh_key);
 }
 
-struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err)
+struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t block, int *err)
 {
 	struct fh_entry *e = o->ent;
 	if (e->bf)
 		return e->bf;
-	int fd = fh_io_fd(w, o, true);
+	int fd = fh_io_fd(ch, o, true);
 	if (fd < 0) {
 		*err = -fd;
 		return NULL;
@@ -521,7 +523,7 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 		e->fio.fd = e->fio.wfd = fd;
 		e->fio.fd_set = true;
 		if (o->exp->keeps_times) {
-			int wfd = cache_write_fd(w, o, fd);   /* yields: others may write through fd */
+			int wfd = cache_write_fd(ch, o, fd);   /* yields: others may write through fd */
 			if (wfd != fd)
 				e->fio.wfd = wfd;
 		}
@@ -529,9 +531,9 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 	if (e->bf)
 		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, nocmtime) */
 	uint64_t key;
-	cache_key(w, e, &key);
+	cache_key(ch, e, &key);
 	struct bcache_file *bf;
-	int rc = bcache_file_open(w->srv->cache, e->dev, key, block, &e->fio, &bf);
+	int rc = bcache_file_open(ch->fs->cache, e->dev, key, block, &e->fio, &bf);
 	if (rc < 0) {
 		*err = -rc;
 		return e->bf;   /* NULL, unless another fiber's open went through meanwhile */
@@ -549,23 +551,23 @@ struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block
 
 enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, struct fh_obj *out, int *err)
 {
-	struct worker *w = rq->w;
+	struct fs_chan *ch = rq->fs;
 	if (rq->npins == NFS_REQ_PINS) {
 		*err = EINVAL;      /* no procedure resolves this many handles */
 		return FH_ERR;
 	}
 	const uint8_t *p = data;
 	const struct export_rt *exp = NULL;
-	enum fh_status st = fh_check(w->srv, rq->tbl, p, len, &exp);
+	enum fh_status st = fh_check(ch->fs, rq->tbl, p, len, &exp);
 	if (st != FH_OK)
 		return st;
 	uint64_t hash;
 	memcpy(&hash, p + len - FH_MAC, sizeof hash);   /* the MAC is a keyed hash already */
-	struct fh_cache *c = w->fhc;
+	struct fh_cache *c = ch->fhc;
 	struct fh_entry *e = cache_find(c, p, len, hash);
 	if (!e) {
 		int fd;
-		st = open_handle(w, exp, p, &fd, err);
+		st = open_handle(ch, exp, p, &fd, err);
 		if (st != FH_OK)
 			return st;
 		struct stat sb;
@@ -637,7 +639,7 @@ bool fh_in_subtree(struct fh_obj *o)
 	return under(path, o->exp->cfg->path);
 }
 
-int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct)
+int fh_io_fd(struct fs_chan *ch, struct fh_obj *o, bool direct)
 {
 	struct fh_entry *e = o->ent;
 	int *slot = direct ? &e->dio_fd : &e->io_fd;
@@ -645,17 +647,17 @@ int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct)
 		return *slot;
 	/* Reopen the O_PATH descriptor through /proc as the server; the caller checked access as the
 	 * user. Read-only file systems or files only readable by us still serve READ. */
-	struct rpc_cred saved = w->creds.cur;
-	bool was_root = w->creds.is_root;
+	struct rpc_cred saved = ch->creds.cur;
+	bool was_root = ch->creds.is_root;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", e->fd);
-	cred_root(w);
+	cred_root(ch);
 	int flags = O_RDWR | (direct ? O_DIRECT : 0);
-	int fd = io_openat(w->ring, AT_FDCWD, path, flags, 0);
+	int fd = io_openat(ch->io, AT_FDCWD, path, flags, 0);
 	if (fd == -EROFS || fd == -EACCES || fd == -EPERM || fd == -ETXTBSY)
-		fd = io_openat(w->ring, AT_FDCWD, path, flags & ~O_RDWR, 0);
+		fd = io_openat(ch->io, AT_FDCWD, path, flags & ~O_RDWR, 0);
 	if (!was_root)
-		cred_apply(w, &saved);
+		cred_apply(ch, &saved);
 	if (fd >= 0 && *slot >= 0) {
 		close(fd);      /* another fiber opened it while we waited for ours */
 		return *slot;

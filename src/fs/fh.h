@@ -6,8 +6,8 @@
  * The MAC is SipHash-2-4 under a key kept in state_dir, over everything before it: a handle the
  * server did not issue (forged, altered, from another server) fails the check and gets BADHANDLE,
  * never another file. The kernel handle (name_to_handle_at) survives a daemon restart. */
-#ifndef NFSD_UC_FH_H
-#define NFSD_UC_FH_H
+#ifndef NFSD_UC_FS_FH_H
+#define NFSD_UC_FS_FH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +18,8 @@
 #include "nfsd.h"
 
 struct bcache_file;
+struct fs;
+struct fs_chan;
 
 #define FH_MAX 64
 
@@ -49,11 +51,11 @@ struct fh_kernel {
  * names the parent (exports with subtree_check), where the kernel has them. 0 or -errno. */
 int fh_kernel_at(int dirfd, const char *name, bool connectable, struct fh_kernel *kh);
 /* The wire handle of a kernel handle of exp's file system (version, fsid, MAC). */
-void fh_seal(const struct server *srv, const struct export_rt *exp, const struct fh_kernel *kh,
+void fh_seal(const struct fs *fs, const struct export_rt *exp, const struct fh_kernel *kh,
 	     struct fh *out);
 
 /* The handle of dirfd/name (name "" with fd = the object itself), not following symlinks. */
-int fh_compose(struct worker *w, const struct export_rt *exp, int dirfd, const char *name,
+int fh_compose(struct fs_chan *ch, const struct export_rt *exp, int dirfd, const char *name,
 	       struct fh *out);
 
 /* Check and open a handle (as root: open_by_handle_at needs CAP_DAC_READ_SEARCH). The entry is
@@ -67,39 +69,39 @@ void fh_unpin_all(struct nfs_req *rq);
 
 /* A descriptor for READ/WRITE on a regular file: opened once per handle as the server (access
  * is checked per request by the caller), O_DIRECT when direct is set. -errno on failure. */
-int fh_io_fd(struct worker *w, struct fh_obj *o, bool direct);
+int fh_io_fd(struct fs_chan *ch, struct fh_obj *o, bool direct);
 
 /* The inode is gone (last link removed, or replaced by RENAME): its cached handles leave the
  * cache, to be closed, their cached data dropped unwritten, by fh_close_doomed (or at the unpin
  * of the last request using one). Entries whose file still has a link are left alone (the number
  * may have been reused already). Never waits: also run between the ring's fibers. */
-void fh_forget(struct worker *w, dev_t dev, uint64_t ino);
+void fh_forget(struct fs_chan *ch, dev_t dev, uint64_t ino);
 
 /* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT
  * descriptor. NULL with *err set on failure. */
 /* The 1 MiB extent size hint on an empty file, on the first WRITE through this handle, where the
  * export's file system keeps it; never from a reading call. */
-void fh_hint_extents(struct worker *w, struct fh_obj *o);
+void fh_hint_extents(struct fs_chan *ch, struct fh_obj *o);
 /* Set the hint on fd if the file is empty: 1 if the file system kept it, 0 if the file is not
  * empty or has one, -errno (-EOPNOTSUPP: taken and dropped, as ext4 does). */
 int fh_set_extent_hint(int fd);
-struct bcache_file *fh_bcache(struct worker *w, struct fh_obj *o, uint32_t block, int *err);
+struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t block, int *err);
 /* The per-handle state fileio.c keeps for o's file. */
 struct file_io *fh_file_io(struct fh_obj *o);
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
-bool fh_obj_of_fd(struct worker *w, int fd, struct fh_obj *out);
+bool fh_obj_of_fd(struct fs_chan *ch, int fd, struct fh_obj *out);
 
 
 /* Take out of the cache the handles of files that lost their last link behind our back (a local
  * rm, or a REMOVE through another worker), for fh_close_doomed; returns how many. Never waits. */
-unsigned fh_sweep(struct worker *w);
+unsigned fh_sweep(struct fs_chan *ch);
 /* Whether fh_forget or fh_sweep left handles to close. */
-bool fh_doomed(struct worker *w);
+bool fh_doomed(struct fs_chan *ch);
 /* Close them, so that their space is freed: on a fiber of the ring (a close waits for the file's
  * cache lock and writes). How many. */
-unsigned fh_close_doomed(struct worker *w);
+unsigned fh_close_doomed(struct fs_chan *ch);
 
-struct fh_cache *fh_cache_new(struct server *srv, unsigned max_entries);
+struct fh_cache *fh_cache_new(struct fs *fs, unsigned max_entries);
 void fh_cache_free(struct fh_cache *c);
 
 #endif

@@ -20,7 +20,8 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"
-#include "svc/worker.h"
+#include "fs/fs_int.h"
+#include "fs/verifier.h"
 
 /* ---- the cache's I/O ---- */
 
@@ -131,7 +132,7 @@ static long do_truncate(void *arg)
 static int truncate_fd(int fd, uint64_t size)
 {
 	struct truncate_call a = {fd, size};
-	return (int)cred_offload_root(worker_self(), do_truncate, &a);
+	return (int)cred_offload_root(fs_chan_self(), do_truncate, &a);
 }
 
 static int op_truncate(void *io, uint64_t size)
@@ -152,7 +153,7 @@ static long do_trim(void *arg)
 static int op_trim(void *io, uint64_t size)
 {
 	struct truncate_call a = {((struct file_io *)io)->fd, size};
-	return (int)cred_offload_root(worker_self(), do_trim, &a);
+	return (int)cred_offload_root(fs_chan_self(), do_trim, &a);
 }
 
 /* Cached data reaches the disk later, from whichever fiber writes it (write-behind, COMMIT, the
@@ -165,29 +166,29 @@ _Static_assert(sizeof(struct cred_state) <= sizeof(struct bcache_writer_saved), 
 static void op_writer_begin(void *io, bool restricted, struct bcache_writer_saved *saved)
 {
 	static const struct rpc_cred nobody = {.uid = 65534, .gid = 65534};
-	struct worker *w = worker_self();
+	struct fs_chan *ch = fs_chan_self();
 	(void)io;
-	if (!w)
+	if (!ch)
 		return;   /* the main thread at exit: as root */
-	memcpy(saved->bytes, &w->creds, sizeof w->creds);
-	if ((restricted ? cred_apply(w, &nobody) : cred_root(w)) < 0)
+	memcpy(saved->bytes, &ch->creds, sizeof ch->creds);
+	if ((restricted ? cred_apply(ch, &nobody) : cred_root(ch)) < 0)
 		log_warn("cannot take the credentials to write cached data with");
 }
 
 static void op_writer_end(void *io, const struct bcache_writer_saved *saved)
 {
-	struct worker *w = worker_self();
+	struct fs_chan *ch = fs_chan_self();
 	struct cred_state cs;
 	(void)io;
-	if (!w)
+	if (!ch)
 		return;
 	memcpy(&cs, saved->bytes, sizeof cs);
-	if ((cs.is_root ? cred_root(w) : cred_apply(w, &cs.cur)) < 0) {
+	if ((cs.is_root ? cred_root(ch) : cred_apply(ch, &cs.cur)) < 0) {
 		/* Never go on as root for a user (cred_apply fell back to root): as nobody, its
 		 * calls fail rather than overreach, as cred_restore does. */
 		static const struct rpc_cred nobody = {.uid = 65534, .gid = 65534};
 		log_err("cannot take back a request's credentials after writing cached data");
-		cred_apply(w, &nobody);
+		cred_apply(ch, &nobody);
 	}
 }
 
@@ -196,11 +197,11 @@ static void op_writer_end(void *io, const struct bcache_writer_saved *saved)
  * (the main thread closing handles at exit) would never let run. */
 static int op_spawn(void *io, void (*fn)(void *arg), void *arg)
 {
-	struct worker *w = worker_self();
+	struct fs_chan *ch = fs_chan_self();
 	(void)io;
-	if (!w || !fiber_self())
+	if (!ch || !fiber_self())
 		return -EAGAIN;
-	return worker_spawn_as_server(w, fn, arg);
+	return fs_spawn_as_server(ch, fn, arg);
 }
 
 /* Does an export use write-behind, where small WRITEs filling files take frames (bc_frame.c)? */
@@ -212,15 +213,16 @@ static bool any_export_behind(const struct config *cfg)
 	return false;
 }
 
-int fileio_cache_create(struct server *srv)
+int fileio_cache_create(struct fs *fs)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
 					      op_writev, op_trim, op_writer_begin, op_writer_end,
 					      op_spawn, op_hole};
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
-	size_t file = srv->cfg->cache_file_size ? srv->cfg->cache_file_size : srv->cfg->cache_size / 2;
-	int rc = bcache_create(&ops, srv->cfg->cache_size, file, &srv->cache);
+	const struct config *cfg = fs->cfg;
+	size_t file = cfg->cache_file_size ? cfg->cache_file_size : cfg->cache_size / 2;
+	int rc = bcache_create(&ops, cfg->cache_size, file, &fs->cache);
 
 	/* An eighth of the cache faulted in ahead of need for frames (bc_reserve.c): 128M of the
 	 * default, what a stream of interleaved writers holds at once (32 writers of 47008-byte
@@ -228,10 +230,10 @@ int fileio_cache_create(struct server *srv)
 	 * written data is let go to the floor once the frames in being are all out. An export made
 	 * write-behind by a reload later maps its frames as it needs them, and so do all without
 	 * the reserve: it saves time, it is not needed. */
-	if (rc || !any_export_behind(srv->cfg))
+	if (rc || !any_export_behind(cfg))
 		return rc;
-	size_t size = srv->cfg->cache_size, want = size / 8 < (32u << 20) ? 32u << 20 : size / 8;
-	int err = bcache_set_reserve(srv->cache, want < size / 2 ? want : size / 2, true);
+	size_t size = cfg->cache_size, want = size / 8 < (32u << 20) ? 32u << 20 : size / 8;
+	int err = bcache_set_reserve(fs->cache, want < size / 2 ? want : size / 2, true);
 	if (err)
 		log_warn("no reserve of memory for the cache's frames: %s", strerror(-err));
 	return 0;
@@ -250,10 +252,31 @@ static bool behind(const struct fh_obj *o)
 
 static struct bcache_file *cache_of(struct nfs_req *rq, struct fh_obj *o, int *err)
 {
-	return fh_bcache(rq->w, o, (uint32_t)o->exp->block, err);
+	return fh_bcache(rq->fs, o, (uint32_t)o->exp->block, err);
 }
 
 /* ---- WRITE and COMMIT ---- */
+
+struct bcache_buf *record_buf(struct record_mem *rm)
+{
+	if (!rm)
+		return NULL;
+	/* The whole allocation counts: header and slack too. NULL: the cache copies instead. */
+	if (!rm->hold)
+		rm->hold = bcache_buf_heap(rm->mem, malloc_usable_size(rm->mem));
+	return rm->hold;
+}
+
+void record_mem_release(struct record_mem *rm)
+{
+	if (rm->hold)
+		bcache_buf_put(rm->hold);
+	else
+		free(rm->mem);
+	rm->mem = NULL;
+	rm->hold = NULL;
+}
+
 
 static ssize_t write_all(struct io_ring *r, int fd, const char *buf, size_t len, uint64_t off, int rwf)
 {
@@ -274,9 +297,9 @@ static ssize_t write_all(struct io_ring *r, int fd, const char *buf, size_t len,
 }
 
 /* A stable WRITE completes a partial end block without the neighbour that shares it. */
-static void count_alone(struct server *srv)
+static void count_alone(struct fs *fs)
 {
-	atomic_fetch_add_explicit(&srv->ctr.stable_alone, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fs->stable_alone, 1, memory_order_relaxed);
 }
 
 static bool covers_whole_block(uint64_t off, uint32_t len, uint64_t bs)
@@ -297,7 +320,7 @@ static long do_touch(void *arg)
 	return utimensat(AT_FDCWD, path, t, 0) < 0 ? -errno : 0;
 }
 
-static void touch_mtime(struct worker *w, struct fh_obj *o)
+static void touch_mtime(struct fs_chan *ch, struct fh_obj *o)
 {
 	/* One touch per few milliseconds is as fine as the file system keeps times anyway (ext4's
 	 * are jiffies), and spares a journalled metadata update per small WRITE. */
@@ -308,7 +331,7 @@ static void touch_mtime(struct worker *w, struct fh_obj *o)
 	if (fio->touched_ns && ns - fio->touched_ns < TOUCH_EVERY_NS)
 		return;
 	fio->touched_ns = ns;
-	long rc = cred_offload(w, do_touch, &o->fd);
+	long rc = cred_offload(ch, do_touch, &o->fd);
 	if (rc < 0)
 		log_debug("mtime of a cached WRITE: %s", strerror((int)-rc));
 }
@@ -333,23 +356,24 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	struct bcache_file *bf = cache_of(rq, o, &err);
 	if (!bf)
 		return -err;
-	fh_hint_extents(rq->w, o);
-	if (!rq->w->creds.is_root && rq->w->creds.cur.uid != 0)
+	struct fs_chan *ch = rq->fs;
+	fh_hint_extents(ch, o);
+	if (!ch->creds.is_root && ch->creds.cur.uid != 0)
 		bcache_file_restrict(bf);
 	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(rq->rec))
 			   : bcache_write(bf, off, data, count);
 	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */
 	if (rc == 0 && (behind(o) || !covers_whole_block(off, count, o->exp->block)))
-		touch_mtime(rq->w, o);
+		touch_mtime(ch, o);
 	if (rc < 0)
 		return rc;
-	if (behind(o) && bcache_writeback_wanted(rq->w->srv->cache))
-		worker_writeback(rq->w);
+	if (behind(o) && bcache_writeback_wanted(ch->fs->cache))
+		fs_writeback(ch);
 	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
 	 * disk, not when it arrived; and last, as it reads every ring's counter. In cached mode
 	 * the cache's own hold of the writer ahead does what holding back does here. */
 	if (stable == FILEIO_UNSTABLE)
-		return hold_back(o, bf, off, count) && workers_busy(rq->w->srv, rq->w)
+		return hold_back(o, bf, off, count) && ch->fs->ops.busy(ch->ring)
 			       ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
 	 * that brings it may be a moment away: one running now, or, while other WRITEs wait for
@@ -357,9 +381,9 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	 * and for a moment every WRITE left may be a parked one: committed at once, they made
 	 * 0.0015 device reads per 6000-byte FILE_SYNC WRITE). A lone writer's is not coming. */
 	if (bcache_range_partial(bf, off, count)) {
-		if (workers_busy(rq->w->srv, rq->w) || atomic_load(&rq->w->srv->nparked))
+		if (ch->fs->ops.busy(ch->ring) || ch->fs->ops.parked(ch->ring))
 			return FILEIO_WAIT;
-		count_alone(rq->w->srv);
+		count_alone(ch->fs);
 	}
 	return bcache_commit(bf, off, count, sync_of(stable));
 }
@@ -387,28 +411,28 @@ static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const
 	int prc = paged_coherent(rq, o);
 	if (prc < 0)
 		return prc;
-	int fd = fh_io_fd(rq->w, o, false);
+	int fd = fh_io_fd(rq->fs, o, false);
 	if (fd < 0)
 		return fd;
 	int rwf = o->exp->write_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
-	ssize_t n = write_all(rq->w->ring, fd, data, count, off, rwf);
+	ssize_t n = write_all(rq->fs->io, fd, data, count, off, rwf);
 	if (n < 0)
 		return (int)n;
 	if (stable != FILEIO_UNSTABLE)
-		return io_fsync(rq->w->ring, fd, stable == FILEIO_DATA_SYNC);
+		return io_fsync(rq->fs->io, fd, stable == FILEIO_DATA_SYNC);
 	return 0;
 }
 
 /* synced: the failure may be a sync's (a stable WRITE), which reports data written before. */
 static void write_failed(struct nfs_req *rq, uint64_t off, uint32_t count, int rc, bool synced)
 {
-	bool lost = server_verf_lost(rc, synced);
+	bool lost = fs_verf_lost(rc, synced);
 	/* A full disk fails every WRITE: one line a second says so, with how many it stands for. */
-	log_ratelimited(&rq->w->srv->write_errors, LOG_WARNING, "WRITE of %u bytes at %llu failed: %s%s",
+	log_ratelimited(&rq->fs->fs->write_errors, LOG_WARNING, "WRITE of %u bytes at %llu failed: %s%s",
 			count, (unsigned long long)off, strerror(-rc),
 			lost ? "; write verifier changed" : "");
 	if (lost)
-		server_rotate_verf(rq->w->srv);
+		fs_rotate_verf(rq->fs->fs);
 }
 
 static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
@@ -423,7 +447,7 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 	if (bcache_range_partial(bf, off, count)) {
 		if (!force)
 			return FILEIO_WAIT;
-		count_alone(rq->w->srv);
+		count_alone(rq->fs->fs);
 	}
 	int rc = bcache_commit(bf, off, count, sync_of(stable));
 	if (rc < 0)
@@ -439,7 +463,7 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
  * completed by a read per 24000 overwriting WRITEs when "nothing running" alone decided, each
  * parked 10-20 ms beside 24-57 others). The wait is on the inode's own wake-ups (an entry written
  * or freed), with the fiber suspended: its ring serves other calls meanwhile. Once nothing runs
- * anywhere, the rings kick their parked WRITEs (worker_idle_check): no periodic look. */
+ * anywhere, the rings kick their parked WRITEs (fs_ring_ops): no periodic look. */
 #define PARK_MIN_NS (10 * 1000 * 1000ull)
 #define PARK_MAX_NS (1000 * 1000 * 1000ull)
 
@@ -450,28 +474,30 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 	struct bcache_file *bf = cache_of(rq, o, &err);
 	if (!bf)
 		return -err;
-	struct parked_call pc;
-	worker_park_begin(rq->w, &pc);
+	struct fs_chan *ch = rq->fs;
+	const struct fs_ring_ops *ops = &ch->fs->ops;
+	struct fs_parked pc;
+	ops->park_begin(ch->ring, &pc);
 	uint64_t start = fiber_now_ns(), min = start + PARK_MIN_NS, end = start + PARK_MAX_NS;
 	int rc;
 	for (;;) {
 		uint64_t now = fiber_now_ns();
-		uint64_t quiet = workers_last_start(rq->w->srv) + PARK_MIN_NS;
+		uint64_t quiet = ops->last_start(ch->ring) + PARK_MIN_NS;
 		uint64_t until = quiet > min ? quiet : min;
-		/* Counted as running again here (worker_running), so "others" is anyone but us. */
-		bool force = now >= end || (now >= until && !workers_busy(rq->w->srv, rq->w));
+		/* Counted as running again here (ops->running), so "others" is anyone but us. */
+		bool force = now >= end || (now >= until && !ops->busy(ch->ring));
 		rc = write_finish(rq, o, off, count, stable, force);
 		if (rc != FILEIO_WAIT)
 			break;
 		pc.kick.kicked = false;
-		worker_running(rq->w, false);
+		ops->running(ch->ring, false);
 		/* Before then the idle kick is not armed: it would end each wait at once (nothing
 		 * else runs) and the loop would spin on it. */
 		bcache_wait_partial(bf, off, count, stable == FILEIO_UNSTABLE, now < until ? until : end,
 				    now < until ? NULL : &pc.kick);
-		worker_running(rq->w, true);
+		ops->running(ch->ring, true);
 	}
-	worker_park_end(rq->w, &pc);
+	ops->park_end(ch->ring, &pc);
 	return rc;
 }
 
@@ -484,19 +510,19 @@ static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const 
 
 /* Deleted files we still hold open may be what fills the disk: let them go (here now, in the
  * other rings at their next turn). fh_sweep skips the entries the request holds (pinned). */
-static void free_deleted(struct worker *w)
+static void free_deleted(struct fs_chan *ch)
 {
-	fh_sweep(w);
-	fh_close_doomed(w);
-	workers_sweep_all(w, true);
+	fh_sweep(ch);
+	fh_close_doomed(ch);
+	fs_sweep_everywhere(ch, true);
 }
 
 /* Did any ring let deleted files go in the last second? Their space may be on its way: the
  * file system hands it out a moment after the last close (a deferred final release, a journal
  * commit). */
-static bool freed_lately(struct server *srv)
+static bool freed_lately(struct fs *fs)
 {
-	return fiber_now_ns() - atomic_load(&srv->deleted_closed_ns) < 1000 * 1000 * 1000ull;
+	return fiber_now_ns() - atomic_load(&fs->deleted_closed_ns) < 1000 * 1000 * 1000ull;
 }
 
 /* A file whose cached blocks could not be written is refused WRITEs past the bound: with space
@@ -519,9 +545,9 @@ static bool space_again(struct nfs_req *rq, int rc, int tries, bool while_freed)
 {
 	if ((rc != -ENOSPC && rc != -EDQUOT) || tries >= 4)
 		return false;
-	if (tries && while_freed && !freed_lately(rq->w->srv))
+	if (tries && while_freed && !freed_lately(rq->fs->fs))
 		return false;
-	free_deleted(rq->w);
+	free_deleted(rq->fs);
 	if (tries)
 		fiber_sleep_ns(50 * 1000 * 1000ull);
 	return true;
@@ -534,7 +560,7 @@ int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void 
 	/* Once in every mode; more only in cached mode, where the failure may be a write-behind's
 	 * whose blocks retry_cached lets go again. */
 	for (int tries = 0; (tries == 0 || behind(o)) && space_again(rq, rc, tries, true); tries++) {
-		if (freed_lately(rq->w->srv))
+		if (freed_lately(rq->fs->fs))
 			retry_cached(rq, o);
 		rc = write_once(rq, o, off, data, count, stable);
 	}
@@ -554,9 +580,9 @@ static int commit_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint3
 		*synced = bf != NULL;
 		return bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
 	}
-	int fd = fh_io_fd(rq->w, o, false);
+	int fd = fh_io_fd(rq->fs, o, false);
 	*synced = fd >= 0;
-	return fd < 0 ? fd : io_fsync(rq->w->ring, fd, false);
+	return fd < 0 ? fd : io_fsync(rq->fs->io, fd, false);
 }
 
 int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
@@ -568,9 +594,9 @@ int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t c
 	 * the file's write-back error, and a second one would succeed over the lost pages. */
 	for (int tries = 0; behind(o) && space_again(rq, rc, tries, false); tries++)
 		rc = commit_once(rq, o, off, count, &synced);
-	if (rc < 0 && server_verf_lost(rc, synced)) {
+	if (rc < 0 && fs_verf_lost(rc, synced)) {
 		log_warn("COMMIT failed: %s; write verifier changed", strerror(-rc));
-		server_rotate_verf(rq->w->srv);
+		fs_rotate_verf(rq->fs->fs);
 	} else if (rc < 0) {
 		log_debug("COMMIT failed: %s", strerror(-rc));
 	}
@@ -584,7 +610,7 @@ int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
 		struct bcache_file *bf = cache_of(rq, o, &err);
 		return bf ? bcache_truncate(bf, size) : -err;
 	}
-	int fd = fh_io_fd(rq->w, o, false);
+	int fd = fh_io_fd(rq->fs, o, false);
 	if (fd < 0)
 		return fd;
 	int rc = paged_coherent(rq, o);
@@ -592,12 +618,12 @@ int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
 }
 
 /* Also through a paged export of a file system a cached one serves (shares_cache). */
-void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st)
+void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st)
 {
 	if (!o->exp || !(uses_cache(o) || o->exp->shares_cache) || !S_ISREG(st->stx_mode))
 		return;
 	int err;
-	struct bcache_file *bf = fh_bcache(w, o, (uint32_t)o->exp->block, &err);
+	struct bcache_file *bf = fh_bcache(ch, o, (uint32_t)o->exp->block, &err);
 	if (!bf)
 		return;
 	int64_t size = bcache_file_size(bf);
@@ -639,7 +665,7 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint64_
 {
 	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
 	uint64_t bs = direct ? o->exp->block : 4096;
-	int fd = fh_io_fd(rq->w, o, direct);
+	int fd = fh_io_fd(rq->fs, o, direct);
 	if (fd < 0)
 		return fd;
 	char *buf = aligned_alloc(bs, ((a1 - a0) + bs - 1) & ~(bs - 1));
@@ -649,9 +675,9 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint64_
 		return -ENOMEM;
 	}
 	int rwf = o->exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
-	ssize_t n = io_pread_flags(rq->w->ring, fd, buf, a1 - a0, a0, rwf);
+	ssize_t n = io_pread_flags(rq->fs->io, fd, buf, a1 - a0, a0, rwf);
 	if (n == -EOPNOTSUPP && rwf)
-		n = io_pread(rq->w->ring, fd, buf, a1 - a0, a0);
+		n = io_pread(rq->fs->io, fd, buf, a1 - a0, a0);
 	if (n < 0) {
 		bcache_buf_put(hold);
 		return (int)n;

@@ -3,8 +3,8 @@
  * In direct mode the boundary cache (src/cache) sits between the handlers and the disk, and this
  * file supplies the cache's I/O (struct bcache_ops) on O_DIRECT descriptors through the calling
  * worker's ring. In dontcache and buffered modes the data goes through the page cache. */
-#ifndef NFSD_UC_FILEIO_H
-#define NFSD_UC_FILEIO_H
+#ifndef NFSD_UC_FS_FILEIO_H
+#define NFSD_UC_FS_FILEIO_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,8 +25,18 @@ struct file_io {
 	uint64_t touched_ns;          /* CLOCK_MONOTONIC of this handle's last mtime touch */
 };
 
-/* The server's boundary cache, sized from [cache] size. 0 or -errno. */
-int fileio_cache_create(struct server *srv);
+/* The memory of a request's record. A WRITE that the cache keeps (write_mode = cached) lends it
+ * the record instead of copying the payload: record_buf() turns the memory into a reference-
+ * counted holder, which the request's end releases like any other reference. */
+struct record_mem {
+	void *mem;
+	struct bcache_buf *hold;
+};
+struct bcache_buf *record_buf(struct record_mem *rm);
+void record_mem_release(struct record_mem *rm);
+
+/* The daemon's boundary cache, sized from [cache] size. 0 or -errno. */
+int fileio_cache_create(struct fs *fs);
 
 enum fileio_stable { FILEIO_UNSTABLE = 0, FILEIO_DATA_SYNC = 1, FILEIO_FILE_SYNC = 2 };
 
@@ -53,6 +63,6 @@ int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t c
 int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size);
 /* The size a client must see for a regular file: cached bytes count as written. st is updated in
  * place (st->stx_size). */
-void fileio_fix_size(struct worker *w, struct fh_obj *o, struct statx *st);
+void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st);
 
 #endif

@@ -9,22 +9,23 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "nfsd.h"
+#include "fs/fs_int.h"
+#include "fs/verifier.h"
 
-void server_write_verf(struct server *srv, char out[8])
+void fs_write_verf(struct fs *fs, char out[8])
 {
-	uint64_t v = atomic_load(&srv->write_verf);
+	uint64_t v = atomic_load(&fs->write_verf);
 	memcpy(out, &v, 8);
 }
 
-void server_rotate_verf(struct server *srv)
+void fs_rotate_verf(struct fs *fs)
 {
 	uint64_t v;
 	randombytes_buf(&v, sizeof v);
-	atomic_store(&srv->write_verf, v);
+	atomic_store(&fs->write_verf, v);
 }
 
-bool server_verf_lost(int err, bool synced)
+bool fs_verf_lost(int err, bool synced)
 {
 	/* As knfsd's commit_reset_write_verifier: neither of these is the storage's trouble. */
 	if (err == -EAGAIN || err == -ESTALE)

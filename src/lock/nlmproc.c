@@ -87,7 +87,7 @@ static enum nlm4_stats resolve(struct nfs_req *rq, const struct lockin *in, bool
 	/* knfsd's nlm_fopen answers nlm_failed: FAILED, DENIED_NOLOCKS to versions 1 and 3 */
 	if (takes && !may_lock(rq, o, &sx))
 		return NLM4_FAILED;
-	if (cred_root(rq->w) < 0)
+	if (cred_root(rq->fs) < 0)
 		return NLM4_FAILED;
 	*r = (struct nlm_lockreq){.cl = client_of(rq, in->caller), .fh = in->fh->n_bytes,
 				  .fh_len = in->fh->n_len, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
@@ -144,7 +144,7 @@ static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool
 	/* The host's record is on disk before it holds anything a restart must give back. */
 	if (nlm_needs_record(m, &r.cl)) {
 		void *a[2] = {m, &r.cl};
-		long rc = cred_offload_root(rq->w, record_host, a);
+		long rc = cred_offload_root(rq->fs, record_host, a);
 		if (rc < 0) {
 			char q[LOG_QUOTE_SIZE];
 			log_ratelimited(nlm_log_limit(m, NLM_LOG_RECORD), LOG_ERR, "lock: cannot record "

@@ -15,7 +15,7 @@
 #include "fs/cred.h"
 #include "svc/dispatch.h"
 #include "conf/export.h"
-#include "conf/peername.h"
+#include "fs/fs_int.h"
 #include "fs/exptable.h"
 #include "fs/fh.h"
 #include "base/log.h"
@@ -90,7 +90,7 @@ static long do_open_beneath(void *arg)
 static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh,
 			      const struct export_rt **expp)
 {
-	if (cred_root(rq->w) < 0)
+	if (cred_root(rq->fs) < 0)
 		return MNT3ERR_SERVERFAULT;
 	const char *rest;
 	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
@@ -98,17 +98,17 @@ static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *f
 		return MNT3ERR_NOENT;
 	*expp = exp;
 	const struct client_rule *rule = export_match_named(exp->cfg, (const struct sockaddr *)&rq->peer,
-							    peer_confirmed_name, rq);
+							    fs_peer_name, rq);
 	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024))
 		return MNT3ERR_ACCES;
 	if (!*rest)
-		return fh_compose(rq->w, exp, exp->root_fd, "", fh) == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
+		return fh_compose(rq->fs, exp, exp->root_fd, "", fh) == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
 	struct open_beneath a = {exp->root_fd, rest};
-	long rc = cred_offload(rq->w, do_open_beneath, &a);
+	long rc = cred_offload(rq->fs, do_open_beneath, &a);
 	if (rc < 0)
 		return rc == -ENOTDIR ? MNT3ERR_NOTDIR : rc == -ENOENT ? MNT3ERR_NOENT : MNT3ERR_ACCES;
 	int fd = (int)rc;
-	rc = fh_compose(rq->w, exp, fd, "", fh);
+	rc = fh_compose(rq->fs, exp, fd, "", fh);
 	close(fd);
 	return rc == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
 }

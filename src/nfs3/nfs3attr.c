@@ -10,7 +10,7 @@
 
 #include "fs/cred.h"
 #include "conf/export.h"
-#include "conf/peername.h"
+#include "fs/fs_int.h"
 #include "fs/fileio.h"
 #include "io/ring.h"
 #include "base/log.h"
@@ -82,13 +82,13 @@ nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
 	case FH_BADHANDLE: return NFS3ERR_BADHANDLE;
 	case FH_STALE: return NFS3ERR_STALE;
 	case FH_ERR:
-		log_ratelimited(&rq->w->srv->fh_log, LOG_WARNING, "cannot open file handle: %s",
+		log_ratelimited(&rq->fs->fs->fh_log, LOG_WARNING, "cannot open file handle: %s",
 				strerror(err));
 		return nfs3_errno(err);
 	}
 	const struct client_rule *rule = export_match_named(out->exp->cfg,
 							    (const struct sockaddr *)&rq->peer,
-							    peer_confirmed_name, rq);
+							    fs_peer_name, rq);
 	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024)) {
 		log_debug("client not allowed on export %s", out->exp->cfg->path);
 		return NFS3ERR_ACCES;
@@ -105,7 +105,7 @@ nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
 	} else if (rq->exp != out->exp) {
 		return NFS3ERR_XDEV;
 	}
-	int rc = cred_apply(rq->w, &rq->cred);
+	int rc = cred_apply(rq->fs, &rq->cred);
 	return rc < 0 ? NFS3ERR_SERVERFAULT : NFS3_OK;
 }
 
@@ -120,9 +120,9 @@ int nfs3_stat(struct nfs_req *rq, int fd, struct statx *st)
 	if (rc == 0 && st->stx_nlink == 0)
 		return -ESTALE;
 	struct fh_obj o;
-	if (rc == 0 && S_ISREG(st->stx_mode) && rq->exp && fh_obj_of_fd(rq->w, fd, &o)) {
+	if (rc == 0 && S_ISREG(st->stx_mode) && rq->exp && fh_obj_of_fd(rq->fs, fd, &o)) {
 		o.exp = rq->exp;
-		fileio_fix_size(rq->w, &o, st);
+		fileio_fix_size(rq->fs, &o, st);
 	}
 	return rc;
 }
@@ -223,7 +223,7 @@ nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct export_rt *exp, int dirfd
 	attr->attributes_follow = true;
 	nfs3_fattr(rq, &st, &attr->post_op_attr_u.attributes);
 	struct fh h;
-	if (fh_compose(rq->w, exp, dirfd, name, &h) == 0) {
+	if (fh_compose(rq->fs, exp, dirfd, name, &h) == 0) {
 		fh->handle_follows = true;
 		nfs3_fh_out(rq, &h, &fh->post_op_fh3_u.handle);
 	}
@@ -233,10 +233,10 @@ nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct export_rt *exp, int dirfd
 void nfs3_forget_inode(struct nfs_req *rq, const struct statx *victim)
 {
 	dev_t dev = makedev(victim->stx_dev_major, victim->stx_dev_minor);
-	fh_forget(rq->w, dev, victim->stx_ino);
-	fh_close_doomed(rq->w);
+	fh_forget(rq->fs, dev, victim->stx_ino);
+	fh_close_doomed(rq->fs);
 	/* The other workers may hold it open too: its space comes back only when they let go. */
-	workers_forget(rq->w, dev, victim->stx_ino);
+	fs_forget_everywhere(rq->fs, dev, victim->stx_ino);
 }
 
 void nfs3_cookieverf(const struct statx *dir, cookieverf3 out)
@@ -321,5 +321,5 @@ int nfs3_setattr_fd(struct nfs_req *rq, struct fh_obj *o, const sattr3 *sa)
 	    sa->mtime.set_it == DONT_CHANGE)
 		return 0;
 	struct attr_call a = {o->fd, sa};
-	return (int)cred_offload(rq->w, do_set_attrs, &a);
+	return (int)cred_offload(rq->fs, do_set_attrs, &a);
 }

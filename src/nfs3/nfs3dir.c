@@ -95,7 +95,7 @@ static nfsstat3 open_new(struct nfs_req *rq, const struct dir_op *d, const char 
 			 struct fh_obj *obj)
 {
 	struct fh fh;
-	int rc = fh_compose(rq->w, d->o.exp, d->o.fd, name, &fh);
+	int rc = fh_compose(rq->fs, d->o.exp, d->o.fd, name, &fh);
 	if (rc < 0)
 		return nfs3_errno(-rc);
 	nfs_fh3 wire = { .data = { .data_len = fh.len, .data_val = (char *)fh.data } };
@@ -222,7 +222,7 @@ static nfsstat3 create_file(struct nfs_req *rq, const struct dir_op *d, const ch
 		struct timespec ts[2];
 		verf_times(how->createhow3_u.verf, ts);
 		struct futimens_call c = {fd, ts};
-		long rc = cred_offload(rq->w, do_futimens, &c);
+		long rc = cred_offload(rq->fs, do_futimens, &c);
 		if (rc < 0) {
 			st = nfs3_errno((int)-rc);
 			/* Without the verifier the client's retry would fail with EXIST. */
@@ -353,7 +353,7 @@ static nfsstat3 make_node(struct nfs_req *rq, const struct dir_op *d, const char
 	if (st != NFS3_OK)
 		return st;
 	struct mknod_call c = {d->o.fd, name, mode, dev};
-	long rc = cred_offload(rq->w, do_mknod, &c);
+	long rc = cred_offload(rq->fs, do_mknod, &c);
 	if (rc < 0)
 		return nfs3_errno((int)-rc);
 	*want_rest = sattr_rest(sa, false, rest);

@@ -14,6 +14,7 @@
 #include "fs/cred.h"
 #include "svc/dispatch.h"
 #include "fs/fileio.h"
+#include "fs/verifier.h"
 #include "io/ring.h"
 #include "base/log.h"
 #include "nfs3/nfs3.h"
@@ -170,7 +171,7 @@ NFS3_HANDLER(readlink)
 		return;
 	char *buf = arena_alloc(&rq->arena, PATH_MAX + 1);
 	struct readlink_call c = {o.fd, buf};
-	long n = buf ? cred_offload(rq->w, do_readlink, &c) : -ENOMEM;
+	long n = buf ? cred_offload(rq->fs, do_readlink, &c) : -ENOMEM;
 	if (n < 0) {
 		r->status = n == -ENOENT ? NFS3ERR_INVAL : nfs3_errno((int)-n);
 		nfs3_post_op_attr(rq, o.fd, &r->READLINK3res_u.resfail.symlink_attributes);
@@ -239,7 +240,7 @@ static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct 
 	WRITE3resok *ok = &r->WRITE3res_u.resok;
 	ok->count = a->count;
 	ok->committed = a->stable;
-	server_write_verf(rq->w->srv, ok->verf);
+	fs_write_verf(rq->w->srv->fs, ok->verf);
 	nfs3_wcc(rq, before, o->fd, &ok->file_wcc);
 }
 
@@ -303,7 +304,7 @@ NFS3_HANDLER(commit)
 	wcc_data *wcc = r->status == NFS3_OK ? &r->COMMIT3res_u.resok.file_wcc : &r->COMMIT3res_u.resfail.file_wcc;
 	nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, wcc);
 	if (r->status == NFS3_OK)
-		server_write_verf(rq->w->srv, r->COMMIT3res_u.resok.verf);
+		fs_write_verf(rq->w->srv->fs, r->COMMIT3res_u.resok.verf);
 }
 
 struct statfs_call {
@@ -327,7 +328,7 @@ NFS3_HANDLER(fsstat)
 	if (r->status != NFS3_OK)
 		return;
 	struct statfs_call c = {o.fd, &s};
-	long rc = cred_offload(rq->w, do_statfs, &c);
+	long rc = cred_offload(rq->fs, do_statfs, &c);
 	if (rc < 0) {
 		r->status = nfs3_errno((int)-rc);
 		nfs3_post_op_attr(rq, o.fd, &r->FSSTAT3res_u.resfail.obj_attributes);
@@ -376,7 +377,7 @@ NFS3_HANDLER(pathconf)
 	if (r->status != NFS3_OK)
 		return;
 	PATHCONF3resok *ok = &r->PATHCONF3res_u.resok;
-	long link_max = cred_offload(rq->w, do_link_max, &o.fd);
+	long link_max = cred_offload(rq->fs, do_link_max, &o.fd);
 	ok->linkmax = link_max > 0 ? (uint32_t)link_max : 1;
 	ok->name_max = NAME_MAX;
 	ok->no_trunc = TRUE;

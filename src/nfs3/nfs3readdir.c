@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fs/cred.h"
+#include "fs/fs_int.h"
 #include "io/ring.h"
 #include "nfs3/nfs3.h"
 
@@ -127,7 +128,7 @@ static nfsstat3 cursor_open(struct nfs_req *rq, const struct rd_dir *d, uint64_t
 	snprintf(path, sizeof path, "/proc/self/fd/%d", d->o.fd);
 	c->len = c->pos = 0;
 	c->end = false;
-	c->delay_ms = rq->w->srv->fault_readdir_delay_ms;
+	c->delay_ms = rq->fs->fs->fault_readdir_delay_ms;
 	c->fd = io_openat(rq->w->ring, AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (c->fd < 0)
 		return nfs3_errno(-c->fd);
@@ -206,7 +207,7 @@ static const struct dirent64 *cursor_next(struct nfs_req *rq, struct dir_cursor 
 	if (c->pos >= c->len) {
 		if (c->end)
 			return NULL;
-		long n = cred_offload(rq->w, do_getdents, c);
+		long n = cred_offload(rq->fs, do_getdents, c);
 		if (n <= 0) {
 			if (n < 0)
 				*err = (int)-n;
@@ -318,7 +319,7 @@ static void plus_extras(struct nfs_req *rq, const struct rd_dir *d, const struct
 	if (pe->rc == 0) {
 		if (nfs3_off_export(d->o.exp, &pe->st))
 			return;
-		fh_seal(rq->w->srv, d->o.exp, &pe->kh, &fh);
+		fh_seal(rq->fs->fs, d->o.exp, &pe->kh, &fh);
 		stp = &pe->st;
 		fhp = &fh;
 	}

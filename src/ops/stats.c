@@ -74,7 +74,7 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 	C(k, "commits", atomic_load(&c->commits));
 	C(k, "bytes_written", atomic_load(&c->bytes_written));
 	C(k, "bytes_read", atomic_load(&c->bytes_read));
-	C(k, "stable_writes_alone", atomic_load(&c->stable_alone));
+	C(k, "stable_writes_alone", fs_stable_alone(srv->fs));
 	if (srv->drc) {
 		struct drc_stats d;
 		drc_get_stats(srv->drc, &d);
@@ -101,9 +101,9 @@ void stats_collect(struct server *srv, const struct stats_sink *k)
 		C(k, "metrics_connections_refused", atomic_load(&srv->mhttp.refused));
 		C(k, "metrics_connections_timed_out", atomic_load(&srv->mhttp.timed_out));
 	}
-	if (srv->cache) {
+	if (srv->fs) {
 		struct bcache_stats b;
-		bcache_get_stats(srv->cache, &b);
+		bcache_get_stats(fs_cache(srv->fs), &b);
 		C(k, "cache_writes", b.writes);
 		C(k, "cache_direct_middles", b.direct_middles);
 		C(k, "cache_bounced_middles", b.bounced_middles);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fs/cred.h"
+#include "fs/fileio.h"
 #include "svc/dispatch.h"
 #include "io/fiber.h"
 #include "io/ring.h"
@@ -184,7 +185,7 @@ static void on_datagram(struct io_op *op, int res)
 		if (mem) {
 			memcpy(mem, d->buf, (size_t)res);
 			*dc = (struct dgram_call){.d = d, .peer = d->peer, .rm = {.mem = mem},
-						  .len = (size_t)res, .creds = {.w = d->w}};
+						  .len = (size_t)res, .creds = {.ch = d->w->fs}};
 			dest_of(d, &dc->local);
 		}
 		if (!mem || fiber_spawn(d->w->sched, dgram_main, dc) < 0) {

@@ -159,7 +159,7 @@ static void call_free(struct call *cl)
 	}
 	fh_unpin_all(&cl->rq);
 	if (cl->rq.tbl)
-		exptable_put(cl->rq.w, cl->rq.tbl);
+		exptable_put(cl->rq.fs, cl->rq.tbl);
 	arena_free(&cl->rq.arena);
 	free(cl->args);
 	free(cl->res);
@@ -226,11 +226,11 @@ static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem
 		call_free(cl);
 		return;
 	}
-	cl->rq = (struct nfs_req){.w = w, .rec = rm, .call = &cl->hdr, .peer = *xp->peer,
+	cl->rq = (struct nfs_req){.w = w, .fs = w ? w->fs : NULL, .rec = rm, .call = &cl->hdr, .peer = *xp->peer,
 				  .local = xp->local ? *xp->local
 						     : (struct sockaddr_storage){.ss_family = AF_UNSPEC},
 				  .proto = xp->proto ? xp->proto : IPPROTO_TCP, .cred = hdr->cred,
-				  .tbl = w && w->table ? exptable_get(w) : NULL};
+				  .tbl = w && w->fs ? exptable_get(w->fs) : NULL};
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
 	int64_t status = status_of(hdr, pd, cl->res);

@@ -258,26 +258,6 @@ static uint8_t *place_record(const struct dispatch_peek *pk, size_t len, size_t 
 
 static void request_main(void *arg);
 
-struct bcache_buf *record_buf(struct record_mem *rm)
-{
-	if (!rm)
-		return NULL;
-	/* The whole allocation counts: header and slack too. NULL: the cache copies instead. */
-	if (!rm->hold)
-		rm->hold = bcache_buf_heap(rm->mem, malloc_usable_size(rm->mem));
-	return rm->hold;
-}
-
-void record_mem_release(struct record_mem *rm)
-{
-	if (rm->hold)
-		bcache_buf_put(rm->hold);
-	else
-		free(rm->mem);
-	rm->mem = NULL;
-	rm->hold = NULL;
-}
-
 /* Run a record as a fiber of this ring. mem, when given, owns rec and goes with the request; else
  * rec lies in the stream buffer and is copied out (placed, so this is the payload's only copy). */
 static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size_t len,
@@ -296,7 +276,7 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 	if (rq && mem)
 		*rq = (struct request){.c = c, .rm = {.mem = mem}, .rec = rec, .len = len,
 				       .charged = charged, .read_charge = read_charge,
-				       .creds = {.w = c->w}};
+				       .creds = {.ch = c->w->fs}};
 	/* The fiber first runs at the loop's next turn, not inside this call. */
 	if (!rq || !mem || fiber_spawn(c->w->sched, request_main, rq) < 0) {
 		log_err("out of memory for a request: closing the connection");

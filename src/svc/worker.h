@@ -4,8 +4,8 @@
  * socket to reply, as a fiber (io/fiber.h): its file calls suspend it and their CQEs resume it,
  * so a ring has many requests in flight and no thread waits for one I/O. Rings talk to each
  * other only by message (the scheduler's inbox, woken through an eventfd the ring reads). */
-#ifndef NFSD_UC_WORKER_H
-#define NFSD_UC_WORKER_H
+#ifndef NFSD_UC_SVC_WORKER_H
+#define NFSD_UC_SVC_WORKER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,29 +36,13 @@ void worker_request_begin(struct worker *w);
 /* When the latest request began, on any ring (CLOCK_MONOTONIC ns): while they keep coming, the
  * WRITE a parked one waits for may be among the next, even if every one so far has parked. */
 uint64_t workers_last_start(struct server *srv);
-/* A WRITE parked for its neighbour (fileio.c) is listed on its ring between begin and end: when
- * no request is left running anywhere, its wait is kicked (it then gives up waiting), so it needs
- * no periodic look at whether the server went idle. */
-struct parked_call {
-	struct co_kick kick;
-	struct parked_call *next, *prev;
-};
-/* Dirty data is waiting (bcache_writeback_wanted): start a write-behind fiber on this ring
- * unless [cache] writeback_depth of them run already, on all rings. They run as the server, end
- * when there is nothing left, and are waited for when the ring stops. */
-void worker_writeback(struct worker *w);
-/* Start fn(arg) in a new fiber of w's ring, with the server's credentials (saved across its
- * waits). 0 or -errno. */
-int worker_spawn_as_server(struct worker *w, void (*fn)(void *arg), void *arg);
-void worker_park_begin(struct worker *w, struct parked_call *p);
-void worker_park_end(struct worker *w, struct parked_call *p);
+/* A WRITE parked for its neighbour (fs/fileio.c) is listed on its ring between begin and end:
+ * when no request is left running anywhere, its wait is kicked (it then gives up waiting), so it
+ * needs no periodic look at whether the server went idle. */
+void worker_park_begin(struct worker *w, struct fs_parked *p);
+void worker_park_end(struct worker *w, struct fs_parked *p);
 
-/* The inode (dev, ino) lost its last link through this ring (which forgot it already): every
- * other ring closes its handles of it at its next turn. */
-void workers_forget(struct worker *self, dev_t dev, uint64_t ino);
-/* Make every ring close its handles of deleted files (a WRITE found the disk full). With wait,
- * return once they all did (or after 100 ms): only the caller's own cache is swept by the caller,
- * as the caches are per ring. */
-void workers_sweep_all(struct worker *self, bool wait);
+/* What the file-system layer asks of the rings (fs/fs.h), for fs_new(). */
+extern const struct fs_ring_ops workers_fs_ops;
 
 #endif

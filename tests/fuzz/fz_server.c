@@ -37,6 +37,7 @@
 #include "fs/exptable.h"
 #include "mount/mountlist.h"
 #include "fs/fileio.h"
+#include "fs/fs_int.h"
 #include "fz_check.h"
 #include "fz_marks.h"
 #include "io/fiber.h"
@@ -244,7 +245,7 @@ static void end_grace(void);
 static void reset_tree(void)
 {
 	for (unsigned i = 0; i < FZ_NEXP; i++) {
-		const struct export_rt *e = &fz.srv.table->exports[i];
+		const struct export_rt *e = &fz.srv.fs->table->exports[i];
 		if (nftw(e->cfg->path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
 			die("clearing an export");
 		make_objects(e->root_fd);
@@ -761,19 +762,16 @@ static void start_server(void)
 	if (sodium_init() < 0)
 		die("sodium_init");
 	/* A fixed key: handles are the same in every run of the same tree. */
-	memcpy(srv->fh_key, "nfsd-uc fuzz key", 16);
-	server_rotate_verf(srv);
-	if (exptable_open(srv) < 0)
-		die("exports");
-	if (fileio_cache_create(srv) < 0 || climits_create(&fz.cfg, &srv->limits) < 0)
-		die("cache");
+	struct fs_params fp = {.cfg = &fz.cfg, .rings = 1, .ops = &workers_fs_ops,
+			       .fh_key = (const uint8_t *)"nfsd-uc fuzz key", .fh_cache_max = 256};
+	if (fs_new(&fp, &srv->fs) < 0)
+		die("exports, cache");
+	srv->place_align = fs_place_align(srv->fs);
+	if (climits_create(&fz.cfg, &srv->limits) < 0)
+		die("limits");
 	if (fz.cfg.reply_cache_entries &&
 	    drc_create(fz.cfg.reply_cache_entries, fz.cfg.reply_cache_size, &srv->drc) < 0)
 		die("drc");
-	srv->pool = pool_new(fz.cfg.blocking_threads, NULL, NULL);
-	if (!srv->pool)
-		die("pool");
-	srv->fh_cache_max = 256;
 	if (fz.netns)
 		client_start();
 	lock_manager_start();
@@ -1055,7 +1053,7 @@ static bool run_record(const uint8_t *rec, size_t len, const struct sockaddr_sto
 {
 	struct worker *w = &fz.srv.workers[0];
 	struct job j = {.msg = {.fn = on_job}, .w = w, .peer = peer, .proto = proto, .orig = rec,
-			.len = len, .creds = {.w = w}};
+			.len = len, .creds = {.ch = w->fs}};
 	j.rec = place(rec, len, &j.rm.mem);
 	fiber_sched_post(w->sched, &j.msg);
 	wait_done(&j.done);
