@@ -113,34 +113,18 @@ struct worker {
 	struct ring_metrics *metrics; /* per-procedure figures (metrics.h): written by this ring only */
 };
 
-/* Handle-cache entries a request resolved: kept open until it ends, whatever other fibers of the
- * ring do to the cache meanwhile. */
-#define NFS_REQ_PINS 4
-
 /* One RPC call being handled. */
 struct record_mem;
 struct nfs_req {
 	struct worker *w;
-	struct fs_chan *fs;           /* w's part of the file-system layer */
-	struct record_mem *rec;       /* NULL when the caller keeps no record (tests) */
 	const struct rpc_call *call;
 	struct sockaddr_storage peer;
 	struct sockaddr_storage local;   /* the server's address the call came to (AF_UNSPEC: unknown) */
 	int proto;                    /* IPPROTO_TCP or IPPROTO_UDP: what it came over */
-	struct rpc_cred cred;         /* as sent; squashed per export when a handle is resolved */
-	struct export_table *tbl;     /* the exports as they were when the call began */
-	const struct export_rt *exp;  /* the export of the (first) handle resolved */
-	const struct client_rule *rule;
+	struct fs_call fs;            /* its use of the file system: credentials, exports, handles */
 	struct arena arena;
 	size_t reply_hint;            /* bytes the encoded result may need, when more than the default */
-	void *payload;                /* zero-copy tail of the reply (READ data) */
-	size_t payload_len;
-	const struct iovec *payload_iov;  /* or, when set, payload_len bytes in these (cache hits) */
-	int payload_iovcnt;
-	void *payload_mem;            /* what payload_free releases once the reply has been sent */
-	void (*payload_free)(void *);
-	struct fh_entry *pins[NFS_REQ_PINS];
-	unsigned npins;
+	struct fs_payload payload;    /* zero-copy tail of the reply (READ data) */
 };
 
 #endif

@@ -8,7 +8,6 @@
 
 #include "base/log.h"
 #include "cache/bcache.h"
-#include "conf/peername.h"
 #include "fs/fh.h"
 #include "fs/fs_int.h"
 #include "io/fiber.h"
@@ -233,10 +232,4 @@ void fs_chan_between(struct fs_chan *ch)
 	apply_forgets(ch);
 	maybe_sweep(ch);
 	close_doomed(ch);
-}
-
-const char *fs_peer_name(void *nfs_req)
-{
-	struct nfs_req *rq = nfs_req;
-	return peer_confirmed_name(&rq->fs->names, rq->fs->fs->resolver, &rq->peer, &rq->arena);
 }

@@ -261,6 +261,29 @@ const struct export_rt *exptable_by_fsid(const struct export_table *t, uint32_t 
 	return NULL;
 }
 
+const struct export_rt *exptable_for_path(const struct export_table *t, const char *path,
+					  const char **rest)
+{
+	const struct export_rt *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; t && i < t->n; i++) {
+		const char *ep = t->exports[i].cfg->path;
+		size_t n = strlen(ep);
+		if (strcmp(ep, "/") == 0)
+			n = 0;
+		if (strncmp(path, ep, n) == 0 && (path[n] == 0 || path[n] == '/') && (!best || n > best_len)) {
+			best = &t->exports[i];
+			best_len = n;
+		}
+	}
+	if (best) {
+		*rest = path + best_len;
+		while (**rest == '/')
+			(*rest)++;
+	}
+	return best;
+}
+
 /* ---- the rings' side ---- */
 
 static void release_old(struct fs_chan *ch)

@@ -68,7 +68,11 @@ void exptable_reload(struct fs *fs, const char *file, bool verbose);
 struct export_table *exptable_get(struct fs_chan *ch);
 void exptable_put(struct fs_chan *ch, struct export_table *t);
 
-/* The export of t with this fsid (NULL: none, or no table), or whose path holds path. */
+/* The export of t with this fsid (NULL: none, or no table). */
 const struct export_rt *exptable_by_fsid(const struct export_table *t, uint32_t fsid);
+/* The export of t holding path (the longest match), and path's remainder below its root in
+ * *rest ("" for the root itself); NULL: none. */
+const struct export_rt *exptable_for_path(const struct export_table *t, const char *path,
+					  const char **rest);
 
 #endif

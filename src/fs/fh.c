@@ -322,10 +322,10 @@ static void entry_unpin(struct fh_cache *c, struct fh_entry *e)
 		cache_remove(c, e, true);
 }
 
-void fh_unpin_all(struct nfs_req *rq)
+void fh_unpin_all(struct fs_call *fc)
 {
-	while (rq->npins)
-		entry_unpin(rq->fs->fhc, rq->pins[--rq->npins]);
+	while (fc->npins)
+		entry_unpin(fc->ch->fhc, fc->pins[--fc->npins]);
 }
 
 unsigned fh_sweep(struct fs_chan *ch)
@@ -549,16 +549,17 @@ struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t blo
 	return e->bf;
 }
 
-enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, struct fh_obj *out, int *err)
+enum fh_status fh_resolve(struct fs_call *fc, const void *data, size_t len, struct fh_obj *out,
+			  int *err)
 {
-	struct fs_chan *ch = rq->fs;
-	if (rq->npins == NFS_REQ_PINS) {
+	struct fs_chan *ch = fc->ch;
+	if (fc->npins == FS_CALL_PINS) {
 		*err = EINVAL;      /* no procedure resolves this many handles */
 		return FH_ERR;
 	}
 	const uint8_t *p = data;
 	const struct export_rt *exp = NULL;
-	enum fh_status st = fh_check(ch->fs, rq->tbl, p, len, &exp);
+	enum fh_status st = fh_check(ch->fs, fc->tbl, p, len, &exp);
 	if (st != FH_OK)
 		return st;
 	uint64_t hash;
@@ -605,7 +606,7 @@ found:
 	/* Pinned before anything can yield: eviction below may write a victim's cached blocks,
 	 * and other fibers of the ring use the cache meanwhile. */
 	e->pins++;
-	rq->pins[rq->npins++] = e;
+	fc->pins[fc->npins++] = e;
 	if (c->n > c->max)
 		evict_one(c);
 	*out = (struct fh_obj){.fd = e->fd, .exp = exp, .ent = e, .fh = e->fh};

@@ -15,10 +15,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "nfsd.h"
-
 struct bcache_file;
+struct export_rt;
+struct fh_entry;
 struct fs;
+struct fs_call;
 struct fs_chan;
 
 #define FH_MAX 64
@@ -61,11 +62,12 @@ int fh_compose(struct fs_chan *ch, const struct export_rt *exp, int dirfd, const
 /* Check and open a handle (as root: open_by_handle_at needs CAP_DAC_READ_SEARCH). The entry is
  * pinned for the rest of the request (fh_unpin_all at its end): other fibers of the ring cannot
  * evict it meanwhile. On FH_ERR, *err holds the errno. */
-enum fh_status fh_resolve(struct nfs_req *rq, const void *data, size_t len, struct fh_obj *out, int *err);
+enum fh_status fh_resolve(struct fs_call *fc, const void *data, size_t len, struct fh_obj *out,
+			  int *err);
 /* subtree_check: whether the object lies under its export's root now (fh.c says how). */
 bool fh_in_subtree(struct fh_obj *o);
 /* The request is over: release what fh_resolve pinned. */
-void fh_unpin_all(struct nfs_req *rq);
+void fh_unpin_all(struct fs_call *fc);
 
 /* A descriptor for READ/WRITE on a regular file: opened once per handle as the server (access
  * is checked per request by the caller), O_DIRECT when direct is set. -errno on failure. */

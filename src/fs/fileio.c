@@ -23,6 +23,10 @@
 #include "fs/fs_int.h"
 #include "fs/verifier.h"
 
+/* What write_tries and write_finish answer when the bytes are in the cache and the WRITE is to
+ * wait for the neighbour of a partial block (write_wait). */
+#define FILEIO_WAIT 1
+
 /* ---- the cache's I/O ---- */
 
 static int op_write(void *io, uint64_t off, const void *buf, size_t len)
@@ -250,9 +254,9 @@ static bool behind(const struct fh_obj *o)
 	return o->exp->write_mode == IO_MODE_CACHED;
 }
 
-static struct bcache_file *cache_of(struct nfs_req *rq, struct fh_obj *o, int *err)
+static struct bcache_file *cache_of(struct fs_call *fc, struct fh_obj *o, int *err)
 {
-	return fh_bcache(rq->fs, o, (uint32_t)o->exp->block, err);
+	return fh_bcache(fc->ch, o, (uint32_t)o->exp->block, err);
 }
 
 /* ---- WRITE and COMMIT ---- */
@@ -336,9 +340,9 @@ static void touch_mtime(struct fs_chan *ch, struct fh_obj *o)
 		log_debug("mtime of a cached WRITE: %s", strerror((int)-rc));
 }
 
-static enum bcache_sync sync_of(enum fileio_stable stable)
+static enum bcache_sync sync_of(enum fs_stable stable)
 {
-	return stable == FILEIO_FILE_SYNC ? BCACHE_SYNC_FILE : BCACHE_SYNC_DATA;
+	return stable == FS_FILE_SYNC ? BCACHE_SYNC_FILE : BCACHE_SYNC_DATA;
 }
 
 /* A direct-mode UNSTABLE WRITE's reply waits while the file's cache is crowded and the WRITE left
@@ -349,18 +353,18 @@ static bool hold_back(const struct fh_obj *o, struct bcache_file *bf, uint64_t o
 	return !behind(o) && bcache_file_crowded(bf) && bcache_range_partial(bf, off, count);
 }
 
-static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
-			uint32_t count, enum fileio_stable stable)
+static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+			uint32_t count, enum fs_stable stable)
 {
 	int err = 0;
-	struct bcache_file *bf = cache_of(rq, o, &err);
+	struct bcache_file *bf = cache_of(fc, o, &err);
 	if (!bf)
 		return -err;
-	struct fs_chan *ch = rq->fs;
+	struct fs_chan *ch = fc->ch;
 	fh_hint_extents(ch, o);
 	if (!ch->creds.is_root && ch->creds.cur.uid != 0)
 		bcache_file_restrict(bf);
-	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(rq->rec))
+	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(fc->rec))
 			   : bcache_write(bf, off, data, count);
 	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */
 	if (rc == 0 && (behind(o) || !covers_whole_block(off, count, o->exp->block)))
@@ -372,7 +376,7 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
 	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
 	 * disk, not when it arrived; and last, as it reads every ring's counter. In cached mode
 	 * the cache's own hold of the writer ahead does what holding back does here. */
-	if (stable == FILEIO_UNSTABLE)
+	if (stable == FS_UNSTABLE)
 		return hold_back(o, bf, off, count) && ch->fs->ops.busy(ch->ring)
 			       ? FILEIO_WAIT : 0;
 	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
@@ -392,12 +396,12 @@ static int write_cached(struct nfs_req *rq, struct fh_obj *o, uint64_t off, cons
  * cache (export_rt.shares_cache): the cache's dirty blocks go to disk first (else they would land
  * later, over this call's newer bytes) and its clean ones are dropped (this call may change
  * them). 0 or the flush's -errno. */
-static int paged_coherent(struct nfs_req *rq, struct fh_obj *o)
+static int paged_coherent(struct fs_call *fc, struct fh_obj *o)
 {
 	if (!o->exp->shares_cache)
 		return 0;
 	int err = 0;
-	struct bcache_file *bf = cache_of(rq, o, &err);
+	struct bcache_file *bf = cache_of(fc, o, &err);
 	if (!bf || bcache_file_entries(bf) == 0)
 		return 0;   /* no handle (another block size): nothing can be cached for it */
 	int rc = bcache_commit(bf, 0, 0, BCACHE_SYNC_NONE);
@@ -405,53 +409,53 @@ static int paged_coherent(struct nfs_req *rq, struct fh_obj *o)
 	return rc;
 }
 
-static int write_paged(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
-		       uint32_t count, enum fileio_stable stable)
+static int write_paged(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+		       uint32_t count, enum fs_stable stable)
 {
-	int prc = paged_coherent(rq, o);
+	int prc = paged_coherent(fc, o);
 	if (prc < 0)
 		return prc;
-	int fd = fh_io_fd(rq->fs, o, false);
+	int fd = fh_io_fd(fc->ch, o, false);
 	if (fd < 0)
 		return fd;
 	int rwf = o->exp->write_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
-	ssize_t n = write_all(rq->fs->io, fd, data, count, off, rwf);
+	ssize_t n = write_all(fc->ch->io, fd, data, count, off, rwf);
 	if (n < 0)
 		return (int)n;
-	if (stable != FILEIO_UNSTABLE)
-		return io_fsync(rq->fs->io, fd, stable == FILEIO_DATA_SYNC);
+	if (stable != FS_UNSTABLE)
+		return io_fsync(fc->ch->io, fd, stable == FS_DATA_SYNC);
 	return 0;
 }
 
 /* synced: the failure may be a sync's (a stable WRITE), which reports data written before. */
-static void write_failed(struct nfs_req *rq, uint64_t off, uint32_t count, int rc, bool synced)
+static void write_failed(struct fs_call *fc, uint64_t off, uint32_t count, int rc, bool synced)
 {
 	bool lost = fs_verf_lost(rc, synced);
 	/* A full disk fails every WRITE: one line a second says so, with how many it stands for. */
-	log_ratelimited(&rq->fs->fs->write_errors, LOG_WARNING, "WRITE of %u bytes at %llu failed: %s%s",
+	log_ratelimited(&fc->ch->fs->write_errors, LOG_WARNING, "WRITE of %u bytes at %llu failed: %s%s",
 			count, (unsigned long long)off, strerror(-rc),
 			lost ? "; write verifier changed" : "");
 	if (lost)
-		fs_rotate_verf(rq->fs->fs);
+		fs_rotate_verf(fc->ch->fs);
 }
 
-static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
-			enum fileio_stable stable, bool force)
+static int write_finish(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count,
+			enum fs_stable stable, bool force)
 {
 	int err = 0;
-	struct bcache_file *bf = cache_of(rq, o, &err);
+	struct bcache_file *bf = cache_of(fc, o, &err);
 	if (!bf)
 		return -err;
-	if (stable == FILEIO_UNSTABLE)
+	if (stable == FS_UNSTABLE)
 		return !force && hold_back(o, bf, off, count) ? FILEIO_WAIT : 0;
 	if (bcache_range_partial(bf, off, count)) {
 		if (!force)
 			return FILEIO_WAIT;
-		count_alone(rq->fs->fs);
+		count_alone(fc->ch->fs);
 	}
 	int rc = bcache_commit(bf, off, count, sync_of(stable));
 	if (rc < 0)
-		write_failed(rq, off, count, rc, true);
+		write_failed(fc, off, count, rc, true);
 	return rc;
 }
 
@@ -467,14 +471,14 @@ static int write_finish(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint
 #define PARK_MIN_NS (10 * 1000 * 1000ull)
 #define PARK_MAX_NS (1000 * 1000 * 1000ull)
 
-int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
-		      enum fileio_stable stable)
+static int write_wait(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count,
+		      enum fs_stable stable)
 {
 	int err = 0;
-	struct bcache_file *bf = cache_of(rq, o, &err);
+	struct bcache_file *bf = cache_of(fc, o, &err);
 	if (!bf)
 		return -err;
-	struct fs_chan *ch = rq->fs;
+	struct fs_chan *ch = fc->ch;
 	const struct fs_ring_ops *ops = &ch->fs->ops;
 	struct fs_parked pc;
 	ops->park_begin(ch->ring, &pc);
@@ -486,14 +490,14 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 		uint64_t until = quiet > min ? quiet : min;
 		/* Counted as running again here (ops->running), so "others" is anyone but us. */
 		bool force = now >= end || (now >= until && !ops->busy(ch->ring));
-		rc = write_finish(rq, o, off, count, stable, force);
+		rc = write_finish(fc, o, off, count, stable, force);
 		if (rc != FILEIO_WAIT)
 			break;
 		pc.kick.kicked = false;
 		ops->running(ch->ring, false);
 		/* Before then the idle kick is not armed: it would end each wait at once (nothing
 		 * else runs) and the loop would spin on it. */
-		bcache_wait_partial(bf, off, count, stable == FILEIO_UNSTABLE, now < until ? until : end,
+		bcache_wait_partial(bf, off, count, stable == FS_UNSTABLE, now < until ? until : end,
 				    now < until ? NULL : &pc.kick);
 		ops->running(ch->ring, true);
 	}
@@ -501,11 +505,11 @@ int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32
 	return rc;
 }
 
-static int write_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data,
-		      uint32_t count, enum fileio_stable stable)
+static int write_once(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+		      uint32_t count, enum fs_stable stable)
 {
-	return uses_cache(o) ? write_cached(rq, o, off, data, count, stable)
-			       : write_paged(rq, o, off, data, count, stable);
+	return uses_cache(o) ? write_cached(fc, o, off, data, count, stable)
+			       : write_paged(fc, o, off, data, count, stable);
 }
 
 /* Deleted files we still hold open may be what fills the disk: let them go (here now, in the
@@ -528,10 +532,10 @@ static bool freed_lately(struct fs *fs)
 /* A file whose cached blocks could not be written is refused WRITEs past the bound: with space
  * freed, its blocks get another try before the WRITE does (not without: each WRITE so retried
  * would add its bytes to what cannot go). */
-static void retry_cached(struct nfs_req *rq, struct fh_obj *o)
+static void retry_cached(struct fs_call *fc, struct fh_obj *o)
 {
 	int err = 0;
-	struct bcache_file *bf = behind(o) ? cache_of(rq, o, &err) : NULL;
+	struct bcache_file *bf = behind(o) ? cache_of(fc, o, &err) : NULL;
 	if (bf)
 		bcache_file_retry(bf);
 }
@@ -541,79 +545,94 @@ static void retry_cached(struct nfs_req *rq, struct fh_obj *o)
  * may take the file system a moment (a deferred final release; ext4 hands freed blocks out
  * after its journal commits): up to 4 tries, 50 ms apart, and with while_freed only while some
  * ring let deleted files go in the last second. */
-static bool space_again(struct nfs_req *rq, int rc, int tries, bool while_freed)
+static bool space_again(struct fs_call *fc, int rc, int tries, bool while_freed)
 {
 	if ((rc != -ENOSPC && rc != -EDQUOT) || tries >= 4)
 		return false;
-	if (tries && while_freed && !freed_lately(rq->fs->fs))
+	if (tries && while_freed && !freed_lately(fc->ch->fs))
 		return false;
-	free_deleted(rq->fs);
+	free_deleted(fc->ch);
 	if (tries)
 		fiber_sleep_ns(50 * 1000 * 1000ull);
 	return true;
 }
 
-int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
-		 enum fileio_stable stable)
+/* The WRITE's bytes into the file or the cache, the disk full tried again; FILEIO_WAIT when it
+ * is to wait for a neighbour (write_wait). */
+static int write_tries(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+		       uint32_t count, enum fs_stable stable)
 {
-	int rc = write_once(rq, o, off, data, count, stable);
+	int rc = write_once(fc, o, off, data, count, stable);
 	/* Once in every mode; more only in cached mode, where the failure may be a write-behind's
 	 * whose blocks retry_cached lets go again. */
-	for (int tries = 0; (tries == 0 || behind(o)) && space_again(rq, rc, tries, true); tries++) {
-		if (freed_lately(rq->fs->fs))
-			retry_cached(rq, o);
-		rc = write_once(rq, o, off, data, count, stable);
+	for (int tries = 0; (tries == 0 || behind(o)) && space_again(fc, rc, tries, true); tries++) {
+		if (freed_lately(fc->ch->fs))
+			retry_cached(fc, o);
+		rc = write_once(fc, o, off, data, count, stable);
 	}
 	if (rc < 0)
-		write_failed(rq, off, count, rc, stable != FILEIO_UNSTABLE);
+		write_failed(fc, off, count, rc, stable != FS_UNSTABLE);
 	return rc;
 }
 
 /* *synced: the error is the writing or syncing of held data's, not the handle's. */
-static int commit_once(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
+static int commit_once(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count,
 		       bool *synced)
 {
 	int err = 0;
 	*synced = false;
 	if (uses_cache(o)) {
-		struct bcache_file *bf = cache_of(rq, o, &err);
+		struct bcache_file *bf = cache_of(fc, o, &err);
 		*synced = bf != NULL;
 		return bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
 	}
-	int fd = fh_io_fd(rq->fs, o, false);
+	int fd = fh_io_fd(fc->ch, o, false);
 	*synced = fd >= 0;
-	return fd < 0 ? fd : io_fsync(rq->fs->io, fd, false);
+	return fd < 0 ? fd : io_fsync(fc->ch->io, fd, false);
 }
 
-int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count)
+int fs_write(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+	     uint32_t count, enum fs_stable stable)
 {
+	if (fs_as_caller(fc) < 0)
+		return -FS_ESERVERFAULT;
+	int rc = write_tries(fc, o, off, data, count, stable);
+	if (rc == FILEIO_WAIT)
+		rc = write_wait(fc, o, off, count, stable);
+	return rc;
+}
+
+int fs_commit(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count)
+{
+	if (fs_as_caller(fc) < 0)
+		return -FS_ESERVERFAULT;
 	bool synced;
-	int rc = commit_once(rq, o, off, count, &synced);
+	int rc = commit_once(fc, o, off, count, &synced);
 	/* In cached mode a full disk shows here, not in the WRITEs: what is still dirty gets
 	 * written once more. Not in the others: an fsync that failed has reported (and cleared)
 	 * the file's write-back error, and a second one would succeed over the lost pages. */
-	for (int tries = 0; behind(o) && space_again(rq, rc, tries, false); tries++)
-		rc = commit_once(rq, o, off, count, &synced);
+	for (int tries = 0; behind(o) && space_again(fc, rc, tries, false); tries++)
+		rc = commit_once(fc, o, off, count, &synced);
 	if (rc < 0 && fs_verf_lost(rc, synced)) {
 		log_warn("COMMIT failed: %s; write verifier changed", strerror(-rc));
-		fs_rotate_verf(rq->fs->fs);
+		fs_rotate_verf(fc->ch->fs);
 	} else if (rc < 0) {
 		log_debug("COMMIT failed: %s", strerror(-rc));
 	}
 	return rc;
 }
 
-int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size)
+int fileio_truncate(struct fs_call *fc, struct fh_obj *o, uint64_t size)
 {
 	int err = 0;
 	if (uses_cache(o)) {
-		struct bcache_file *bf = cache_of(rq, o, &err);
+		struct bcache_file *bf = cache_of(fc, o, &err);
 		return bf ? bcache_truncate(bf, size) : -err;
 	}
-	int fd = fh_io_fd(rq->fs, o, false);
+	int fd = fh_io_fd(fc->ch, o, false);
 	if (fd < 0)
 		return fd;
-	int rc = paged_coherent(rq, o);
+	int rc = paged_coherent(fc, o);
 	return rc < 0 ? rc : truncate_fd(fd, size);
 }
 
@@ -660,12 +679,12 @@ static void read_cover(const struct fh_obj *o, uint64_t off, uint64_t len, uint6
 /* Read the cover [a0, a1) of a READ at off from the file as the export's read mode says, data
  * pointing at off inside it (no second copy). Bytes past the end of the file read as zeros.
  * 0 or -errno. */
-static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint64_t a0, uint64_t a1,
+static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_t a0, uint64_t a1,
 		     struct disk_read *dr)
 {
 	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
 	uint64_t bs = direct ? o->exp->block : 4096;
-	int fd = fh_io_fd(rq->fs, o, direct);
+	int fd = fh_io_fd(fc->ch, o, direct);
 	if (fd < 0)
 		return fd;
 	char *buf = aligned_alloc(bs, ((a1 - a0) + bs - 1) & ~(bs - 1));
@@ -675,9 +694,9 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint64_
 		return -ENOMEM;
 	}
 	int rwf = o->exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
-	ssize_t n = io_pread_flags(rq->fs->io, fd, buf, a1 - a0, a0, rwf);
+	ssize_t n = io_pread_flags(fc->ch->io, fd, buf, a1 - a0, a0, rwf);
 	if (n == -EOPNOTSUPP && rwf)
-		n = io_pread(rq->fs->io, fd, buf, a1 - a0, a0);
+		n = io_pread(fc->ch->io, fd, buf, a1 - a0, a0);
 	if (n < 0) {
 		bcache_buf_put(hold);
 		return (int)n;
@@ -692,7 +711,7 @@ static int read_disk(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint64_
 /* The disk's bytes with the cache's newer ones laid over them. A cached block that left the cache
  * between the disk read and the overlay may have reached the disk after the read: read again.
  * In cached mode the blocks read stay in the cache, clean. */
-static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
+static int read_overlaid(struct fs_call *fc, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
 			 uint32_t len, uint64_t extra, struct disk_read *dr)
 {
 	uint64_t a0, a1;
@@ -701,7 +720,7 @@ static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_fil
 		struct bcache_read rd;
 		/* The whole buffer is overlaid: what the cache keeps of it must be current too. */
 		bcache_read_begin(bf, &rd, a0, a1 - a0);
-		int rc = read_disk(rq, o, off, a0, a1, dr);
+		int rc = read_disk(fc, o, off, a0, a1, dr);
 		if (rc < 0) {
 			bcache_read_cancel(bf, &rd);
 			return rc;
@@ -724,7 +743,7 @@ static int read_overlaid(struct nfs_req *rq, struct fh_obj *o, struct bcache_fil
 /* A READ served from cached blocks with no copy: the reply's payload is their images, pinned
  * until it is sent. Enough iovecs for a whole-size READ of single blocks, and its two ends (on
  * the fiber's stack while the cache is asked; a hit keeps what it got, sized to it). */
-#define PIN_MAX (NFS3_MAXIO / 4096 + 2)
+#define PIN_MAX (FS_MAXIO / 4096 + 2)
 struct pinned_read {
 	int npins;
 	struct bcache_buf **pins;   /* npins of them, after iov[] in the same allocation */
@@ -739,8 +758,8 @@ static void pinned_read_free(void *p)
 	free(pr);
 }
 
-/* 1 when the READ was answered from the cache (rq's payload set), 0 on a miss, or -errno. */
-static int read_hit(struct nfs_req *rq, struct bcache_file *bf, uint64_t off, uint32_t len)
+/* 1 when the READ was answered from the cache (*out set), 0 on a miss, or -errno. */
+static int read_hit(struct bcache_file *bf, uint64_t off, uint32_t len, struct fs_payload *out)
 {
 	struct iovec iov[PIN_MAX];
 	struct bcache_buf *pins[PIN_MAX];
@@ -759,21 +778,17 @@ static int read_hit(struct nfs_req *rq, struct bcache_file *bf, uint64_t off, ui
 	pr->pins = (struct bcache_buf **)(pr->iov + n);
 	memcpy(pr->iov, iov, (size_t)n * sizeof *iov);
 	memcpy(pr->pins, pins, (size_t)npins * sizeof *pins);
-	rq->payload = NULL;
-	rq->payload_iov = pr->iov;
-	rq->payload_iovcnt = n;
-	rq->payload_len = len;
-	rq->payload_mem = pr;
-	rq->payload_free = pinned_read_free;
+	*out = (struct fs_payload){.iov = pr->iov, .iovcnt = n, .len = len, .mem = pr,
+				   .free = pinned_read_free};
 	return 1;
 }
 
-static int read_cached(struct nfs_req *rq, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
-		       uint32_t len, uint64_t size, struct disk_read *dr)
+static int read_cached(struct fs_call *fc, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
+		       uint32_t len, uint64_t size, struct disk_read *dr, struct fs_payload *out)
 {
 	if (!behind(o))
-		return read_overlaid(rq, o, bf, off, len, 0, dr);
-	int rc = read_hit(rq, bf, off, len);
+		return read_overlaid(fc, o, bf, off, len, 0, dr);
+	int rc = read_hit(bf, off, len, out);
 	if (rc != 0)
 		return rc;   /* 1: answered */
 	uint64_t ra_off, ra_len, extra = 0;
@@ -782,19 +797,21 @@ static int read_cached(struct nfs_req *rq, struct fh_obj *o, struct bcache_file 
 		extra = ra_off + ra_len - (off + len);
 	if (off + len + extra > size)    /* not past the end of file */
 		extra = size > off + len ? size - (off + len) : 0;
-	rc = read_overlaid(rq, o, bf, off, len, extra, dr);
+	rc = read_overlaid(fc, o, bf, off, len, extra, dr);
 	if (ra)
 		bcache_readahead_end(bf);
 	return rc;
 }
 
-int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,
-		uint32_t *n, bool *eof)
+int fs_read(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,
+	    uint32_t *n, bool *eof, struct fs_payload *out)
 {
 	struct bcache_file *bf = NULL;
 	int err = 0;
+	if (fs_as_caller(fc) < 0)
+		return -FS_ESERVERFAULT;
 	if (uses_cache(o)) {
-		bf = cache_of(rq, o, &err);
+		bf = cache_of(fc, o, &err);
 		if (!bf)
 			return -err;
 		int64_t sz = bcache_file_size(bf);
@@ -808,13 +825,13 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 		return 0;
 	uint32_t len = size - off < count ? (uint32_t)(size - off) : count;
 	struct disk_read dr;
-	int rc = bf ? 0 : paged_coherent(rq, o);
+	int rc = bf ? 0 : paged_coherent(fc, o);
 	if (rc == 0 && bf) {
-		rc = read_cached(rq, o, bf, off, len, size, &dr);
+		rc = read_cached(fc, o, bf, off, len, size, &dr, out);
 	} else if (rc == 0) {
 		uint64_t a0, a1;
 		read_cover(o, off, len, 0, &a0, &a1);
-		rc = read_disk(rq, o, off, a0, a1, &dr);
+		rc = read_disk(fc, o, off, a0, a1, &dr);
 	}
 	if (rc < 0)
 		return rc;
@@ -822,9 +839,7 @@ int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t cou
 	*eof = off + len >= size;
 	if (rc == 1)
 		return 0;    /* from the cache: read_hit set the payload */
-	rq->payload = dr.data;
-	rq->payload_len = len;
-	rq->payload_mem = dr.hold;
-	rq->payload_free = read_buf_put;
+	*out = (struct fs_payload){.data = dr.data, .len = len, .mem = dr.hold,
+				   .free = read_buf_put};
 	return 0;
 }

@@ -11,9 +11,11 @@
 #include <sys/stat.h>
 
 #include "fs/fh.h"
-#include "nfsd.h"
 
-#define NFS3_MAXIO (1024 * 1024)   /* rtmax = wtmax: the largest READ or WRITE, 1 MiB */
+struct bcache_buf;
+struct fs;
+struct fs_call;
+struct fs_chan;
 
 /* What the cache's ops get for a handle: an O_DIRECT descriptor, fixed for the handle's life. */
 struct file_io {
@@ -38,29 +40,8 @@ void record_mem_release(struct record_mem *rm);
 /* The daemon's boundary cache, sized from [cache] size. 0 or -errno. */
 int fileio_cache_create(struct fs *fs);
 
-enum fileio_stable { FILEIO_UNSTABLE = 0, FILEIO_DATA_SYNC = 1, FILEIO_FILE_SYNC = 2 };
-
-/* WRITE count bytes of data at off. Returns 0 or -errno (the verifier is then rotated), or
- * FILEIO_WAIT, when other requests are running (asked once the bytes are in the cache: one of
- * them may be the neighbour), in direct mode: a stable WRITE whose end blocks are still partial,
- * or an UNSTABLE one left partial in a crowded cache (its writer is ahead of the others:
- * bcache_file_crowded). The data is in the cache then; call fileio_write_wait(). */
-#define FILEIO_WAIT 1
-int fileio_write(struct nfs_req *rq, struct fh_obj *o, uint64_t off, const void *data, uint32_t count,
-		 enum fileio_stable stable);
-/* The second half of a WRITE that got FILEIO_WAIT: suspend the calling fiber until the reason
- * to wait is gone, or for at most a second (less when nothing else runs), then 0 (UNSTABLE), or 0
- * or -errno once committed (filling what no neighbour brought). */
-int fileio_write_wait(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count,
-		      enum fileio_stable stable);
-/* READ up to count bytes at off into a buffer handed to the reply (rq->payload); *n and *eof set.
- * size is the file's size from its attributes (direct mode asks the cache instead). 0 or -errno. */
-int fileio_read(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,
-		uint32_t *n, bool *eof);
-/* COMMIT [off, off + count) (count 0: to end of file). 0 or -errno (verifier rotated). */
-int fileio_commit(struct nfs_req *rq, struct fh_obj *o, uint64_t off, uint32_t count);
 /* SETATTR size. 0 or -errno. Access is the caller's to check. */
-int fileio_truncate(struct nfs_req *rq, struct fh_obj *o, uint64_t size);
+int fileio_truncate(struct fs_call *fc, struct fh_obj *o, uint64_t size);
 /* The size a client must see for a regular file: cached bytes count as written. st is updated in
  * place (st->stx_size). */
 void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st);

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "base/log.h"
@@ -84,6 +85,13 @@ struct fs_chan {
 	uint64_t forget_seq;          /* forget_ring entries applied to our handle cache */
 };
 
+/* A verb acts as its call's caller: the thread takes fc->cred (a no-op when it has them). 0 or
+ * -errno (then the thread is root: the verb must not go on). */
+static inline int fs_as_caller(struct fs_call *fc)
+{
+	return fc->ch ? cred_apply(fc->ch, &fc->cred) : 0;
+}
+
 /* fn(arg) in a new fiber of ch's ring, with the server's credentials (saved across its waits).
  * 0 or -errno. */
 int fs_spawn_as_server(struct fs_chan *ch, void (*fn)(void *arg), void *arg);
@@ -98,7 +106,7 @@ void fs_forget_everywhere(struct fs_chan *self, dev_t dev, uint64_t ino);
  * return once they all did (or after 100 ms): only the caller's own cache is swept by the caller,
  * as the caches are per ring. */
 void fs_sweep_everywhere(struct fs_chan *self, bool wait);
-/* The confirmed name of a request's client, for export_match_named (conf/peername.h). */
-const char *fs_peer_name(void *nfs_req);
+/* Whether st, found by name inside exp, lies past a mount point (call.c). */
+bool fs_off_export(const struct export_rt *exp, const struct statx *st);
 
 #endif

@@ -254,7 +254,7 @@ void nlm_count_locks(struct nlm *m, struct nlm_host *h, long delta)
 	h->nlocks = (size_t)((long)h->nlocks + delta);
 	m->nlocks = (size_t)((long)m->nlocks + delta);
 	if (!h->nlocks && !h->nwaiters)
-		h->idle_since = fiber_now_ns();
+		h->idle_since = clock_ns();
 }
 
 /* Place o's lock in the kernel and in the table: 0, -EAGAIN (a conflicting lock the table does
@@ -306,7 +306,7 @@ struct nlm *nlm_new(const struct config *cfg, struct nsm *nsm, struct rpccb *cb)
 	m->cfg = cfg;
 	m->nsm = nsm;
 	m->cb = cb;
-	m->next_cookie = (uint64_t)fiber_now_ns() << 16;
+	m->next_cookie = (uint64_t)clock_ns() << 16;
 	/* The hosts that held locks before this start: the grace period waits for them. */
 	const struct nsm_rec *recs;
 	size_t n = nsm_records(nsm, &recs);
@@ -318,11 +318,11 @@ struct nlm *nlm_new(const struct config *cfg, struct nsm *nsm, struct rpccb *cb)
 			h->recorded = true;
 			h->unnotified = true;
 			h->local = recs[i].local;
-			h->idle_since = fiber_now_ns();
+			h->idle_since = clock_ns();
 			ids[k++] = h->id;
 		}
 	}
-	if (k && grace_start(&m->grace, fiber_now_ns(), (uint64_t)cfg->grace_period * 1000000000ull,
+	if (k && grace_start(&m->grace, clock_ns(), (uint64_t)cfg->grace_period * 1000000000ull,
 			     ids, k) == 0 && (m->grace_started = m->grace.active))
 		log_info("lock: grace period of %u s for %zu client(s) that held locks: only reclaims "
 			 "are granted until they are done", cfg->grace_period, k);
@@ -384,7 +384,7 @@ void nlm_counters(struct nlm *m, struct nlm_counters *out)
 	*out = m->ctr;
 	out->locks = m->nlocks;
 	out->waiters = m->nwaiters;
-	out->grace_pending = grace_active(&m->grace, fiber_now_ns()) ? grace_pending(&m->grace) : 0;
+	out->grace_pending = grace_active(&m->grace, clock_ns()) ? grace_pending(&m->grace) : 0;
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -486,7 +486,7 @@ size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_
 /* Hosts that hold nothing, for a while, lose their record: a restart need not wait for them. */
 void nlm_sweep_hosts(struct nlm *m)
 {
-	uint64_t now = fiber_now_ns();
+	uint64_t now = clock_ns();
 	pthread_mutex_lock(&m->mu);
 	bool grace = grace_active(&m->grace, now);
 	for (struct nlm_host **pp = &m->hosts; *pp;) {

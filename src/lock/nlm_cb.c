@@ -3,6 +3,7 @@
  * blocked LOCK that got its range, the _RES answers of _MSG calls, SM_NOTIFY after a restart;
  * and its timers (waiters blocked by local locks, idle hosts). Replies are handled on the
  * engine's thread, which takes the manager's mutex like any ring. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -228,7 +229,7 @@ static void on_tick(void *ctx)
 	if (++t->n % SWEEP_EVERY_TICKS == 0)
 		nlm_sweep_hosts(m);
 	pthread_mutex_lock(&m->mu);
-	if (m->grace_started && !t->grace_logged && !grace_active(&m->grace, fiber_now_ns())) {
+	if (m->grace_started && !t->grace_logged && !grace_active(&m->grace, clock_ns())) {
 		t->grace_logged = true;
 		log_info("lock: grace period over: new locks are granted");
 	}

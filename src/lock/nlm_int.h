@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "fs/fh.h"
-#include "io/fiber.h"
+#include "base/clock.h"
 #include "lock/grace.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"

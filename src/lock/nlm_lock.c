@@ -240,7 +240,7 @@ static void note(struct nlm *m, const char *what, const struct nlm_lockreq *r, e
 
 enum nlm4_stats nlm_grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim)
 {
-	uint64_t now = fiber_now_ns();
+	uint64_t now = clock_ns();
 	/* A host reclaiming knows of the restart, whether or not our SM_NOTIFY's answer is in yet
 	 * (the client may act on the notify before its answer reaches us). */
 	if (reclaim)

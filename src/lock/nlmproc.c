@@ -10,13 +10,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "fs/cred.h"
+#include "fs/fs.h"
 #include "svc/dispatch.h"
 #include "conf/export.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
 #include "base/log.h"
-#include "nfs3/nfs3.h"
 #include "xdr/nlm_prot.h"
 
 /* The parts of a lock every version's arguments have. */
@@ -56,12 +55,12 @@ static struct nlm_client client_of(struct nfs_req *rq, const char *caller)
 }
 
 /* Whether the caller may take a lock on the file, as knfsd's nlm_fopen asks (NFSD_MAY_NLM:
- * read access or ownership, whatever the lock's kind), under the credentials nfs3_fh_get
- * applied (the export's squashing included). Without it uid 1001 could lock root's 0600 file
- * and hold off root's own fcntl locks on it. */
-static bool may_lock(const struct nfs_req *rq, const struct fh_obj *o, const struct statx *sx)
+ * read access or ownership, whatever the lock's kind), under the call's credentials (the
+ * export's squashing included). Without it uid 1001 could lock root's 0600 file and hold off
+ * root's own fcntl locks on it. */
+static bool may_lock(struct nfs_req *rq, const struct fh_obj *o, const struct statx *sx)
 {
-	return rq->cred.uid == 0 || cred_access(o->fd, R_OK) == 0 || sx->stx_uid == rq->cred.uid;
+	return fs_permission(&rq->fs, o, sx, R_OK) == 0;
 }
 
 /* The file a call names, checked as an NFS call is (handle, client rule, export), and for a
@@ -73,21 +72,20 @@ static enum nlm4_stats resolve(struct nfs_req *rq, const struct lockin *in, bool
 {
 	if (!mgr(rq))
 		return NLM4_DENIED_NOLOCKS;
-	nfs_fh3 fh = {.data = {.data_len = in->fh->n_len, .data_val = in->fh->n_bytes}};
-	nfsstat3 st = nfs3_fh_get(rq, &fh, o);
-	if (st == NFS3ERR_STALE || st == NFS3ERR_BADHANDLE)
+	int rc = fs_fh_get(&rq->fs, in->fh->n_bytes, in->fh->n_len, o);
+	if (rc == -ESTALE || rc == -FS_EBADHANDLE)
 		return NLM4_STALE_FH;
-	if (st != NFS3_OK)
+	if (rc < 0)
 		return NLM4_FAILED;
 	struct statx sx;
-	if (statx(o->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_UID, &sx) < 0)
+	if (fs_stat_plain(&rq->fs, o, &sx) < 0)
 		return NLM4_STALE_FH;
 	if (!S_ISREG(sx.stx_mode))
 		return NLM4_FAILED;
 	/* knfsd's nlm_fopen answers nlm_failed: FAILED, DENIED_NOLOCKS to versions 1 and 3 */
 	if (takes && !may_lock(rq, o, &sx))
 		return NLM4_FAILED;
-	if (cred_root(rq->fs) < 0)
+	if (fs_as_server(&rq->fs) < 0)
 		return NLM4_FAILED;
 	*r = (struct nlm_lockreq){.cl = client_of(rq, in->caller), .fh = in->fh->n_bytes,
 				  .fh_len = in->fh->n_len, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
@@ -144,7 +142,7 @@ static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool
 	/* The host's record is on disk before it holds anything a restart must give back. */
 	if (nlm_needs_record(m, &r.cl)) {
 		void *a[2] = {m, &r.cl};
-		long rc = cred_offload_root(rq->fs, record_host, a);
+		long rc = fs_blocking(&rq->fs, record_host, a);
 		if (rc < 0) {
 			char q[LOG_QUOTE_SIZE];
 			log_ratelimited(nlm_log_limit(m, NLM_LOG_RECORD), LOG_ERR, "lock: cannot record "

@@ -1,23 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MOUNT v3 (RFC 1813 appendix I). MNT resolves a path to the root handle of an export (or of a
- * directory below it), after checking the client against the export's rules. Blocking calls:
- * openat2 at MNT time (RESOLVE_BENEATH has no io_uring form in liburing 2.3). */
+ * directory below it), after checking the client against the export's rules (fs_mount). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "fs/cred.h"
 #include "svc/dispatch.h"
-#include "conf/export.h"
-#include "fs/fs_int.h"
-#include "fs/exptable.h"
-#include "fs/fh.h"
+#include "fs/fs.h"
 #include "base/log.h"
 #include "mount/mountlist.h"
 #include <rpc/rpc.h>
@@ -35,82 +26,21 @@ static void peer_name(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRL
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, out, INET6_ADDRSTRLEN);
 }
 
-static uint16_t peer_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-	return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-}
-
-/* The export holding path, and path's remainder below the export root ("" for the root). */
-static const struct export_rt *export_for(const struct export_table *t, const char *path,
-					   const char **rest)
-{
-	const struct export_rt *best = NULL;
-	size_t best_len = 0;
-	for (size_t i = 0; t && i < t->n; i++) {
-		const char *ep = t->exports[i].cfg->path;
-		size_t n = strlen(ep);
-		if (strcmp(ep, "/") == 0)
-			n = 0;
-		if (strncmp(path, ep, n) == 0 && (path[n] == 0 || path[n] == '/') && (!best || n > best_len)) {
-			best = &t->exports[i];
-			best_len = n;
-		}
-	}
-	if (best) {
-		*rest = path + best_len;
-		while (**rest == '/')
-			(*rest)++;
-	}
-	return best;
-}
-
 static void mnt_null(struct nfs_req *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp, (void)resp;
 }
 
-struct open_beneath {
-	int root_fd;
-	const char *rest;
-};
-
-static long do_open_beneath(void *arg)
+/* fs_mount's answer as MOUNT's. */
+static mountstat3 mnt_status(int rc)
 {
-	struct open_beneath *a = arg;
-	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV};
-	long fd = syscall(SYS_openat2, a->root_fd, a->rest, &how, sizeof how);
-	return fd >= 0 ? fd : -errno;
-}
-
-/* As the server, like rpc.mountd: whatever identity the ring thread had from its last request
- * plays no part. Access to what the handle reaches is checked per NFS request, as the caller. */
-static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh,
-			      const struct export_rt **expp)
-{
-	if (cred_root(rq->fs) < 0)
-		return MNT3ERR_SERVERFAULT;
-	const char *rest;
-	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
-	if (!exp)
-		return MNT3ERR_NOENT;
-	*expp = exp;
-	const struct client_rule *rule = export_match_named(exp->cfg, (const struct sockaddr *)&rq->peer,
-							    fs_peer_name, rq);
-	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024))
-		return MNT3ERR_ACCES;
-	if (!*rest)
-		return fh_compose(rq->fs, exp, exp->root_fd, "", fh) == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
-	struct open_beneath a = {exp->root_fd, rest};
-	long rc = cred_offload(rq->fs, do_open_beneath, &a);
-	if (rc < 0)
-		return rc == -ENOTDIR ? MNT3ERR_NOTDIR : rc == -ENOENT ? MNT3ERR_NOENT : MNT3ERR_ACCES;
-	int fd = (int)rc;
-	rc = fh_compose(rq->fs, exp, fd, "", fh);
-	close(fd);
-	return rc == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
+	switch (rc) {
+	case 0: return MNT3_OK;
+	case -ENOENT: return MNT3ERR_NOENT;
+	case -ENOTDIR: return MNT3ERR_NOTDIR;
+	case -EACCES: return MNT3ERR_ACCES;
+	default: return MNT3ERR_SERVERFAULT;
+	}
 }
 
 static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
@@ -122,7 +52,7 @@ static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
 	const struct export_rt *exp = NULL;
 	char host[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
 	peer_name(&rq->peer, host);
-	r->fhs_status = mnt_resolve(rq, *path, &fh, &exp);
+	r->fhs_status = mnt_status(fs_mount(&rq->fs, *path, &fh, &exp));
 	if (r->fhs_status != MNT3_OK) {
 		log_ratelimited(&srv->mount_refused_log, LOG_INFO, "MNT %s from %s refused (%d)",
 				log_quote(q, *path), host, r->fhs_status);
@@ -191,10 +121,10 @@ static void mnt_dump(struct nfs_req *rq, void *argp, void *resp)
 static void mnt_umnt(struct nfs_req *rq, void *argp, void *resp)
 {
 	(void)resp;
-	const char *path = *(dirpath *)argp, *rest;
+	const char *path = *(dirpath *)argp;
 	char host[INET6_ADDRSTRLEN];
 	peer_name(&rq->peer, host);
-	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
+	const struct export_rt *exp = fs_export_of(&rq->fs, path);
 	if (rq->w->srv->mounts)
 		mount_list_remove(rq->w->srv->mounts, host, exp ? exp->cfg->path : path);
 }
@@ -227,7 +157,7 @@ static void mnt_export(struct nfs_req *rq, void *argp, void *resp)
 {
 	(void)argp;
 	exports *out = resp;
-	const struct config *cfg = rq->tbl ? rq->tbl->cfg : NULL;
+	const struct config *cfg = rq->fs.tbl ? rq->fs.tbl->cfg : NULL;
 	for (size_t i = cfg ? cfg->nexports : 0; i-- > 0;) {
 		const struct export_cfg *e = &cfg->exports[i];
 		struct exportnode *n = arena_alloc(&rq->arena, sizeof *n);

@@ -1,25 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* NFSv3 procedures on single objects and the file system, and the procedure table.
- * Calls with no io_uring op (readlinkat, fstatfs, fpathconf) go to the blocking pool
- * (cred_offload); faccessat2 (cred.c) runs in place: on a descriptor, no lookup, memory only. */
+/* NFSv3 procedures on single objects and the file system, and the procedure table: each checks
+ * what the protocol asks and calls the file-system layer's verbs (fs/fs.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "fs/cred.h"
-#include "svc/dispatch.h"
-#include "fs/fileio.h"
-#include "fs/verifier.h"
-#include "io/ring.h"
-#include "base/log.h"
 #include "nfs3/nfs3.h"
+#include "svc/dispatch.h"
 #include "xdr/nfs3_zc.h"
-#include "svc/worker.h"
 
 
 NFS3_HANDLER(null)
@@ -36,7 +28,7 @@ NFS3_HANDLER(getattr)
 	r->status = nfs3_fh_get(rq, &a->object, &o);
 	if (r->status != NFS3_OK)
 		return;
-	int rc = nfs3_stat(rq, o.fd, &st);
+	int rc = fs_getattr(&rq->fs, &o, &st);
 	r->status = nfs3_errno(rc);
 	if (rc == 0)
 		nfs3_fattr(rq, &st, &r->GETATTR3res_u.resok.obj_attributes);
@@ -57,20 +49,22 @@ NFS3_HANDLER(setattr)
 	r->status = nfs3_fh_get(rq, &a->object, &o);
 	if (r->status != NFS3_OK)
 		return;
-	int rc = nfs3_stat(rq, o.fd, &before);
+	int rc = fs_getattr(&rq->fs, &o, &before);
 	if (rc < 0) {
 		r->status = nfs3_errno(rc);
 		return;
 	}
+	struct fs_sattr sa;
+	nfs3_sattr(&a->new_attributes, &sa);
 	if (!nfs3_writable(rq))
 		r->status = NFS3ERR_ROFS;
 	else if (a->guard.check && !same_time(a->guard.sattrguard3_u.obj_ctime, before.stx_ctime))
 		r->status = NFS3ERR_NOT_SYNC;
-	else if (a->new_attributes.size.set_it && S_ISDIR(before.stx_mode))
+	else if (sa.set_size && S_ISDIR(before.stx_mode))
 		r->status = NFS3ERR_ISDIR;
 	else
-		r->status = nfs3_errno(nfs3_setattr_fd(rq, &o, &a->new_attributes));
-	nfs3_wcc(rq, &before, o.fd, wcc);
+		r->status = nfs3_errno(fs_setattr(&rq->fs, &o, &sa));
+	nfs3_wcc(rq, &before, &o, wcc);
 }
 
 /* The handle and attributes of dir/name for LOOKUP; "." and ".." never leave the export. */
@@ -85,7 +79,7 @@ static nfsstat3 lookup_name(struct nfs_req *rq, struct fh_obj *dir, const struct
 			return s;
 	}
 	post_op_fh3 fh = {0};
-	nfsstat3 s = nfs3_new_obj(rq, dir->exp, dir->fd, name, &fh, &ok->obj_attributes);
+	nfsstat3 s = nfs3_new_obj(rq, dir, name, &fh, &ok->obj_attributes);
 	if (s != NFS3_OK)
 		return s;
 	if (!fh.handle_follows)
@@ -103,7 +97,7 @@ NFS3_HANDLER(lookup)
 	r->status = nfs3_fh_get(rq, &a->what.dir, &dir);
 	if (r->status != NFS3_OK)
 		return;
-	int rc = nfs3_stat(rq, dir.fd, &st);
+	int rc = fs_getattr(&rq->fs, &dir, &st);
 	if (rc < 0)
 		r->status = nfs3_errno(rc);
 	else if (!S_ISDIR(st.stx_mode))
@@ -112,7 +106,7 @@ NFS3_HANDLER(lookup)
 		r->status = lookup_name(rq, &dir, &st, a->what.name, &r->LOOKUP3res_u.resok);
 	post_op_attr *da = r->status == NFS3_OK ? &r->LOOKUP3res_u.resok.dir_attributes
 						: &r->LOOKUP3res_u.resfail.dir_attributes;
-	nfs3_post_op_attr(rq, dir.fd, da);
+	nfs3_post_op_attr(rq, &dir, da);
 }
 
 NFS3_HANDLER(access)
@@ -124,7 +118,7 @@ NFS3_HANDLER(access)
 	r->status = nfs3_fh_get(rq, &a->object, &o);
 	if (r->status != NFS3_OK)
 		return;
-	int rc = nfs3_stat(rq, o.fd, &st);
+	int rc = fs_getattr(&rq->fs, &o, &st);
 	if (rc < 0) {
 		r->status = nfs3_errno(rc);
 		return;
@@ -141,24 +135,12 @@ NFS3_HANDLER(access)
 			continue;
 		if (map[i].modifies && !nfs3_writable(rq))
 			continue;
-		if (cred_access(o.fd, map[i].mode) == 0)
+		if (fs_access(&rq->fs, &o, map[i].mode) == 0)
 			granted |= map[i].bit;
 	}
 	r->ACCESS3res_u.resok.access = granted;
 	r->ACCESS3res_u.resok.obj_attributes.attributes_follow = true;
 	nfs3_fattr(rq, &st, &r->ACCESS3res_u.resok.obj_attributes.post_op_attr_u.attributes);
-}
-
-struct readlink_call {
-	int fd;
-	char *buf;
-};
-
-static long do_readlink(void *arg)
-{
-	struct readlink_call *a = arg;
-	ssize_t n = readlinkat(a->fd, "", a->buf, PATH_MAX);
-	return n >= 0 ? n : -errno;
 }
 
 NFS3_HANDLER(readlink)
@@ -170,31 +152,27 @@ NFS3_HANDLER(readlink)
 	if (r->status != NFS3_OK)
 		return;
 	char *buf = arena_alloc(&rq->arena, PATH_MAX + 1);
-	struct readlink_call c = {o.fd, buf};
-	long n = buf ? cred_offload(rq->fs, do_readlink, &c) : -ENOMEM;
+	long n = buf ? fs_readlink(&rq->fs, &o, buf, PATH_MAX) : -ENOMEM;
 	if (n < 0) {
 		r->status = n == -ENOENT ? NFS3ERR_INVAL : nfs3_errno((int)-n);
-		nfs3_post_op_attr(rq, o.fd, &r->READLINK3res_u.resfail.symlink_attributes);
+		nfs3_post_op_attr(rq, &o, &r->READLINK3res_u.resfail.symlink_attributes);
 		return;
 	}
 	buf[n] = 0;
 	r->READLINK3res_u.resok.data = buf;
-	nfs3_post_op_attr(rq, o.fd, &r->READLINK3res_u.resok.symlink_attributes);
+	nfs3_post_op_attr(rq, &o, &r->READLINK3res_u.resok.symlink_attributes);
 }
 
 /* READ and WRITE may use a file the caller cannot open but owns (it was created with a mode that
- * forbids the access after the fact, as "cp -a" of a read-only file does): knfsd's owner override. */
+ * forbids the access after the fact, as "cp -a" of a read-only file does): knfsd's owner override,
+ * which fs_permission applies. */
 static nfsstat3 check_io_access(struct nfs_req *rq, struct fh_obj *o, const struct statx *st, int mode)
 {
 	if (S_ISDIR(st->stx_mode))
 		return NFS3ERR_ISDIR;
 	if (!S_ISREG(st->stx_mode))
 		return NFS3ERR_INVAL;
-	/* Root that was not squashed passes the kernel's permission check anyway (an immutable
-	 * file or a read-only mount still fails the I/O itself): spare the syscall. */
-	if (rq->cred.uid == 0 || cred_access(o->fd, mode) == 0 || st->stx_uid == rq->cred.uid)
-		return NFS3_OK;
-	return NFS3ERR_ACCES;
+	return fs_permission(&rq->fs, o, st, mode) == 0 ? NFS3_OK : NFS3ERR_ACCES;
 }
 
 NFS3_HANDLER(read)
@@ -206,25 +184,26 @@ NFS3_HANDLER(read)
 	r->status = nfs3_fh_get(rq, &a->file, &o);
 	if (r->status != NFS3_OK)
 		return;
-	int rc = nfs3_stat(rq, o.fd, &st);
+	int rc = fs_getattr(&rq->fs, &o, &st);
 	r->status = rc < 0 ? nfs3_errno(rc) : check_io_access(rq, &o, &st, R_OK);
 	if (r->status == NFS3_OK) {
 		READ3resok *ok = &r->READ3res_u.resok;
-		uint32_t count = a->count > NFS3_MAXIO ? NFS3_MAXIO : a->count;
+		uint32_t count = a->count > FS_MAXIO ? FS_MAXIO : a->count;
 		bool eof;
-		rc = fileio_read(rq, &o, a->offset, count, st.stx_size, &ok->count, &eof);
+		rc = fs_read(&rq->fs, &o, a->offset, count, st.stx_size, &ok->count, &eof,
+			     &rq->payload);
 		r->status = nfs3_errno(rc);
 		if (rc == 0) {
 			ok->eof = eof;
 			ok->data.data_len = ok->count;
-			ok->data.data_val = rq->payload;
+			ok->data.data_val = rq->payload.data;
 			atomic_fetch_add(&rq->w->srv->ctr.reads, 1);
 			atomic_fetch_add(&rq->w->srv->ctr.bytes_read, ok->count);
-			nfs3_post_op_attr(rq, o.fd, &ok->file_attributes);
+			nfs3_post_op_attr(rq, &o, &ok->file_attributes);
 			return;
 		}
 	}
-	nfs3_post_op_attr(rq, o.fd, &r->READ3res_u.resfail.file_attributes);
+	nfs3_post_op_attr(rq, &o, &r->READ3res_u.resfail.file_attributes);
 }
 
 static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct fh_obj *o,
@@ -232,7 +211,7 @@ static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct 
 {
 	r->status = nfs3_errno(rc);
 	if (r->status != NFS3_OK) {
-		nfs3_wcc(rq, before, o->fd, &r->WRITE3res_u.resfail.file_wcc);
+		nfs3_wcc(rq, before, o, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
 	atomic_fetch_add(&rq->w->srv->ctr.writes, 1);
@@ -240,8 +219,8 @@ static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct 
 	WRITE3resok *ok = &r->WRITE3res_u.resok;
 	ok->count = a->count;
 	ok->committed = a->stable;
-	fs_write_verf(rq->w->srv->fs, ok->verf);
-	nfs3_wcc(rq, before, o->fd, &ok->file_wcc);
+	fs_verifier(&rq->fs, ok->verf);
+	nfs3_wcc(rq, before, o, &ok->file_wcc);
 }
 
 NFS3_HANDLER(write)
@@ -253,27 +232,25 @@ NFS3_HANDLER(write)
 	r->status = nfs3_fh_get(rq, &a->file, &o);
 	if (r->status != NFS3_OK)
 		return;
-	int rc = nfs3_stat(rq, o.fd, &before);
+	int rc = fs_getattr(&rq->fs, &o, &before);
 	if (rc < 0)
 		r->status = nfs3_errno(rc);
 	else if (!nfs3_writable(rq))
 		r->status = NFS3ERR_ROFS;
-	else if (a->data.data_len < a->count || a->count > NFS3_MAXIO)
+	else if (a->data.data_len < a->count || a->count > FS_MAXIO)
 		r->status = NFS3ERR_INVAL;
 	else if (a->offset >= o.exp->maxbytes)
 		r->status = NFS3ERR_FBIG;   /* before any I/O: nothing of anyone's is lost */
 	else
 		r->status = check_io_access(rq, &o, &before, W_OK);
 	if (r->status != NFS3_OK) {
-		nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, &r->WRITE3res_u.resfail.file_wcc);
+		nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, &o, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
 	/* Across the bound, as the kernel's write() and so knfsd: cut short there. */
 	if (a->count > o.exp->maxbytes - a->offset)
 		a->count = (uint32_t)(o.exp->maxbytes - a->offset);
-	rc = fileio_write(rq, &o, a->offset, a->data.data_val, a->count, (enum fileio_stable)a->stable);
-	if (rc == FILEIO_WAIT)
-		rc = fileio_write_wait(rq, &o, a->offset, a->count, (enum fileio_stable)a->stable);
+	rc = fs_write(&rq->fs, &o, a->offset, a->data.data_val, a->count, (enum fs_stable)a->stable);
 	write_reply(rq, a, r, &o, &before, rc);
 }
 
@@ -286,7 +263,7 @@ NFS3_HANDLER(commit)
 	r->status = nfs3_fh_get(rq, &a->file, &o);
 	if (r->status != NFS3_OK)
 		return;
-	int rc = nfs3_stat(rq, o.fd, &before);
+	int rc = fs_getattr(&rq->fs, &o, &before);
 	if (rc == 0 && !S_ISREG(before.stx_mode))
 		rc = S_ISDIR(before.stx_mode) ? -EISDIR : -EINVAL;
 	if (rc == 0 && !nfs3_writable(rq))
@@ -298,24 +275,13 @@ NFS3_HANDLER(commit)
 	if (rc == 0 && a->offset >= o.exp->maxbytes)
 		rc = -EFBIG;   /* no byte can be there: answered before any I/O, verifier kept */
 	if (rc == 0)
-		rc = fileio_commit(rq, &o, a->offset, a->count);
+		rc = fs_commit(&rq->fs, &o, a->offset, a->count);
 	r->status = nfs3_errno(rc);
 	atomic_fetch_add(&rq->w->srv->ctr.commits, 1);
 	wcc_data *wcc = r->status == NFS3_OK ? &r->COMMIT3res_u.resok.file_wcc : &r->COMMIT3res_u.resfail.file_wcc;
-	nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, o.fd, wcc);
+	nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, &o, wcc);
 	if (r->status == NFS3_OK)
-		fs_write_verf(rq->w->srv->fs, r->COMMIT3res_u.resok.verf);
-}
-
-struct statfs_call {
-	int fd;
-	struct statfs *s;
-};
-
-static long do_statfs(void *arg)
-{
-	struct statfs_call *a = arg;
-	return fstatfs(a->fd, a->s) < 0 ? -errno : 0;
+		fs_verifier(&rq->fs, r->COMMIT3res_u.resok.verf);
 }
 
 NFS3_HANDLER(fsstat)
@@ -327,11 +293,10 @@ NFS3_HANDLER(fsstat)
 	r->status = nfs3_fh_get(rq, &a->fsroot, &o);
 	if (r->status != NFS3_OK)
 		return;
-	struct statfs_call c = {o.fd, &s};
-	long rc = cred_offload(rq->fs, do_statfs, &c);
+	int rc = fs_statfs(&rq->fs, &o, &s);
 	if (rc < 0) {
-		r->status = nfs3_errno((int)-rc);
-		nfs3_post_op_attr(rq, o.fd, &r->FSSTAT3res_u.resfail.obj_attributes);
+		r->status = nfs3_errno(rc);
+		nfs3_post_op_attr(rq, &o, &r->FSSTAT3res_u.resfail.obj_attributes);
 		return;
 	}
 	FSSTAT3resok *ok = &r->FSSTAT3res_u.resok;
@@ -342,7 +307,7 @@ NFS3_HANDLER(fsstat)
 	ok->ffiles = s.f_ffree;
 	ok->afiles = s.f_ffree;
 	ok->invarsec = 0;
-	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
+	nfs3_post_op_attr(rq, &o, &ok->obj_attributes);
 }
 
 NFS3_HANDLER(fsinfo)
@@ -354,18 +319,13 @@ NFS3_HANDLER(fsinfo)
 	if (r->status != NFS3_OK)
 		return;
 	FSINFO3resok *ok = &r->FSINFO3res_u.resok;
-	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = NFS3_MAXIO;
+	ok->rtmax = ok->rtpref = ok->wtmax = ok->wtpref = FS_MAXIO;
 	ok->rtmult = ok->wtmult = (uint32_t)o.exp->block;
 	ok->dtpref = 65536;
 	ok->maxfilesize = o.exp->maxbytes;   /* as knfsd: s_maxbytes */
 	ok->time_delta = (nfstime3){0, 1};
 	ok->properties = FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME;
-	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
-}
-
-static long do_link_max(void *arg)
-{
-	return fpathconf(*(int *)arg, _PC_LINK_MAX);   /* -1 is "no limit known": reported as 1 */
+	nfs3_post_op_attr(rq, &o, &ok->obj_attributes);
 }
 
 NFS3_HANDLER(pathconf)
@@ -377,14 +337,14 @@ NFS3_HANDLER(pathconf)
 	if (r->status != NFS3_OK)
 		return;
 	PATHCONF3resok *ok = &r->PATHCONF3res_u.resok;
-	long link_max = cred_offload(rq->fs, do_link_max, &o.fd);
+	long link_max = fs_link_max(&rq->fs, &o);   /* unknown: reported as 1 */
 	ok->linkmax = link_max > 0 ? (uint32_t)link_max : 1;
 	ok->name_max = NAME_MAX;
 	ok->no_trunc = TRUE;
 	ok->chown_restricted = TRUE;
 	ok->case_insensitive = FALSE;
 	ok->case_preserving = TRUE;
-	nfs3_post_op_attr(rq, o.fd, &ok->obj_attributes);
+	nfs3_post_op_attr(rq, &o, &ok->obj_attributes);
 }
 
 static void release_write(void *args) { write3args_zc_free(args); }

@@ -116,20 +116,20 @@ static struct reply *encode_result(const struct proc_desc *pd, struct nfs_req *r
 	xdr_destroy(&x);
 	r->hdr = buf;
 	r->hdr_len = 4 + n;
-	r->payload = rq->payload;
-	r->payload_len = rq->payload_len;
-	r->payload_iov = rq->payload_iov;
-	r->payload_iovcnt = rq->payload_iovcnt;
-	r->payload_mem = rq->payload_mem;
-	r->payload_free = rq->payload_free;
-	r->pad = (4 - rq->payload_len % 4) % 4;
+	r->payload = rq->payload.data;
+	r->payload_len = rq->payload.len;
+	r->payload_iov = rq->payload.iov;
+	r->payload_iovcnt = rq->payload.iovcnt;
+	r->payload_mem = rq->payload.mem;
+	r->payload_free = rq->payload.free;
+	r->pad = (4 - rq->payload.len % 4) % 4;
 	recmark_put(buf, (uint32_t)(n + r->payload_len + r->pad));
 	return r;
 fail:
 	free(r);
 	free(buf);
-	if (rq->payload_free)
-		rq->payload_free(rq->payload_mem);
+	if (rq->payload.free)
+		rq->payload.free(rq->payload.mem);
 	return NULL;
 }
 
@@ -157,9 +157,7 @@ static void call_free(struct call *cl)
 		else
 			xdr_free(cl->pd->decode, cl->args);
 	}
-	fh_unpin_all(&cl->rq);
-	if (cl->rq.tbl)
-		exptable_put(cl->rq.fs, cl->rq.tbl);
+	fs_call_end(&cl->rq.fs);
 	arena_free(&cl->rq.arena);
 	free(cl->args);
 	free(cl->res);
@@ -226,11 +224,11 @@ static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem
 		call_free(cl);
 		return;
 	}
-	cl->rq = (struct nfs_req){.w = w, .fs = w ? w->fs : NULL, .rec = rm, .call = &cl->hdr, .peer = *xp->peer,
+	cl->rq = (struct nfs_req){.w = w, .call = &cl->hdr, .peer = *xp->peer,
 				  .local = xp->local ? *xp->local
 						     : (struct sockaddr_storage){.ss_family = AF_UNSPEC},
-				  .proto = xp->proto ? xp->proto : IPPROTO_TCP, .cred = hdr->cred,
-				  .tbl = w && w->fs ? exptable_get(w->fs) : NULL};
+				  .proto = xp->proto ? xp->proto : IPPROTO_TCP};
+	fs_call_begin(&cl->rq.fs, w ? w->fs : NULL, &hdr->cred, &cl->rq.peer, &cl->rq.arena, rm);
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
 	int64_t status = status_of(hdr, pd, cl->res);

@@ -366,7 +366,7 @@ static size_t read_reply_charge(const struct dispatch_peek *pk)
 {
 	if (!pk->read)
 		return 0;
-	return pk->read_count < NFS3_MAXIO ? pk->read_count : NFS3_MAXIO;
+	return pk->read_count < FS_MAXIO ? pk->read_count : FS_MAXIO;
 }
 
 /* Bytes of the stream buffer that belong to the record being put together go into it (charged
