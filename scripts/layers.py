@@ -60,11 +60,9 @@ ALLOWED_INCLUDES = {
     ('src/ops/service.h', 'nfsd.h'),
     ('src/ops/stats.c', 'nfsd.h'),
     # Arrows up, until the layer below gets an ops table or the code moves down.
-    ('src/rpc/rpccb.c', 'pmap/pmap.h'),         # universal addresses
     ('src/svc/dispatch.c', 'ops/metrics.h'),    # per-procedure figures
     ('src/svc/dispatch.c', 'ops/stats.h'),      # the counters program's number
     ('src/svc/worker.c', 'ops/metrics.h'),
-    ('src/svc/listen.c', 'pmap/pmap.h'),        # port 111
 }
 # The same, as the compiler saw it: io_uring's header through nfsd.h and io/ring.h.
 ALLOWED_URING = {('uring', f'src/{f}') for f in (

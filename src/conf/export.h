@@ -18,13 +18,6 @@ const struct client_rule *export_match_named(const struct export_cfg *exp,
 					     const struct sockaddr *peer, export_name_fn name,
 					     void *ctx);
 
-/* The same address (the port aside): one client host, IPv4 or its IPv4-mapped form. */
-bool export_same_host(const struct sockaddr *a, const struct sockaddr *b);
-/* An IPv4 or IPv6 literal and a port as *ss: its length, 0 when s is neither. */
-socklen_t export_addr_parse(const char *s, uint16_t port, struct sockaddr_storage *ss);
-/* The address of ss as text, an IPv4-mapped one as IPv4 ("?" when it is neither family). */
-const char *export_addr_str(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRLEN]);
-
 /* Apply root_squash / all_squash to an AUTH_SYS or AUTH_NONE credential in place.
  * AUTH_NONE always maps to anonuid/anongid. */
 void export_squash(const struct client_rule *rule, struct rpc_cred *cred);

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 
 #include "base/arena.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "io/fiber.h"
 #include "io/pool.h"
 
@@ -59,7 +59,7 @@ static long do_lookup(void *arg)
 	if (getaddrinfo(name, NULL, &hints, &ai) != 0)
 		return 0;
 	for (struct addrinfo *a = ai; a; a = a->ai_next)
-		if (export_same_host(a->ai_addr, (struct sockaddr *)&l->addr)) {
+		if (sa_same_host(a->ai_addr, (struct sockaddr *)&l->addr)) {
 			strcpy(l->name, name);
 			break;
 		}
@@ -71,7 +71,7 @@ static struct name_entry *find(struct peer_names *pn, const struct sockaddr_stor
 			       uint64_t now)
 {
 	for (int i = 0; i < NAMES; i++)
-		if (pn->e[i].expires_ns > now && export_same_host((const struct sockaddr *)&pn->e[i].addr,
+		if (pn->e[i].expires_ns > now && sa_same_host((const struct sockaddr *)&pn->e[i].addr,
 							   (const struct sockaddr *)a))
 			return &pn->e[i];
 	return NULL;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "conf/config.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "base/log.h"
 #include "lock/nsm.h"
 #include "rpc/rpccb.h"
@@ -22,7 +22,7 @@
 
 static bool same_addr(const struct nlm_host *h, const struct sockaddr_storage *addr)
 {
-	return export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr);
+	return sa_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr);
 }
 
 /* Caller names are host names: no case. No name and an empty one are the same. */
@@ -73,7 +73,7 @@ static struct nlm_host *host_get(struct nlm *m, const struct sockaddr_storage *a
 		m->ctr.hosts_refused++;
 		log_ratelimited(&m->names_log, LOG_WARNING, "lock: client %s calls itself by more than "
 				"%u names (names_per_client), the latest %s: NOLOCKS",
-				export_addr_str(addr, who), m->cfg->max_names_per_client,
+				sa_str(addr, who), m->cfg->max_names_per_client,
 				log_quote(q, name));
 		return NULL;
 	}

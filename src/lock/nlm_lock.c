@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "conf/config.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "lock/nlm_int.h"
 
 static struct lk_owner owner_of(const struct nlm_host *h, const struct nlm_lockreq *r)
@@ -186,7 +186,7 @@ void nlm_granted_done(struct nlm *m, uint64_t cookie, const struct sockaddr_stor
 	pthread_mutex_lock(&m->mu);
 	struct nlm_wait *wt = waiter_by_cookie(m, cookie);
 	/* A GRANTED_RES counts only from the waiter's own host: another could release its lock. */
-	if (wt && from && !export_same_host((const struct sockaddr *)&wt->addr,
+	if (wt && from && !sa_same_host((const struct sockaddr *)&wt->addr,
 					    (const struct sockaddr *)from))
 		wt = NULL;
 	if (wt && wt->state == W_GRANTING) {

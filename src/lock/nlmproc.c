@@ -12,7 +12,7 @@
 
 #include "fs/fs.h"
 #include "svc/dispatch.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
 #include "base/log.h"
@@ -193,7 +193,7 @@ static void do_free_all(struct nfs_req *rq, const char *name)
 	char q[LOG_QUOTE_SIZE], who[INET6_ADDRSTRLEN];
 	size_t n = nlm_host_rebooted(mgr(rq), name, &rq->peer, false);
 	log_ratelimited(nlm_log_limit(mgr(rq), NLM_LOG_FREE_ALL), LOG_INFO, "lock: FREE_ALL %s from "
-			"%s: %zu lock(s) freed", log_quote(q, name), export_addr_str(&rq->peer, who), n);
+			"%s: %zu lock(s) freed", log_quote(q, name), sa_str(&rq->peer, who), n);
 }
 
 static void holder4(struct nlm_holder4 *h, nlm4_holder *out)

@@ -5,7 +5,7 @@
  * lock client to serve), so SM_MON answers stat_fail and SM_STAT, SM_UNMON and SM_UNMON_ALL
  * just give our state number, as the protocol asks of them. */
 #include "svc/dispatch.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "lock/nlm.h"
 #include "base/log.h"
 #include "xdr/nsm_prot.h"
@@ -47,7 +47,7 @@ H(sm_notify)
 	if (!mgr(rq))
 		return;
 	char who[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
-	export_addr_str(&rq->peer, who);
+	sa_str(&rq->peer, who);
 	size_t n = nlm_host_rebooted(mgr(rq), NULL, &rq->peer, true);
 	log_ratelimited(nlm_log_limit(mgr(rq), NLM_LOG_NOTIFY), LOG_INFO, "lock: SM_NOTIFY from %s "
 			"(%s, state %d): it restarted; %zu lock(s) freed", who,

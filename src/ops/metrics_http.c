@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "conf/config.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "base/log.h"
 #include "ops/metrics.h"
 #include "nfsd.h"
@@ -92,7 +92,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	unsigned all = 0, mine = 0;
 	for (struct scrape_conn *c = h->conns; c; c = c->next) {
 		all += !c->reaped;
-		mine += !c->reaped && export_same_host((struct sockaddr *)&c->addr, addr);
+		mine += !c->reaped && sa_same_host((struct sockaddr *)&c->addr, addr);
 	}
 	bool over_client = mine >= cfg->metrics_connections_per_client;
 	if (!over_client && all < cfg->metrics_connections)

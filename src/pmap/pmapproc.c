@@ -55,7 +55,7 @@
 #include <time.h>
 
 #include "svc/dispatch.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "base/log.h"
 #include "nfsd.h"
 #include "pmap/pmap.h"
@@ -68,7 +68,7 @@ static struct pmap_reg *reg_of(struct nfs_req *rq)
 static const char *peer_text(const struct nfs_req *rq, char out[INET6_ADDRSTRLEN])
 {
 	if (rq->peer.ss_family != AF_UNIX)
-		return export_addr_str(&rq->peer, out);
+		return sa_str(&rq->peer, out);
 	strcpy(out, "local");
 	return out;
 }
@@ -136,7 +136,7 @@ static char *uaddr_of(struct nfs_req *rq, const struct pmap_entry *e, const char
 	}
 	if (!have)
 		have = as_family(&rq->local, e->family, &ss);
-	if (!have && hint && *hint && pmap_uaddr_parse(hint, &h))
+	if (!have && hint && *hint && uaddr_parse(hint, &h))
 		have = as_family(&h, e->family, &ss);
 	if (!have)
 		memset(&ss, 0, sizeof ss);   /* the wildcard: 0.0.0.0 or :: */
@@ -146,7 +146,7 @@ static char *uaddr_of(struct nfs_req *rq, const struct pmap_entry *e, const char
 	else
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons(e->port);
 	char *out = arena_alloc(&rq->arena, PMAP_UADDR_MAX);
-	if (out && !pmap_uaddr_format((struct sockaddr *)&ss, out, PMAP_UADDR_MAX))
+	if (out && !uaddr_format((struct sockaddr *)&ss, out, PMAP_UADDR_MAX))
 		out[0] = '\0';
 	return out;
 }
@@ -367,7 +367,7 @@ static void rb_uaddr2taddr(struct nfs_req *rq, void *argp, void *resp)
 	struct netbuf *r = resp;
 	struct sockaddr_storage ss;
 	*r = (struct netbuf){0};
-	if (!pmap_uaddr_parse(*uaddr, &ss))
+	if (!uaddr_parse(*uaddr, &ss))
 		return;
 	size_t len = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	void *buf = arena_alloc(&rq->arena, len);
@@ -392,7 +392,7 @@ static void rb_taddr2uaddr(struct nfs_req *rq, void *argp, void *resp)
 	    (ss.ss_family == AF_INET6 && a->len < sizeof(struct sockaddr_in6)))
 		return;
 	char *u = arena_alloc(&rq->arena, PMAP_UADDR_MAX);
-	if (u && pmap_uaddr_format((struct sockaddr *)&ss, u, PMAP_UADDR_MAX))
+	if (u && uaddr_format((struct sockaddr *)&ss, u, PMAP_UADDR_MAX))
 		*r = u;
 }
 

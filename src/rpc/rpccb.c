@@ -23,7 +23,7 @@
  * target should come with its port (statd's and lockd's callers know it from the client's
  * SM_MON/lock call, or ask over IPv4). */
 #include "rpc/rpccb.h"
-#include "pmap/pmap.h"
+#include "rpc/uaddr.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -48,7 +48,6 @@
 
 #define RTO_FIRST_MS 500u
 #define RTO_MAX_MS 4000u
-#define PMAP_PORT_DEFAULT 111u
 #define RESV_LOW 600u                          /* knfsd's and bindresvport's range */
 #define RESV_HIGH 1023u
 #define RX_MAX 65536u                          /* any UDP datagram */
@@ -375,7 +374,7 @@ static int getaddr_answer(const uint8_t *res, size_t len)
 	if (!*uaddr)
 		return -ENOENT;
 	struct sockaddr_storage ss;
-	if (!pmap_uaddr_parse(uaddr, &ss))
+	if (!uaddr_parse(uaddr, &ss))
 		return -EBADMSG;
 	uint16_t port = ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 						 : ((struct sockaddr_in *)&ss)->sin_port;
@@ -549,7 +548,7 @@ static void start_call(struct rpccb *e, struct call *c)
 		if (!err)
 			err = c->t.port ? begin_stage(e, c, ST_CALL, c->t.port) :
 			      begin_stage(e, c, ST_GETPORT,
-					  c->t.pmap_port ? c->t.pmap_port : PMAP_PORT_DEFAULT);
+					  c->t.pmap_port ? c->t.pmap_port : PMAP_PORT);
 	}
 	if (err)
 		finish(e, c, err, NULL, 0);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "svc/conn.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"
@@ -53,7 +53,7 @@ static struct conn *conn_victim(struct worker *w, const struct sockaddr_storage 
 	struct conn *best = NULL;
 	for (struct conn *c = w->conns; c; c = c->next) {
 		if (c->dead || c->inflight || c->sq_head ||
-		    (peer && !export_same_host((const struct sockaddr *)&c->peer,
+		    (peer && !sa_same_host((const struct sockaddr *)&c->peer,
 					       (const struct sockaddr *)peer)))
 			continue;
 		bool idle = conn_idle(c), best_idle = best && conn_idle(best);

@@ -11,14 +11,14 @@
 #include <unistd.h>
 
 #include "svc/dgram.h"
-#include "conf/export.h"
+#include "base/sockaddr.h"
 #include "base/log.h"
-#include "pmap/pmap.h"
+#include "rpc/uaddr.h"
 
 int server_bind(const char *addr, uint16_t port, int type, bool v6only)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = export_addr_parse(addr, port, &ss);
+	socklen_t len = sa_parse(addr, port, &ss);
 	if (!len)
 		return -EINVAL;
 	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);

@@ -140,11 +140,11 @@ static void check_uaddr(const char *u)
 {
 	struct sockaddr_storage ss, again;
 	char text[PMAP_UADDR_MAX];
-	if (!pmap_uaddr_parse(u, &ss))
+	if (!uaddr_parse(u, &ss))
 		return;
 	FZ_XCHECK(ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
-	FZ_XCHECK(pmap_uaddr_format((const struct sockaddr *)&ss, text, sizeof text));
-	FZ_XCHECK(pmap_uaddr_parse(text, &again));
+	FZ_XCHECK(uaddr_format((const struct sockaddr *)&ss, text, sizeof text));
+	FZ_XCHECK(uaddr_parse(text, &again));
 	size_t n = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	FZ_XCHECK(memcmp(&ss, &again, n) == 0);
 }

@@ -318,7 +318,7 @@ static void uaddr_ok(const char *what, const char *u)
 {
 	struct sockaddr_storage ss;
 	FZ_CHECK(u, "%s: no address", what);
-	FZ_CHECK(!*u || pmap_uaddr_parse(u, &ss), "%s: address \"%s\"", what, u);
+	FZ_CHECK(!*u || uaddr_parse(u, &ss), "%s: address \"%s\"", what, u);
 }
 
 static void pmap_semantics(const struct rpc_call *c, const struct proc_desc *pd, const void *res)

@@ -579,22 +579,22 @@ static void test_uaddr_syntax(void **state)
 	static const char *const good[] = {"1.2.3.4.0.111", "0.0.0.0.255.255", "::1.0.111",
 					   "::.8.1", "fe80::1:2.1.0", "::ffff:10.0.0.1.8.1"};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-		assert_true(pmap_uaddr_parse(good[i], &ss));
-		assert_true(pmap_uaddr_format((struct sockaddr *)&ss, u, sizeof u));
+		assert_true(uaddr_parse(good[i], &ss));
+		assert_true(uaddr_format((struct sockaddr *)&ss, u, sizeof u));
 		assert_string_equal(u, good[i]);
 	}
 	static const char *const bad[] = {"", "1.2.3.4", "1.2.3.4.1", "1.2.3.4.256.0", "1.2.3.4.1.x",
 					  "1.2.3.4..1", "1.2.3.4.1.", ".1.2", "1.2.3.0.1.2.3",
 					  "::1.1", "nope.1.2", "1.2.3.4.-1.0", "1.2.3.4.0001.0"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		if (pmap_uaddr_parse(bad[i], &ss))
+		if (uaddr_parse(bad[i], &ss))
 			print_error("accepted '%s'\n", bad[i]);
-		assert_false(pmap_uaddr_parse(bad[i], &ss));
+		assert_false(uaddr_parse(bad[i], &ss));
 	}
-	assert_false(pmap_uaddr_parse(NULL, &ss));
+	assert_false(uaddr_parse(NULL, &ss));
 	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(2049)};
-	assert_false(pmap_uaddr_format((struct sockaddr *)&s6, u, 5));   /* "::.8.1" needs 7 */
-	assert_true(pmap_uaddr_format((struct sockaddr *)&s6, u, 7));
+	assert_false(uaddr_format((struct sockaddr *)&s6, u, 5));   /* "::.8.1" needs 7 */
+	assert_true(uaddr_format((struct sockaddr *)&s6, u, 7));
 	assert_string_equal(u, "::.8.1");
 }
 
