@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "svc/dispatch.h"
 #include "xdr/nlm_prot.h"
 
 struct nlm;
@@ -120,5 +121,9 @@ struct log_ratelimit *nlm_log_limit(struct nlm *m, enum nlm_log kind);
 /* Whether the grace period runs, and the NSM state number, for NSM's answers. */
 int32_t nlm_nsm_state(struct nlm *m);
 void nlm_counters(struct nlm *m, struct nlm_counters *out);
+
+/* The programs (nlmproc.c, nsmproc.c), each registered with the struct nlm as its state: NLM
+ * versions 1, 3 and 4 (as knfsd's lockd), and NSM version 1. */
+extern const struct prog_desc nlm1_program, nlm3_program, nlm4_program, nsm1_program;
 
 #endif

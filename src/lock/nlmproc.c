@@ -43,12 +43,13 @@ static struct lockin in1(const nlm_lock *l, bool excl)
 	return in;
 }
 
-static struct nlm *mgr(struct nfs_req *rq)
+/* The lock manager this program was registered with. */
+static struct nlm *mgr(struct svc_call *rq)
 {
-	return rq->w && rq->w->srv ? rq->w->srv->nlm : NULL;
+	return rq->prog;
 }
 
-static struct nlm_client client_of(struct nfs_req *rq, const char *caller)
+static struct nlm_client client_of(struct svc_call *rq, const char *caller)
 {
 	return (struct nlm_client){.addr = rq->peer, .local = rq->local, .name = caller,
 				   .vers = rq->call->vers, .proto = rq->proto};
@@ -58,7 +59,7 @@ static struct nlm_client client_of(struct nfs_req *rq, const char *caller)
  * read access or ownership, whatever the lock's kind), under the call's credentials (the
  * export's squashing included). Without it uid 1001 could lock root's 0600 file and hold off
  * root's own fcntl locks on it. */
-static bool may_lock(struct nfs_req *rq, const struct fh_obj *o, const struct statx *sx)
+static bool may_lock(struct svc_call *rq, const struct fh_obj *o, const struct statx *sx)
 {
 	return fs_permission(&rq->fs, o, sx, R_OK) == 0;
 }
@@ -67,7 +68,7 @@ static bool may_lock(struct nfs_req *rq, const struct fh_obj *o, const struct st
  * call that takes a lock or a share (takes) the caller's right to it; then the thread back to
  * root: the lock manager reopens the file for its lock. Releasing what one holds needs no
  * right: a caller who lost it (a chmod since) can still let go. */
-static enum nlm4_stats resolve(struct nfs_req *rq, const struct lockin *in, bool takes,
+static enum nlm4_stats resolve(struct svc_call *rq, const struct lockin *in, bool takes,
 			       struct nlm_lockreq *r, struct fh_obj *o)
 {
 	if (!mgr(rq))
@@ -111,7 +112,7 @@ static nlm_stats v1_stat(enum nlm4_stats st)
 
 /* ---- the work of each call, any version ---- */
 
-static enum nlm4_stats do_test(struct nfs_req *rq, const struct lockin *in, struct nlm_holder4 *h)
+static enum nlm4_stats do_test(struct svc_call *rq, const struct lockin *in, struct nlm_holder4 *h)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
@@ -128,7 +129,7 @@ static long record_host(void *arg)
 	return nlm_record(a[0], a[1]);
 }
 
-static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool block,
+static enum nlm4_stats do_lock(struct svc_call *rq, const struct lockin *in, bool block,
 			       bool reclaim, bool monitor)
 {
 	struct nlm_lockreq r;
@@ -157,7 +158,7 @@ static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool
 	return st;
 }
 
-static enum nlm4_stats do_cancel(struct nfs_req *rq, const struct lockin *in)
+static enum nlm4_stats do_cancel(struct svc_call *rq, const struct lockin *in)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
@@ -165,7 +166,7 @@ static enum nlm4_stats do_cancel(struct nfs_req *rq, const struct lockin *in)
 	return st == NLM4_GRANTED ? nlm_req_cancel(mgr(rq), &r) : st;
 }
 
-static enum nlm4_stats do_unlock(struct nfs_req *rq, const struct lockin *in)
+static enum nlm4_stats do_unlock(struct svc_call *rq, const struct lockin *in)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
@@ -173,7 +174,7 @@ static enum nlm4_stats do_unlock(struct nfs_req *rq, const struct lockin *in)
 	return st == NLM4_GRANTED ? nlm_req_unlock(mgr(rq), &r) : st;
 }
 
-static enum nlm4_stats do_share(struct nfs_req *rq, const char *caller, const netobj *fh,
+static enum nlm4_stats do_share(struct svc_call *rq, const char *caller, const netobj *fh,
 				const netobj *oh, fsh_mode mode, fsh_access access, bool reclaim,
 				bool unshare)
 {
@@ -186,7 +187,7 @@ static enum nlm4_stats do_share(struct nfs_req *rq, const char *caller, const ne
 	return unshare ? nlm_req_unshare(mgr(rq), &r) : nlm_req_share(mgr(rq), &r, mode, access, reclaim);
 }
 
-static void do_free_all(struct nfs_req *rq, const char *name)
+static void do_free_all(struct svc_call *rq, const char *name)
 {
 	if (!mgr(rq) || !name || !*name)
 		return;
@@ -217,7 +218,7 @@ static void holder1(struct nlm_holder4 *h, nlm_holder *out)
 
 /* ---- version 4 ---- */
 
-#define H(name) static void name(struct nfs_req *rq, void *argp, void *resp)
+#define H(name) static void name(struct svc_call *rq, void *argp, void *resp)
 
 H(nlm_null) { (void)rq; (void)argp; (void)resp; }
 
@@ -478,17 +479,9 @@ static const struct proc_desc nlm1_procs[] = {NLM_COMMON(v1, nlm)};
 static const struct proc_desc nlm3_procs[] = {NLM_COMMON(v1, nlm), NLM_V3(v1, nlm)};
 static const struct proc_desc nlm4_procs[] = {NLM_COMMON(v4, nlm4), NLM_V3(v4, nlm4)};
 
-static bool nlm_serves(const struct worker *w)
-{
-	return w && w->srv && w->srv->nlm;
-}
-
 const struct prog_desc nlm1_program = {NLM_PROG, NLM_VERS, nlm1_procs,
-				       sizeof nlm1_procs / sizeof nlm1_procs[0], nlm_serves,
-				       false};
+				       sizeof nlm1_procs / sizeof nlm1_procs[0], false, NULL};
 const struct prog_desc nlm3_program = {NLM_PROG, NLM_VERSX, nlm3_procs,
-				       sizeof nlm3_procs / sizeof nlm3_procs[0], nlm_serves,
-				       false};
+				       sizeof nlm3_procs / sizeof nlm3_procs[0], false, NULL};
 const struct prog_desc nlm4_program = {NLM_PROG, NLM4_VERS, nlm4_procs,
-				       sizeof nlm4_procs / sizeof nlm4_procs[0], nlm_serves,
-				       false};
+				       sizeof nlm4_procs / sizeof nlm4_procs[0], false, NULL};

@@ -10,17 +10,18 @@
 #include "base/log.h"
 #include "xdr/nsm_prot.h"
 
-static struct nlm *mgr(struct nfs_req *rq)
+/* The lock manager this program was registered with. */
+static struct nlm *mgr(struct svc_call *rq)
 {
-	return rq->w && rq->w->srv ? rq->w->srv->nlm : NULL;
+	return rq->prog;
 }
 
-static int32_t state(struct nfs_req *rq)
+static int32_t state(struct svc_call *rq)
 {
 	return mgr(rq) ? nlm_nsm_state(mgr(rq)) : 0;
 }
 
-#define H(name) static void name(struct nfs_req *rq, void *argp, void *resp)
+#define H(name) static void name(struct svc_call *rq, void *argp, void *resp)
 
 H(sm_null) { (void)rq; (void)argp; (void)resp; }
 
@@ -68,10 +69,5 @@ static const struct proc_desc nsm1_procs[] = {
 	P(SM_NOTIFY, sm_notify, stat_chge, xdr_stat_chge, char, xdr_void),
 };
 
-static bool nsm_serves(const struct worker *w)
-{
-	return w && w->srv && w->srv->nlm;
-}
-
 const struct prog_desc nsm1_program = {SM_PROG, SM_VERS, nsm1_procs,
-				       sizeof nsm1_procs / sizeof nsm1_procs[0], nsm_serves, false};
+				       sizeof nsm1_procs / sizeof nsm1_procs[0], false, NULL};

@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svc/dispatch.h"
-#include "fs/fs.h"
 #include "base/log.h"
+#include "fs/fs.h"
+#include "mount/mount.h"
 #include "mount/mountlist.h"
+#include "svc/dispatch.h"
 #include <rpc/rpc.h>
 #include "xdr/mount3_prot.h"
 
@@ -26,7 +27,7 @@ static void peer_name(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRL
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, out, INET6_ADDRSTRLEN);
 }
 
-static void mnt_null(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_null(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp, (void)resp;
 }
@@ -43,18 +44,18 @@ static mountstat3 mnt_status(int rc)
 	}
 }
 
-static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_mnt(struct svc_call *rq, void *argp, void *resp)
 {
 	dirpath *path = argp;
 	mountres3 *r = resp;
-	struct server *srv = rq->w->srv;
+	struct mount_state *m = rq->prog;
 	struct fh fh;
 	const struct export_rt *exp = NULL;
 	char host[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
 	peer_name(&rq->peer, host);
 	r->fhs_status = mnt_status(fs_mount(&rq->fs, *path, &fh, &exp));
 	if (r->fhs_status != MNT3_OK) {
-		log_ratelimited(&srv->mount_refused_log, LOG_INFO, "MNT %s from %s refused (%d)",
+		log_ratelimited(&m->refused_log, LOG_INFO, "MNT %s from %s refused (%d)",
 				log_quote(q, *path), host, r->fhs_status);
 		return;
 	}
@@ -71,15 +72,15 @@ static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
 	ok->auth_flavors.auth_flavors_val = flavors;
 	ok->auth_flavors.auth_flavors_len = 1;
 	/* Listed under the export's own name: one entry however the client spelled the path. */
-	if (srv->mounts && mount_list_add(srv->mounts, host, exp->cfg->path) > 0)
-		log_ratelimited(&srv->mount_drop_log, LOG_WARNING, "MOUNT list full (%u entries, "
+	if (mount_list_add(m->list, host, exp->cfg->path) > 0)
+		log_ratelimited(&m->drop_log, LOG_WARNING, "MOUNT list full (%u entries, "
 				"[server] mount_list_entries): the least recently mounted entry dropped",
-				srv->cfg->mount_list_entries);
-	log_ratelimited(&srv->mount_log, LOG_INFO, "MNT %s from %s", log_quote(q, *path), host);
+				m->max_entries);
+	log_ratelimited(&m->mount_log, LOG_INFO, "MNT %s from %s", log_quote(q, *path), host);
 }
 
 struct dump_ctx {
-	struct nfs_req *rq;
+	struct svc_call *rq;
 	mountlist *tail;          /* where the next entry goes: DUMP lists the newest first */
 	size_t room;              /* bytes of the result left */
 };
@@ -108,38 +109,35 @@ static bool dump_one(void *arg, const char *host, const char *dir)
 	return true;
 }
 
-static void mnt_dump(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_dump(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp;
 	struct dump_ctx c = {.rq = rq, .tail = resp, .room = DUMP_REPLY_MAX - 4};
 	rq->reply_hint = DUMP_REPLY_MAX;
-	if (rq->w->srv->mounts)
-		mount_list_walk(rq->w->srv->mounts, dump_one, &c);
+	mount_list_walk(((struct mount_state *)rq->prog)->list, dump_one, &c);
 }
 
 /* The entry MNT made for path: its export's, or (an export a reload removed) path itself. */
-static void mnt_umnt(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_umnt(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)resp;
 	const char *path = *(dirpath *)argp;
 	char host[INET6_ADDRSTRLEN];
 	peer_name(&rq->peer, host);
 	const struct export_rt *exp = fs_export_of(&rq->fs, path);
-	if (rq->w->srv->mounts)
-		mount_list_remove(rq->w->srv->mounts, host, exp ? exp->cfg->path : path);
+	mount_list_remove(((struct mount_state *)rq->prog)->list, host, exp ? exp->cfg->path : path);
 }
 
-static void mnt_umntall(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_umntall(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp, (void)resp;
 	char host[INET6_ADDRSTRLEN];
 	peer_name(&rq->peer, host);
-	if (rq->w->srv->mounts)
-		mount_list_remove(rq->w->srv->mounts, host, NULL);
+	mount_list_remove(((struct mount_state *)rq->prog)->list, host, NULL);
 }
 
 /* exports(5)-style text of a client rule: "*", "10.0.0.0/8", "::1", "*.example.com". */
-static char *rule_name(struct nfs_req *rq, const struct client_rule *c)
+static char *rule_name(struct svc_call *rq, const struct client_rule *c)
 {
 	char a[INET6_ADDRSTRLEN + 5] = "*";
 	if (c->pattern[0])
@@ -153,7 +151,7 @@ static char *rule_name(struct nfs_req *rq, const struct client_rule *c)
 	return arena_strdup(&rq->arena, a);
 }
 
-static void mnt_export(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_export(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp;
 	exports *out = resp;
@@ -190,5 +188,38 @@ static const struct proc_desc mount3_procs[] = {
 			       mnt_export, false},
 };
 
+/* MNT's mountres3 begins with its mountstat3; the other results have none. */
+static int64_t mount3_status(uint32_t proc, const void *res)
+{
+	int32_t st;
+	if (proc != MOUNTPROC3_MNT)
+		return -1;
+	memcpy(&st, res, sizeof st);
+	return st;
+}
+
 const struct prog_desc mount3_program = {MOUNT_PROGRAM, MOUNT_V3, mount3_procs,
-					 sizeof mount3_procs / sizeof mount3_procs[0], NULL, false};
+					 sizeof mount3_procs / sizeof mount3_procs[0], false,
+					 mount3_status};
+
+struct mount_state *mount_state_new(unsigned max_entries)
+{
+	struct mount_state *m = calloc(1, sizeof *m);
+	if (m && !(m->list = mount_list_new(max_entries))) {
+		free(m);
+		m = NULL;
+	}
+	if (!m)
+		log_err("cannot create the MOUNT list");
+	else
+		m->max_entries = max_entries;
+	return m;
+}
+
+void mount_state_free(struct mount_state *m)
+{
+	if (!m)
+		return;
+	mount_list_free(m->list);
+	free(m);
+}

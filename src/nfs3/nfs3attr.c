@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "nfs3/nfs3.h"
+#include "nfs3/nfs3_int.h"
 
 nfsstat3 nfs3_errno(int err)
 {
@@ -41,7 +41,7 @@ nfsstat3 nfs3_errno(int err)
 	}
 }
 
-bool nfs3_writable(const struct nfs_req *rq)
+bool nfs3_writable(const struct svc_call *rq)
 {
 	return rq->fs.rule && rq->fs.rule->rw;
 }
@@ -58,7 +58,7 @@ nfsstat3 nfs3_check_name(const char *name)
 	return NFS3_OK;
 }
 
-nfsstat3 nfs3_fh_get(struct nfs_req *rq, const nfs_fh3 *fh, struct fh_obj *out)
+nfsstat3 nfs3_fh_get(struct svc_call *rq, const nfs_fh3 *fh, struct fh_obj *out)
 {
 	return nfs3_errno(fs_fh_get(&rq->fs, fh->data.data_val, fh->data.data_len, out));
 }
@@ -78,7 +78,7 @@ static ftype3 ftype_of(mode_t m)
 
 static nfstime3 ts(struct statx_timestamp t) { return (nfstime3){(uint32_t)t.tv_sec, t.tv_nsec}; }
 
-void nfs3_fattr(const struct nfs_req *rq, const struct statx *st, fattr3 *a)
+void nfs3_fattr(const struct svc_call *rq, const struct statx *st, fattr3 *a)
 {
 	a->type = ftype_of(st->stx_mode);
 	a->mode = st->stx_mode & 07777;
@@ -96,7 +96,7 @@ void nfs3_fattr(const struct nfs_req *rq, const struct statx *st, fattr3 *a)
 	a->ctime = ts(st->stx_ctime);
 }
 
-void nfs3_post_op_attr(struct nfs_req *rq, const struct fh_obj *o, post_op_attr *out)
+void nfs3_post_op_attr(struct svc_call *rq, const struct fh_obj *o, post_op_attr *out)
 {
 	struct statx st;
 	out->attributes_follow = fs_getattr(&rq->fs, o, &st) == 0;
@@ -115,7 +115,7 @@ void nfs3_pre_op_attr(const struct statx *st, pre_op_attr *out)
 	w->ctime = ts(st->stx_ctime);
 }
 
-void nfs3_wcc(struct nfs_req *rq, const struct statx *before, const struct fh_obj *o,
+void nfs3_wcc(struct svc_call *rq, const struct statx *before, const struct fh_obj *o,
 	      wcc_data *out)
 {
 	nfs3_pre_op_attr(before, &out->before);
@@ -125,7 +125,7 @@ void nfs3_wcc(struct nfs_req *rq, const struct statx *before, const struct fh_ob
 		out->after.attributes_follow = false;
 }
 
-void nfs3_fh_out(struct nfs_req *rq, const struct fh *fh, nfs_fh3 *out)
+void nfs3_fh_out(struct svc_call *rq, const struct fh *fh, nfs_fh3 *out)
 {
 	out->data.data_val = arena_alloc(&rq->arena, fh->len);
 	out->data.data_len = out->data.data_val ? fh->len : 0;
@@ -133,7 +133,7 @@ void nfs3_fh_out(struct nfs_req *rq, const struct fh *fh, nfs_fh3 *out)
 		memcpy(out->data.data_val, fh->data, fh->len);
 }
 
-nfsstat3 nfs3_new_obj(struct nfs_req *rq, const struct fh_obj *dir, const char *name,
+nfsstat3 nfs3_new_obj(struct svc_call *rq, const struct fh_obj *dir, const char *name,
 		      post_op_fh3 *fh, post_op_attr *attr)
 {
 	struct statx st;

@@ -11,7 +11,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "nfs3/nfs3.h"
+#include "nfs3/nfs3_int.h"
 
 /* A directory a procedure changes: its handle and its attributes before the change (wcc). */
 struct dir_op {
@@ -32,7 +32,7 @@ static mode_t sattr_mode(const sattr3 *sa, mode_t dflt)
 }
 
 /* Resolve a directory handle and take its pre-op attributes; anything else is NOTDIR. */
-static nfsstat3 dir_get(struct nfs_req *rq, const nfs_fh3 *fh, struct dir_op *d)
+static nfsstat3 dir_get(struct svc_call *rq, const nfs_fh3 *fh, struct dir_op *d)
 {
 	memset(d, 0, sizeof *d);
 	nfsstat3 st = nfs3_fh_get(rq, fh, &d->o);
@@ -47,7 +47,7 @@ static nfsstat3 dir_get(struct nfs_req *rq, const nfs_fh3 *fh, struct dir_op *d)
 }
 
 /* The checks every procedure that changes one directory entry starts with. */
-static nfsstat3 dir_begin(struct nfs_req *rq, const diropargs3 *where, struct dir_op *d)
+static nfsstat3 dir_begin(struct svc_call *rq, const diropargs3 *where, struct dir_op *d)
 {
 	nfsstat3 st = dir_get(rq, &where->dir, d);
 	if (st == NFS3_OK && !nfs3_writable(rq))
@@ -58,7 +58,7 @@ static nfsstat3 dir_begin(struct nfs_req *rq, const diropargs3 *where, struct di
 }
 
 /* wcc_data of a directory; empty when its handle never resolved. */
-static void dir_wcc(struct nfs_req *rq, const struct dir_op *d, wcc_data *out)
+static void dir_wcc(struct svc_call *rq, const struct dir_op *d, wcc_data *out)
 {
 	if (!d->resolved) {
 		memset(out, 0, sizeof *out);
@@ -80,14 +80,14 @@ static bool sattr_rest(const sattr3 *sa, bool regular, sattr3 *rest)
 }
 
 /* dir/name as a resolved handle: fs_setattr works on those. */
-static nfsstat3 open_new(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 open_new(struct svc_call *rq, const struct dir_op *d, const char *name,
 			 struct fh_obj *obj)
 {
 	return nfs3_errno(fs_open_at(&rq->fs, &d->o, name, obj));
 }
 
 /* The new object's handle and attributes for the reply, after applying rest (NULL: nothing). */
-static nfsstat3 new_obj_reply(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 new_obj_reply(struct svc_call *rq, const struct dir_op *d, const char *name,
 			      const sattr3 *rest, post_op_fh3 *fh, post_op_attr *attr)
 {
 	if (!rest) {
@@ -114,7 +114,7 @@ static nfsstat3 new_obj_reply(struct nfs_req *rq, const struct dir_op *d, const 
 
 /* The end shared by CREATE, MKDIR, SYMLINK and MKNOD, whose results have one shape: resok
  * {obj, obj_attributes, dir_wcc}, resfail {dir_wcc} (ok_wcc and fail_wcc: not the same place). */
-static nfsstat3 finish_new(struct nfs_req *rq, const struct dir_op *d, const char *name, nfsstat3 st,
+static nfsstat3 finish_new(struct svc_call *rq, const struct dir_op *d, const char *name, nfsstat3 st,
 			   const sattr3 *rest, post_op_fh3 *obj, post_op_attr *attrs, wcc_data *ok_wcc,
 			   wcc_data *fail_wcc)
 {
@@ -145,7 +145,7 @@ static bool verf_matches(const struct statx *st, const createverf3 verf)
 
 /* EXCLUSIVE's own earlier attempt is still empty, as knfsd requires: data written since (a
  * WRITE that only reached the cache counts) makes the name taken, not this CREATE done. */
-static bool still_empty(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static bool still_empty(struct svc_call *rq, const struct dir_op *d, const char *name,
 			const struct statx *st)
 {
 	struct fh_obj obj;
@@ -157,7 +157,7 @@ static bool still_empty(struct nfs_req *rq, const struct dir_op *d, const char *
 /* The name is taken. UNCHECKED reuses a regular file and applies only the size (as knfsd),
  * EXCLUSIVE recognises its own earlier attempt by the verifier and an empty file, anything
  * else is EXIST. */
-static nfsstat3 create_existing(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 create_existing(struct svc_call *rq, const struct dir_op *d, const char *name,
 				const createhow3 *how, sattr3 *rest, bool *want_rest)
 {
 	if (how->mode == GUARDED)
@@ -178,7 +178,7 @@ static nfsstat3 create_existing(struct nfs_req *rq, const struct dir_op *d, cons
 }
 
 /* Create the file O_EXCL; on EEXIST the mode decides. *want_rest: rest must still be applied. */
-static nfsstat3 create_file(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 create_file(struct svc_call *rq, const struct dir_op *d, const char *name,
 			    const createhow3 *how, sattr3 *rest, bool *want_rest)
 {
 	*want_rest = false;
@@ -293,7 +293,7 @@ static nfsstat3 mknod_what(const mknoddata3 *w, mode_t *mode, dev_t *dev, const 
 	return NFS3_OK;
 }
 
-static nfsstat3 make_node(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 make_node(struct svc_call *rq, const struct dir_op *d, const char *name,
 			  const mknoddata3 *w, sattr3 *rest, bool *want_rest)
 {
 	mode_t mode;
@@ -340,7 +340,7 @@ static nfsstat3 unlink_errno(int err)
 }
 
 /* Remove dir/name (a directory with rmdir). */
-static nfsstat3 unlink_entry(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 unlink_entry(struct svc_call *rq, const struct dir_op *d, const char *name,
 			     bool rmdir)
 {
 	int rc = fs_remove(&rq->fs, &d->o, name, rmdir);
@@ -379,14 +379,14 @@ NFS3_HANDLER(rmdir)
 /* ---- RENAME ---- */
 
 /* Rename; what it replaces is let go of once its last link went with it (fs_rename). */
-static nfsstat3 rename_entry(struct nfs_req *rq, const struct dir_op *from, const char *fname,
+static nfsstat3 rename_entry(struct svc_call *rq, const struct dir_op *from, const char *fname,
 			     const struct dir_op *to, const char *tname)
 {
 	int rc = fs_rename(&rq->fs, &from->o, fname, &to->o, tname);
 	return rc < 0 ? unlink_errno(-rc) : NFS3_OK;
 }
 
-static nfsstat3 rename_check(struct nfs_req *rq, const RENAME3args *a, const struct dir_op *from,
+static nfsstat3 rename_check(struct svc_call *rq, const RENAME3args *a, const struct dir_op *from,
 			     const struct dir_op *to)
 {
 	if (from->o.exp != to->o.exp)
@@ -428,7 +428,7 @@ NFS3_HANDLER(rename)
 
 /* ---- LINK ---- */
 
-static nfsstat3 link_entry(struct nfs_req *rq, const struct fh_obj *file, const struct dir_op *d,
+static nfsstat3 link_entry(struct svc_call *rq, const struct fh_obj *file, const struct dir_op *d,
 			   const char *name)
 {
 	struct statx st;
@@ -441,7 +441,7 @@ static nfsstat3 link_entry(struct nfs_req *rq, const struct fh_obj *file, const 
 	return rc < 0 ? nfs3_errno(-rc) : NFS3_OK;
 }
 
-static nfsstat3 link_check(struct nfs_req *rq, const struct fh_obj *file, const struct dir_op *d,
+static nfsstat3 link_check(struct svc_call *rq, const struct fh_obj *file, const struct dir_op *d,
 			   const char *name)
 {
 	if (file->exp != d->o.exp)

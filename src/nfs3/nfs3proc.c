@@ -9,7 +9,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "nfs3/nfs3.h"
+#include "nfs3/nfs3_int.h"
 #include "svc/dispatch.h"
 #include "xdr/nfs3_zc.h"
 
@@ -68,7 +68,7 @@ NFS3_HANDLER(setattr)
 }
 
 /* The handle and attributes of dir/name for LOOKUP; "." and ".." never leave the export. */
-static nfsstat3 lookup_name(struct nfs_req *rq, struct fh_obj *dir, const struct statx *dst,
+static nfsstat3 lookup_name(struct svc_call *rq, struct fh_obj *dir, const struct statx *dst,
 			    const char *name, LOOKUP3resok *ok)
 {
 	if (strcmp(name, ".") == 0 || (strcmp(name, "..") == 0 && dst->stx_ino == dir->exp->root_ino))
@@ -166,7 +166,7 @@ NFS3_HANDLER(readlink)
 /* READ and WRITE may use a file the caller cannot open but owns (it was created with a mode that
  * forbids the access after the fact, as "cp -a" of a read-only file does): knfsd's owner override,
  * which fs_permission applies. */
-static nfsstat3 check_io_access(struct nfs_req *rq, struct fh_obj *o, const struct statx *st, int mode)
+static nfsstat3 check_io_access(struct svc_call *rq, struct fh_obj *o, const struct statx *st, int mode)
 {
 	if (S_ISDIR(st->stx_mode))
 		return NFS3ERR_ISDIR;
@@ -197,8 +197,9 @@ NFS3_HANDLER(read)
 			ok->eof = eof;
 			ok->data.data_len = ok->count;
 			ok->data.data_val = rq->payload.data;
-			atomic_fetch_add(&rq->w->srv->ctr.reads, 1);
-			atomic_fetch_add(&rq->w->srv->ctr.bytes_read, ok->count);
+			struct nfs3_stats *ctr = rq->prog;
+			atomic_fetch_add(&ctr->reads, 1);
+			atomic_fetch_add(&ctr->bytes_read, ok->count);
 			nfs3_post_op_attr(rq, &o, &ok->file_attributes);
 			return;
 		}
@@ -206,7 +207,7 @@ NFS3_HANDLER(read)
 	nfs3_post_op_attr(rq, &o, &r->READ3res_u.resfail.file_attributes);
 }
 
-static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct fh_obj *o,
+static void write_reply(struct svc_call *rq, WRITE3args *a, WRITE3res *r, struct fh_obj *o,
 			const struct statx *before, int rc)
 {
 	r->status = nfs3_errno(rc);
@@ -214,8 +215,9 @@ static void write_reply(struct nfs_req *rq, WRITE3args *a, WRITE3res *r, struct 
 		nfs3_wcc(rq, before, o, &r->WRITE3res_u.resfail.file_wcc);
 		return;
 	}
-	atomic_fetch_add(&rq->w->srv->ctr.writes, 1);
-	atomic_fetch_add(&rq->w->srv->ctr.bytes_written, a->count);
+	struct nfs3_stats *ctr = rq->prog;
+	atomic_fetch_add(&ctr->writes, 1);
+	atomic_fetch_add(&ctr->bytes_written, a->count);
 	WRITE3resok *ok = &r->WRITE3res_u.resok;
 	ok->count = a->count;
 	ok->committed = a->stable;
@@ -277,7 +279,7 @@ NFS3_HANDLER(commit)
 	if (rc == 0)
 		rc = fs_commit(&rq->fs, &o, a->offset, a->count);
 	r->status = nfs3_errno(rc);
-	atomic_fetch_add(&rq->w->srv->ctr.commits, 1);
+	atomic_fetch_add(&((struct nfs3_stats *)rq->prog)->commits, 1);
 	wcc_data *wcc = r->status == NFS3_OK ? &r->COMMIT3res_u.resok.file_wcc : &r->COMMIT3res_u.resfail.file_wcc;
 	nfs3_wcc(rq, rc == -ESTALE ? NULL : &before, &o, wcc);
 	if (r->status == NFS3_OK)
@@ -384,5 +386,15 @@ static const struct proc_desc nfs3_procs[] = {
 	[NFSPROC3_COMMIT] = PROC(COMMIT, commit, COMMIT3args, COMMIT3res),
 };
 
+/* Every NFSv3 result but NULL's begins with its nfsstat3. */
+static int64_t nfs3_status(uint32_t proc, const void *res)
+{
+	int32_t st;
+	if (proc == NFSPROC3_NULL)
+		return -1;
+	memcpy(&st, res, sizeof st);
+	return st;
+}
+
 const struct prog_desc nfs3_program = {NFS_PROGRAM, NFS_V3, nfs3_procs,
-				       sizeof nfs3_procs / sizeof nfs3_procs[0], NULL, true};
+				       sizeof nfs3_procs / sizeof nfs3_procs[0], true, nfs3_status};

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "nfs3/nfs3.h"
+#include "nfs3/nfs3_int.h"
 
 /* Largest count/maxcount honoured: bigger requests get a reply of this size (knfsd caps too).
  * rpcgen encodes the entry list recursively, one stack frame per entry: 256 KiB of the smallest
@@ -40,7 +40,7 @@ struct rd_dir {
 	bool is_root;    /* the export's root: its ".." is itself */
 };
 
-static nfsstat3 rd_begin(struct nfs_req *rq, const nfs_fh3 *fh, uint64_t cookie,
+static nfsstat3 rd_begin(struct svc_call *rq, const nfs_fh3 *fh, uint64_t cookie,
 			 const char verf[NFS3_COOKIEVERFSIZE], struct rd_dir *d)
 {
 	memset(d, 0, sizeof *d);
@@ -67,7 +67,7 @@ static nfsstat3 rd_begin(struct nfs_req *rq, const nfs_fh3 *fh, uint64_t cookie,
 }
 
 /* The directory's attributes as they were when listing began. */
-static void rd_dir_attr(struct nfs_req *rq, const struct rd_dir *d, post_op_attr *out)
+static void rd_dir_attr(struct svc_call *rq, const struct rd_dir *d, post_op_attr *out)
 {
 	out->attributes_follow = d->have_st;
 	if (d->have_st)
@@ -105,7 +105,7 @@ static nfsstat3 list_end(const struct fs_dir *c, int err, bool any, bool_t *eof)
 
 /* ---- READDIR ---- */
 
-static nfsstat3 list_names(struct nfs_req *rq, const struct rd_dir *d, struct fs_dir *c,
+static nfsstat3 list_names(struct svc_call *rq, const struct rd_dir *d, struct fs_dir *c,
 			   size_t budget, dirlist3 *out)
 {
 	entry3 **tail = &out->entries;
@@ -162,7 +162,7 @@ NFS3_HANDLER(readdir)
 /* Attributes and handle of one entry, from the batch plus_fill made. "." is the directory
  * itself, and so is ".." at the export root. An entry that vanished, or a mount point leading off
  * the export's file system, gets neither: the client LOOKUPs it if it cares. */
-static void plus_extras(struct nfs_req *rq, const struct rd_dir *d, const struct fs_dir *c,
+static void plus_extras(struct svc_call *rq, const struct rd_dir *d, const struct fs_dir *c,
 			entryplus3 *e)
 {
 	struct fh fh;
@@ -192,7 +192,7 @@ static size_t plus_size(const entryplus3 *e)
 
 /* Like list_names. dircount is not enforced: like knfsd, maxcount alone bounds the reply (the
  * Linux client sends dircount as a fraction of maxcount, a hint). */
-static nfsstat3 list_plus(struct nfs_req *rq, const struct rd_dir *d, struct fs_dir *c,
+static nfsstat3 list_plus(struct svc_call *rq, const struct rd_dir *d, struct fs_dir *c,
 			  size_t budget, dirlistplus3 *out)
 {
 	entryplus3 **tail = &out->entries;

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "nfsd.h"
+#include "ops/ops_int.h"
 #include "ops/stats.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
 
 /* RFC 1813's procedure names, as Prometheus labels take them. */
 static const char *const nfs_names[MET_NFS_PROCS] = {
@@ -65,6 +67,14 @@ void metrics_record(struct ring_metrics *m, enum met_prog prog, uint32_t proc, i
 	bump(&p->status[slot_of(status < 0 ? 0 : status)], 1);
 }
 
+void metrics_call_done(void *ring_metrics, uint32_t prog, uint32_t proc, int64_t status,
+		       uint64_t ns)
+{
+	if (prog == NFS_PROGRAM || prog == MOUNT_PROGRAM)
+		metrics_record(ring_metrics, prog == NFS_PROGRAM ? MET_NFS : MET_MOUNT, proc, status,
+			       ns);
+}
+
 /* ---- rendering ---- */
 
 /* One procedure's figures summed over the rings. */
@@ -72,11 +82,11 @@ struct met_sum {
 	uint64_t calls, lat[MET_LAT_BUCKETS + 1], lat_sum_ns, status[MET_STATUS_SLOTS];
 };
 
-static void sum_proc(struct server *srv, enum met_prog prog, unsigned proc, struct met_sum *s)
+static void sum_proc(struct ops *o, enum met_prog prog, unsigned proc, struct met_sum *s)
 {
 	*s = (struct met_sum){0};
-	for (unsigned r = 0; r < srv->nworkers; r++) {
-		struct ring_metrics *m = srv->workers[r].metrics;
+	for (unsigned r = 0; r < o->nrings; r++) {
+		struct ring_metrics *m = o->rings[r];
 		if (!m)
 			continue;
 		struct met_proc *p = prog == MET_NFS ? &m->nfs[proc] : &m->mount[proc];
@@ -170,7 +180,7 @@ static void emit_flat(void *ctx, const char *name, uint64_t value, bool gauge)
 		gauge ? "gauge" : "counter", name, suffix, (unsigned long long)value);
 }
 
-int metrics_render(struct server *srv, char **out, size_t *len)
+int metrics_render(struct ops *o, char **out, size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -186,12 +196,12 @@ int metrics_render(struct server *srv, char **out, size_t *len)
 	}
 	for (size_t g = 0; g < 2; g++)
 		for (unsigned p = 0; p < progs[g].n; p++)
-			sum_proc(srv, progs[g].prog, p, &(*sums)[g][p]);
+			sum_proc(o, progs[g].prog, p, &(*sums)[g][p]);
 	render_requests(*sums, f);
 	render_errors(*sums, f);
 	render_latency(*sums, f);
 	free(sums);
-	stats_collect(srv, &(struct stats_sink){emit_flat, f});
+	stats_collect(o, &(struct stats_sink){emit_flat, f});
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
 		return -ENOMEM;

@@ -30,7 +30,7 @@
 #include "base/sockaddr.h"
 #include "base/log.h"
 #include "ops/metrics.h"
-#include "nfsd.h"
+#include "ops/ops_int.h"
 
 /* One connection of the endpoint: libmicrohttpd's thread only. */
 struct scrape_conn {
@@ -43,7 +43,7 @@ struct scrape_conn {
 
 struct metrics_http {
 	struct MHD_Daemon *d;
-	struct server *srv;
+	struct ops *o;
 	struct scrape_conn *conns;
 	struct log_ratelimit refuse_log, reap_log, mhd_log;
 };
@@ -68,7 +68,7 @@ static const char *addr_str(const struct sockaddr *sa, char out[INET6_ADDRSTRLEN
 /* Shut down the connections past their time (libmicrohttpd sees the end and closes them). */
 static void reap(struct metrics_http *h)
 {
-	const struct config *cfg = h->srv->cfg;
+	const struct config *cfg = h->o->src.cfg;
 	uint64_t now = now_ns(), limit = (uint64_t)cfg->metrics_timeout * 1000000000u;
 	char a[INET6_ADDRSTRLEN];
 	for (struct scrape_conn *c = h->conns; c; c = c->next) {
@@ -76,7 +76,7 @@ static void reap(struct metrics_http *h)
 			continue;
 		c->reaped = true;
 		shutdown(c->fd, SHUT_RDWR);
-		atomic_fetch_add(&h->srv->mhttp.timed_out, 1);
+		atomic_fetch_add(&h->o->mhttp.timed_out, 1);
 		log_ratelimited(&h->reap_log, LOG_WARNING,
 				"metrics endpoint: a connection from %s took longer than timeout = %u s; "
 				"closed", addr_str((struct sockaddr *)&c->addr, a), cfg->metrics_timeout);
@@ -86,7 +86,7 @@ static void reap(struct metrics_http *h)
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct metrics_http *h = cls;
-	const struct config *cfg = h->srv->cfg;
+	const struct config *cfg = h->o->src.cfg;
 	(void)addrlen;
 	reap(h);
 	unsigned all = 0, mine = 0;
@@ -98,7 +98,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	if (!over_client && all < cfg->metrics_connections)
 		return MHD_YES;
 	char a[INET6_ADDRSTRLEN];
-	atomic_fetch_add(&h->srv->mhttp.refused, 1);
+	atomic_fetch_add(&h->o->mhttp.refused, 1);
 	log_ratelimited(&h->refuse_log, LOG_WARNING,
 			"metrics endpoint: %s = %u reached: refusing a connection from %s",
 			over_client ? "connections_per_client" : "connections",
@@ -166,7 +166,7 @@ static enum MHD_Result plain(struct MHD_Connection *c, unsigned status, const ch
 	return rc;
 }
 
-static enum MHD_Result answer(struct server *srv, struct MHD_Connection *c, const char *url,
+static enum MHD_Result answer(struct ops *o, struct MHD_Connection *c, const char *url,
 			      const char *method, size_t upload_len)
 {
 	if (upload_len)
@@ -177,7 +177,7 @@ static enum MHD_Result answer(struct server *srv, struct MHD_Connection *c, cons
 		return plain(c, MHD_HTTP_NOT_FOUND, "nfsd-uc serves /metrics\n");
 	char *text;
 	size_t len;
-	if (metrics_render(srv, &text, &len) < 0)
+	if (metrics_render(o, &text, &len) < 0)
 		return plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
@@ -197,7 +197,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct metrics_http *h = cls;
 	(void)version, (void)upload, (void)state;
 	reap(h);
-	return answer(h->srv, c, url, method, *upload_len);
+	return answer(h->o, c, url, method, *upload_len);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -217,9 +217,9 @@ static const char *poller(struct MHD_Daemon *d)
 	return (i->flags & MHD_USE_EPOLL) ? "epoll" : (i->flags & MHD_USE_POLL) ? "poll" : "select";
 }
 
-int metrics_http_start(struct server *srv, struct metrics_http **out)
+int metrics_http_start(struct ops *o, struct metrics_http **out)
 {
-	const struct config *cfg = srv->cfg;
+	const struct config *cfg = o->src.cfg;
 	*out = NULL;
 	if (!cfg->metrics_listen)
 		return 0;
@@ -229,7 +229,7 @@ int metrics_http_start(struct server *srv, struct metrics_http **out)
 	struct metrics_http *h = calloc(1, sizeof *h);
 	if (!h)
 		return -1;
-	h->srv = srv;
+	h->o = o;
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;

@@ -12,7 +12,8 @@
 #define STATS_PROC_STATS 1        /* name/value pairs */
 #define STATS_PROC_METRICS 2      /* the Prometheus text, one opaque */
 
-struct server;
+struct ops;
+struct prog_desc;
 
 /* Where stats_collect() puts each figure: a counter (only grows) or a gauge (held now). */
 struct stats_sink {
@@ -21,6 +22,9 @@ struct stats_sink {
 };
 
 /* Every counter of the server, the cache, the duplicate request cache and the limits. */
-void stats_collect(struct server *srv, const struct stats_sink *sink);
+void stats_collect(struct ops *o, const struct stats_sink *sink);
+
+/* The counters program, registered with its struct ops as its state (ops_attach). */
+extern const struct prog_desc stats_program;
 
 #endif

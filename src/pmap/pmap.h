@@ -14,6 +14,7 @@
 #include "rpc/uaddr.h"
 
 struct config;
+struct log_ratelimit;
 struct prog_desc;
 
 #define PMAP_PROG 100000u
@@ -94,6 +95,9 @@ int pmap_reg_add_own_list(struct pmap_reg *reg, const struct pmap_prog_port *lis
 bool pmap_reg_set(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const char *netid,
 		  const char *uaddr, const char *owner);
 
+/* Every entry other services set goes; nfsd-uc's own stay (a test's fresh start). */
+void pmap_reg_drop_set(struct pmap_reg *reg);
+
 /* Lookups and UNSET: which entries a call means. */
 #define PMAP_EXACT 1u             /* this version only (GETVERSADDR, GETADDRLIST); otherwise,
 				   * as rpcbind, another version of the program when this one
@@ -124,7 +128,11 @@ bool pmap_netid_parse(const char *netid, int *proto, int *family);
 /* 127.0.0.0/8, ::1, ::ffff:127.x.y.z, or an AF_UNIX peer: a caller on this host. */
 bool pmap_is_loopback(const struct sockaddr_storage *ss);
 
-/* The portmapper's programs (pmapproc.c): 100000 versions 2, 3 and 4. */
+/* The lines its handlers log about SET and UNSET, at most one a second. */
+struct log_ratelimit *pmap_reg_log(struct pmap_reg *reg);
+
+/* The portmapper's programs (pmapproc.c): 100000 versions 2, 3 and 4, each registered with the
+ * struct pmap_reg as its state. */
 extern const struct prog_desc pmap2_program, rpcb3_program, rpcb4_program;
 
 #endif

@@ -77,7 +77,13 @@ struct pmap_reg {
 	struct reg_ent *ents;     /* in the order registered, as rpcbind's list */
 	size_t n, cap;
 	size_t nset;              /* of them set by others */
+	struct log_ratelimit log; /* the handlers' lines about SET and UNSET */
 };
+
+struct log_ratelimit *pmap_reg_log(struct pmap_reg *reg)
+{
+	return &reg->log;
+}
 
 struct pmap_reg *pmap_reg_new(unsigned families)
 {
@@ -198,6 +204,18 @@ bool pmap_reg_set(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const char
 out:
 	pthread_mutex_unlock(&reg->lock);
 	return ok;
+}
+
+void pmap_reg_drop_set(struct pmap_reg *reg)
+{
+	pthread_mutex_lock(&reg->lock);
+	size_t k = 0;
+	for (size_t i = 0; i < reg->n; i++)
+		if (reg->ents[i].own)
+			reg->ents[k++] = reg->ents[i];
+	reg->n = k;
+	reg->nset = 0;
+	pthread_mutex_unlock(&reg->lock);
 }
 
 bool pmap_reg_unset(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const char *netid,

@@ -139,7 +139,7 @@ static void on_handoff(struct fiber_msg *m)
 /* Connections go to the rings in turn: each ring then owns its share from accept to close. */
 static void place_conn(struct worker *acceptor, int fd, const struct sockaddr_storage *peer)
 {
-	struct server *srv = acceptor->srv;
+	struct svc *srv = acceptor->srv;
 	struct worker *w = &srv->workers[srv->next_ring++ % srv->nworkers];
 	enum climit_verdict v = climits_open(srv->limits, peer);
 	if (w == acceptor) {

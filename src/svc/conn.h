@@ -2,8 +2,8 @@
 /* A TCP connection of a ring, shared by the files that make up the server (private to them):
  * server.c (lifetime, sending, receiving records, the request fiber), accept.c (accepting,
  * connection limits) and recvmem.c (receive memory). Only the owning ring touches one. */
-#ifndef NFSD_UC_CONN_H
-#define NFSD_UC_CONN_H
+#ifndef NFSD_UC_SVC_CONN_H
+#define NFSD_UC_SVC_CONN_H
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 
 #include "svc/connlimit.h"
-#include "nfsd.h"
+#include "svc/worker.h"
 #include "rpc/recasm.h"
 
 #define SBUF_SIZE (64 * 1024)

@@ -16,7 +16,7 @@
 
 #include "fs/cred.h"
 #include "fs/fileio.h"
-#include "svc/dispatch.h"
+#include "svc/reply.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RPC over UDP on ring 0 (dgram.c): each datagram one call, answered from the address it came to. */
-#ifndef NFSD_UC_DGRAM_H
-#define NFSD_UC_DGRAM_H
+#ifndef NFSD_UC_SVC_DGRAM_H
+#define NFSD_UC_SVC_DGRAM_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "nfsd.h"
+#include "svc/worker.h"
 
 /* A UDP socket bound to addr:port (v6only as for the TCP listeners). fd or -errno. */
 int dgram_open(const char *addr, uint16_t port, bool v6only);

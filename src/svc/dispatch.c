@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The dispatcher: a call's header decoded, its program found among those registered, its
+ * arguments decoded, its handler run, its result encoded; the duplicate request cache consulted
+ * for the procedures whose replies it keeps. */
 #include "svc/dispatch.h"
-#include "rpc/drc.h"
-#include "fs/exptable.h"
-#include "ops/metrics.h"
-#include "io/fiber.h"
-#include "ops/stats.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/fh.h"
 #include "base/log.h"
-#include <rpc/rpc.h>
-#include "xdr/mount3_prot.h"
+#include "io/fiber.h"
+#include "rpc/drc.h"
+#include "rpc/recmark.h"
+#include "svc/reply.h"
+#include "svc/worker.h"
 #include "xdr/nfs3_prot.h"
 #include "xdr/nfs3_zc.h"
-#include "rpc/recmark.h"
 
 #define REPLY_DEFAULT 8192
 
@@ -68,34 +68,37 @@ static size_t enc_rejected(uint8_t *b, void *c)
 	return rpc_encode_rejected(b, h->xid, (enum rpc_verdict)h->stat);
 }
 
+int dispatch_add(struct svc *svc, const struct prog_desc *p, void *ctx)
+{
+	if (svc->nprogs == SVC_PROGS_MAX)
+		return -ENOSPC;
+	svc->progs[svc->nprogs++] = (struct svc_prog){p, ctx};
+	return 0;
+}
+
 /* Every program version served, a program's versions side by side (lowest first): a call for a
  * version in none of them gets PROG_MISMATCH with the program's lowest and highest. */
-static const struct prog_desc *const progs[] = {
-	&nfs3_program, &mount3_program, &stats_program,
-	&nlm1_program, &nlm3_program, &nlm4_program, &nsm1_program,
-	&pmap2_program, &rpcb3_program, &rpcb4_program,
-};
-
-static const struct prog_desc *find_prog(const struct worker *w, int proto, uint32_t prog,
-					 uint32_t vers, bool *known, uint32_t *low, uint32_t *high)
+static const struct svc_prog *find_prog(const struct svc *svc, int proto, uint32_t prog,
+					uint32_t vers, bool *known, uint32_t *low, uint32_t *high)
 {
 	*known = false;
-	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
-		if (progs[i]->prog != prog || (progs[i]->serves && !progs[i]->serves(w)) ||
-		    (progs[i]->tcp_only && proto == IPPROTO_UDP))
+	for (size_t i = 0; svc && i < svc->nprogs; i++) {
+		const struct prog_desc *p = svc->progs[i].desc;
+		if (p->prog != prog || (p->tcp_only && proto == IPPROTO_UDP))
 			continue;
 		if (!*known)
-			*low = progs[i]->vers;
+			*low = p->vers;
 		*known = true;
-		*high = progs[i]->vers;
-		if (progs[i]->vers == vers)
-			return progs[i];
+		*high = p->vers;
+		if (p->vers == vers)
+			return &svc->progs[i];
 	}
 	return NULL;
 }
 
 /* Encode the procedure's result after an accepted-SUCCESS header. */
-static struct reply *encode_result(const struct proc_desc *pd, struct nfs_req *rq, void *res)
+static struct reply *encode_result(const struct worker *w, const struct proc_desc *pd,
+				   struct svc_call *rq, void *res)
 {
 	size_t cap = 4 + RPC_REPLY_HDR_MAX + (rq->reply_hint > REPLY_DEFAULT ? rq->reply_hint : REPLY_DEFAULT);
 	struct reply *r = calloc(1, sizeof *r);
@@ -106,8 +109,8 @@ static struct reply *encode_result(const struct proc_desc *pd, struct nfs_req *r
 	XDR x;
 	xdrmem_create(&x, (char *)buf + 4 + n, (u_int)(cap - 4 - n), XDR_ENCODE);
 	if (!pd->encode(&x, res)) {
-		if (rq->w && rq->w->srv)
-			log_ratelimited(&rq->w->srv->encode_log, LOG_ERR, "%s: reply does not fit in "
+		if (w)
+			log_ratelimited(&w->srv->encode_log, LOG_ERR, "%s: reply does not fit in "
 					"%zu bytes", pd->name, cap);
 		xdr_destroy(&x);
 		goto fail;
@@ -141,10 +144,11 @@ struct xprt {
 
 /* A call between its decode and its reply. */
 struct call {
+	struct worker *w;
 	const struct proc_desc *pd;
 	void *args, *res;
 	struct rpc_call hdr;          /* rq.call points here */
-	struct nfs_req rq;
+	struct svc_call rq;
 };
 
 static void call_free(struct call *cl)
@@ -167,7 +171,7 @@ static void call_free(struct call *cl)
 /* Encode the result of a call whose handler is done, and free the call. */
 static struct reply *call_finish(struct call *cl)
 {
-	struct reply *r = encode_result(cl->pd, &cl->rq, cl->res);
+	struct reply *r = encode_result(cl->w, cl->pd, &cl->rq, cl->res);
 	if (!r) {
 		struct hdr_ctx h = {.xid = cl->hdr.xid, .stat = ACCEPT_SYSTEM_ERR};
 		r = short_reply(enc_accepted, &h);
@@ -176,36 +180,32 @@ static struct reply *call_finish(struct call *cl)
 	return r;
 }
 
-/* The result's status, for the metrics: every NFSv3 result and MOUNT's mountres3 begin with it;
- * -1 for procedures with none (NULL, and MOUNT's others). */
-static int64_t status_of(const struct rpc_call *hdr, const struct proc_desc *pd, const void *res)
+/* The result's status, for the observer (the metrics): -1 for procedures without one. */
+static int64_t status_of(const struct svc_prog *sp, const struct rpc_call *hdr,
+			 const struct proc_desc *pd, const void *res)
 {
-	bool has = hdr->prog == NFS_PROGRAM ? hdr->proc != NFSPROC3_NULL
-		   : hdr->prog == MOUNT_PROGRAM && hdr->proc == MOUNTPROC3_MNT;
-	if (!has || pd->res_size < sizeof(int32_t))
+	if (!sp->desc->status || pd->res_size < sizeof(int32_t))
 		return -1;
-	int32_t st;
-	memcpy(&st, res, sizeof st);
-	return st;
+	return sp->desc->status(hdr->proc, res);
 }
 
 static void record(struct worker *w, const struct rpc_call *hdr, int64_t status, uint64_t t0)
 {
-	if (!w || !w->metrics || (hdr->prog != NFS_PROGRAM && hdr->prog != MOUNT_PROGRAM))
-		return;
-	metrics_record(w->metrics, hdr->prog == NFS_PROGRAM ? MET_NFS : MET_MOUNT, hdr->proc,
-		       status, fiber_now_ns() - t0);
+	if (w && w->obs && w->srv->obs.call_done)
+		w->srv->obs.call_done(w->obs, hdr->prog, hdr->proc, status, fiber_now_ns() - t0);
 }
 
 static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem *rm,
-		      const struct rpc_call *hdr, const struct proc_desc *pd, struct reply **out)
+		      const struct rpc_call *hdr, const struct svc_prog *sp, struct reply **out)
 {
+	const struct proc_desc *pd = &sp->desc->procs[hdr->proc];
 	struct hdr_ctx h = {.xid = hdr->xid, .stat = ACCEPT_GARBAGE_ARGS};
 	uint64_t t0 = fiber_now_ns();
 	struct call *cl = calloc(1, sizeof *cl);
 	*out = NULL;
 	if (!cl)
 		return;
+	cl->w = w;
 	cl->pd = pd;
 	cl->hdr = *hdr;
 	cl->args = calloc(1, pd->args_size ? pd->args_size : 1);
@@ -224,24 +224,24 @@ static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem
 		call_free(cl);
 		return;
 	}
-	cl->rq = (struct nfs_req){.w = w, .call = &cl->hdr, .peer = *xp->peer,
+	cl->rq = (struct svc_call){.prog = sp->ctx, .call = &cl->hdr, .peer = *xp->peer,
 				  .local = xp->local ? *xp->local
 						     : (struct sockaddr_storage){.ss_family = AF_UNSPEC},
 				  .proto = xp->proto ? xp->proto : IPPROTO_TCP};
 	fs_call_begin(&cl->rq.fs, w ? w->fs : NULL, &hdr->cred, &cl->rq.peer, &cl->rq.arena, rm);
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
-	int64_t status = status_of(hdr, pd, cl->res);
+	int64_t status = status_of(sp, hdr, pd, cl->res);
 	*out = call_finish(cl);
 	record(w, hdr, status, t0);
 }
 
 static struct reply *header_reply(const struct worker *w, int proto, const uint8_t *rec,
-				  size_t len, struct rpc_call *call, const struct proc_desc **pd)
+				  size_t len, struct rpc_call *call, const struct svc_prog **sp)
 {
 	enum rpc_verdict v = rpc_decode_call(rec, len, call);
 	struct hdr_ctx h = {.xid = call->xid};
-	*pd = NULL;
+	*sp = NULL;
 	if (v == RPC_DROP)
 		return NULL;
 	if (v == RPC_REPLY_GARBAGE_ARGS) {
@@ -253,18 +253,19 @@ static struct reply *header_reply(const struct worker *w, int proto, const uint8
 		return short_reply(enc_rejected, &h);
 	}
 	bool known;
-	const struct prog_desc *p = find_prog(w, proto, call->prog, call->vers, &known, &h.low, &h.high);
+	const struct svc_prog *p = find_prog(w ? w->srv : NULL, proto, call->prog, call->vers, &known,
+					     &h.low, &h.high);
 	if (!known) {
 		h.stat = ACCEPT_PROG_UNAVAIL;
 		return short_reply(enc_accepted, &h);
 	}
 	if (!p)
 		return short_reply(enc_mismatch, &h);
-	if (call->proc >= p->nprocs || !p->procs[call->proc].handler) {
+	if (call->proc >= p->desc->nprocs || !p->desc->procs[call->proc].handler) {
 		h.stat = ACCEPT_PROC_UNAVAIL;
 		return short_reply(enc_accepted, &h);
 	}
-	*pd = &p->procs[call->proc];
+	*sp = p;
 	return NULL;
 }
 
@@ -283,9 +284,10 @@ static struct reply *replay(uint8_t *bytes, size_t len)
 
 /* A non-idempotent call: run once per (xid, client, ...) however often the client sends it. */
 static void call_once(struct drc *drc, struct worker *w, const struct xprt *x,
-		      struct record_mem *rm, const struct rpc_call *call, const struct proc_desc *pd,
+		      struct record_mem *rm, const struct rpc_call *call, const struct svc_prog *sp,
 		      struct reply **out)
 {
+	const struct proc_desc *pd = &sp->desc->procs[call->proc];
 	struct drc_key k = {.xid = call->xid, .prog = call->prog, .vers = call->vers,
 			    .proc = call->proc, .peer = x->peer, .args = call->args,
 			    .args_len = call->args_len};
@@ -304,7 +306,7 @@ static void call_once(struct drc *drc, struct worker *w, const struct xprt *x,
 	case DRC_MISS:
 		break;
 	}
-	call_proc(w, x, rm, call, pd, out);
+	call_proc(w, x, rm, call, sp, out);
 	/* These procedures' replies are header and result only; anything else is not kept. */
 	const struct reply *r = *out;
 	bool keep = r && !r->payload_len && !r->payload_iov;
@@ -316,16 +318,16 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 		     const uint8_t *rec, size_t len, struct reply **out)
 {
 	struct rpc_call call;
-	const struct proc_desc *pd;
-	*out = header_reply(w, proto, rec, len, &call, &pd);
-	if (!pd)
+	const struct svc_prog *sp;
+	*out = header_reply(w, proto, rec, len, &call, &sp);
+	if (!sp)
 		return;
-	struct drc *drc = w && w->srv ? w->srv->drc : NULL;
+	struct drc *drc = w ? w->srv->drc : NULL;
 	const struct xprt x = {peer, local, proto};
-	if (pd->cache_reply && drc)
-		call_once(drc, w, &x, rm, &call, pd, out);
+	if (sp->desc->procs[call.proc].cache_reply && drc)
+		call_once(drc, w, &x, rm, &call, sp, out);
 	else
-		call_proc(w, &x, rm, &call, pd, out);
+		call_proc(w, &x, rm, &call, sp, out);
 }
 
 void dispatch_peek(const uint8_t *rec, size_t avail, struct dispatch_peek *pk)

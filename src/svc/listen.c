@@ -71,11 +71,11 @@ static int listen_retrying(const char *addr, uint16_t port, bool v6only)
 /* The TCP ports served on each listen address (tcp) or the UDP ones (!tcp), duplicates once:
  * NFS (TCP only), MOUNT, the lock manager's NLM and NSM when it runs, the portmapper when we are
  * it. n of them in ports. */
-static size_t served_ports(const struct server *srv, bool tcp, uint16_t ports[4])
+static size_t served_ports(const struct svc *srv, bool tcp, uint16_t ports[4])
 {
 	const struct config *cfg = srv->cfg;
-	uint16_t want[4] = {tcp ? cfg->port : 0, cfg->mount_port, srv->nlm ? cfg->lock_port : 0,
-			    srv->pmap ? PMAP_PORT : 0};
+	uint16_t want[4] = {tcp ? cfg->port : 0, cfg->mount_port, srv->serve_lock ? cfg->lock_port : 0,
+			    srv->serve_pmap ? PMAP_PORT : 0};
 	size_t n = 0;
 	for (size_t i = 0; i < 4; i++) {
 		bool dup = !want[i];
@@ -89,12 +89,12 @@ static size_t served_ports(const struct server *srv, bool tcp, uint16_t ports[4]
 
 /* The portmapper's port taken by something else is not fatal unless rpcbind = own: clients can
  * still be given the ports. */
-static bool port_optional(const struct server *srv, uint16_t port)
+static bool port_optional(const struct svc *srv, uint16_t port)
 {
 	return port == PMAP_PORT && srv->cfg->rpcbind != RPCBIND_OWN;
 }
 
-static int open_port(struct server *srv, const char *addr, uint16_t port, bool tcp, bool v6only)
+static int open_port(struct svc *srv, const char *addr, uint16_t port, bool tcp, bool v6only)
 {
 	int fd = tcp ? listen_retrying(addr, port, v6only) : dgram_open(addr, port, v6only);
 	if (fd >= 0) {
@@ -125,10 +125,12 @@ static bool reaches_loopback(const struct config *cfg)
 	return false;
 }
 
-int server_listen(struct server *srv)
+int svc_listen(struct svc *srv, bool lock, bool pmap)
 {
 	const struct config *cfg = srv->cfg;
 	srv->nlisten_fds = srv->nudp_fds = 0;
+	srv->serve_lock = lock;
+	srv->serve_pmap = pmap;
 	/* With several addresses, "::" means IPv6 alone: 0.0.0.0 beside it is the IPv4 side. */
 	bool v6only = cfg->nlisten > 1;
 	for (int tcp = 1; tcp >= 0; tcp--) {
@@ -137,18 +139,18 @@ int server_listen(struct server *srv)
 		for (size_t a = 0; a < cfg->nlisten; a++)
 			for (size_t i = 0; i < n; i++)
 				if (open_port(srv, cfg->listen_addr[a], ports[i], tcp, v6only) < 0) {
-					server_unlisten(srv);
+					svc_unlisten(srv);
 					return -1;
 				}
 		/* Local services (a host's own lockd, say) register with the portmapper over
 		 * loopback, whatever addresses clients use. */
-		if (srv->pmap && !reaches_loopback(cfg))
+		if (pmap && !reaches_loopback(cfg))
 			open_port(srv, "127.0.0.1", PMAP_PORT, tcp, v6only);
 	}
 	return 0;
 }
 
-void server_unlisten(struct server *srv)
+void svc_unlisten(struct svc *srv)
 {
 	for (size_t i = 0; i < srv->nlisten_fds; i++)
 		close(srv->listen_fd[i]);

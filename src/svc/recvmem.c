@@ -62,7 +62,7 @@ static void wait_end(struct conn *c)
 static void wait_begin(struct conn *c, bool all)
 {
 	struct worker *w = c->w;
-	struct server *srv = w->srv;
+	struct svc *srv = w->srv;
 	if (c->mem_wait && c->mem_wait_all != all)
 		wait_end(c);
 	if (!c->mem_wait) {
@@ -227,7 +227,7 @@ void mem_window_revoked(struct conn *c)
 static void on_win_timer(struct fiber_timer *t)
 {
 	struct worker *w = (struct worker *)((char *)t - offsetof(struct worker, win_timer));
-	struct server *srv = w->srv;
+	struct svc *srv = w->srv;
 	uint64_t now = fiber_now_ns();
 	if (w->stopping || !w->nwin)
 		return;

@@ -22,7 +22,7 @@
 #include "svc/conn.h"
 #include "fs/cred.h"
 #include "svc/dgram.h"
-#include "svc/dispatch.h"
+#include "svc/reply.h"
 #include "fs/fileio.h"
 #include "io/fiber.h"
 #include "io/ring.h"
@@ -675,11 +675,11 @@ void server_ring_free(struct worker *w)
 {
 	while (w->conns)
 		conn_free(w->conns);
-	for (size_t i = 0; i < SERVER_LISTEN_MAX; i++) {
+	for (size_t i = 0; i < SVC_LISTEN_MAX; i++) {
 		free(w->listeners[i]);   /* their accepts ended with the loop */
 		w->listeners[i] = NULL;
 	}
-	for (size_t i = 0; i < SERVER_UDP_MAX; i++) {
+	for (size_t i = 0; i < SVC_UDP_MAX; i++) {
 		dgram_free(w->dgrams[i]);
 		w->dgrams[i] = NULL;
 	}

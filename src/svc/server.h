@@ -2,15 +2,14 @@
 /* Listeners and connections: RPC record reassembly, the request fiber of each record, replies.
  * Ring 0 accepts on both ports and hands each connection to a ring in turn; the ring owns it from
  * then on (worker.h). */
-#ifndef NFSD_UC_SERVER_H
-#define NFSD_UC_SERVER_H
+#ifndef NFSD_UC_SVC_SERVER_H
+#define NFSD_UC_SVC_SERVER_H
 
-#include "nfsd.h"
+#include <stdbool.h>
+#include <stdint.h>
 
-/* Open the configured NFS and MOUNT listeners (both serve both programs) into srv->listen_fd,
- * retrying a while if a killed predecessor's sockets linger. 0, or -1 with a log line. */
-int server_listen(struct server *srv);
-void server_unlisten(struct server *srv);
+#include "svc/worker.h"
+
 /* A socket of type (SOCK_STREAM or SOCK_DGRAM, with SOCK_* flags) bound to the IPv4 or IPv6
  * literal addr and port, IPV6_V6ONLY when asked. fd or -errno. */
 int server_bind(const char *addr, uint16_t port, int type, bool v6only);

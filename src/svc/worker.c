@@ -12,7 +12,6 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"
-#include "ops/metrics.h"
 #include "svc/server.h"
 
 #define RING_ENTRIES 1024
@@ -38,7 +37,7 @@ void worker_kick(struct worker *w)
 
 static void notify(void *ctx) { worker_kick(ctx); }
 
-bool workers_busy(struct server *srv, const struct worker *self)
+bool workers_busy(struct svc *srv, const struct worker *self)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < srv->nworkers; i++)
@@ -54,7 +53,7 @@ void worker_request_begin(struct worker *w)
 	worker_running(w, true);
 }
 
-uint64_t workers_last_start(struct server *srv)
+uint64_t workers_last_start(struct svc *srv)
 {
 	uint64_t last = 0;
 	for (unsigned i = 0; i < srv->nworkers; i++) {
@@ -106,7 +105,7 @@ static void on_idle(struct fiber_msg *m)
  * WRITE parked anywhere (nearly always) it reads one counter, not every ring's. */
 static void worker_idle_check(struct worker *w)
 {
-	struct server *srv = w->srv;
+	struct svc *srv = w->srv;
 	if (!atomic_load_explicit(&srv->nparked, memory_order_relaxed) ||
 	    atomic_load_explicit(&w->active, memory_order_relaxed) || workers_busy(srv, NULL))
 		return;
@@ -228,7 +227,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static int worker_init(struct worker *w, struct server *srv, unsigned id)
+static int worker_init(struct worker *w, struct svc *srv, unsigned id)
 {
 	*w = (struct worker){.srv = srv, .id = id, .fs = fs_chan(srv->fs, id), .ev_fd = -1,
 			     .ev_op = {on_event}, .idle_msg = {.fn = on_idle}};
@@ -242,8 +241,9 @@ static int worker_init(struct worker *w, struct server *srv, unsigned id)
 	if (!w->sched || !w->fs)
 		return -ENOMEM;
 	fs_chan_attach(w->fs, w, w->ring, w->sched);
-	w->metrics = calloc(1, sizeof *w->metrics);
-	return w->metrics ? 0 : -ENOMEM;
+	if (srv->obs.ring_new && !(w->obs = srv->obs.ring_new(srv->obs.ctx, id)))
+		return -ENOMEM;
+	return 0;
 }
 
 static void worker_fini(struct worker *w)
@@ -252,13 +252,12 @@ static void worker_fini(struct worker *w)
 	if (w->sched)
 		fiber_sched_take_inbox(w->sched);
 	io_ring_free(w->ring);
-	free(w->metrics);
 	fiber_sched_free(w->sched);
 	if (w->ev_fd >= 0)
 		close(w->ev_fd);
 }
 
-int workers_start(struct server *srv, unsigned n)
+int svc_start(struct svc *srv, unsigned n)
 {
 	struct worker *w = calloc(n, sizeof *w);
 	if (!w)
@@ -274,11 +273,11 @@ int workers_start(struct server *srv, unsigned n)
 		w[i].started = rc == 0;
 	}
 	if (rc < 0)
-		workers_stop(srv);
+		svc_stop(srv);
 	return rc;
 }
 
-void workers_stop(struct server *srv)
+void svc_stop(struct svc *srv)
 {
 	struct worker *w = srv->workers;
 	unsigned n = srv->nworkers;

@@ -20,6 +20,10 @@
 #include <rpc/rpc.h>
 #include <rpc/rpcb_prot.h>
 
+#include "lock/nlm.h"
+#include "mount/mount.h"
+#include "nfs3/nfs3.h"
+#include "ops/stats.h"
 #include "svc/dispatch.h"
 #include "fz_xdr.h"
 #include "lock/lk_table.h"

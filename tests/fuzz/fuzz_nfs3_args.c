@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lock/nlm.h"
+#include "mount/mount.h"
+#include "nfs3/nfs3.h"
+#include "ops/stats.h"
 #include "svc/dispatch.h"
 #include "fz_xdr.h"
 #include "xdr/nfs3_prot.h"

@@ -13,6 +13,10 @@
 #include <rpc/pmap_prot.h>
 #include <rpc/rpcb_prot.h>
 
+#include "lock/nlm.h"
+#include "mount/mount.h"
+#include "nfs3/nfs3.h"
+#include "ops/stats.h"
 #include "svc/dispatch.h"
 #include "xdr/mount3_prot.h"
 #include "xdr/nfs3_prot.h"

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The fuzzed server: start-up as main.c's prepare() and portmapper_prepare() (kept in step with
- * them by hand: main.c's helpers are static), the lock manager and our own portmapper's registry
- * included, one ring started by workers_start(), and records run the way server.c's
- * request_main() runs them. In a network namespace of its own, a fake client host answers the
+/* The fuzzed server: the daemon as daemon_build() makes it (daemon.c, nfsd-uc's own start-up),
+ * the lock manager and our own portmapper's registry included, one ring started by svc_start(),
+ * and records run the way server.c's request_main() runs them. In a network namespace of its own, a fake client host answers the
  * lock manager's callbacks (client_main). */
 #include "fz_server.h"
 
@@ -29,34 +28,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "conf/config.h"
-#include "svc/connlimit.h"
+#include "daemon.h"
 #include "fs/cred.h"
-#include "svc/dispatch.h"
-#include "rpc/drc.h"
 #include "fs/exptable.h"
-#include "mount/mountlist.h"
 #include "fs/fileio.h"
 #include "fs/fs_int.h"
 #include "fz_check.h"
 #include "fz_marks.h"
 #include "io/fiber.h"
-#include "io/pool.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
-#include "lock/nsm.h"
-#include "rpc/rpccb.h"
-#include "base/log.h"
-#include "xdr/mount3_prot.h"
-#include "xdr/nfs3_prot.h"
-#include "nfsd.h"
-#include "xdr/nlm_prot.h"
-#include "xdr/nsm_prot.h"
 #include "pmap/pmap.h"
+#include "rpc/drc.h"
 #include "rpc/oncrpc.h"
 #include "rpc/recmark.h"
-#include "ops/service.h"
+#include "rpc/rpccb.h"
+#include "svc/reply.h"
 #include "svc/worker.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nlm_prot.h"
+#include "xdr/nsm_prot.h"
 
 #include <rpc/pmap_prot.h>
 
@@ -119,7 +113,7 @@ struct client_host {
 
 static struct {
 	struct config cfg;
-	struct server srv;
+	struct daemon d;
 	char root[PATH_MAX];              /* the temporary tree: state/, e0/ .. e3/, fuzz.conf */
 	bool sandboxed, netns;
 	struct rpccb *cb;                 /* the lock manager's callback engine (it owns it) */
@@ -245,7 +239,7 @@ static void end_grace(void);
 static void reset_tree(void)
 {
 	for (unsigned i = 0; i < FZ_NEXP; i++) {
-		const struct export_rt *e = &fz.srv.fs->table->exports[i];
+		const struct export_rt *e = &fz.d.fs->table->exports[i];
 		if (nftw(e->cfg->path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
 			die("clearing an export");
 		make_objects(e->root_fd);
@@ -261,7 +255,7 @@ static void write_conf(const char *path)
 	/* A small cache and reply cache, so that eviction is reached; threads = 1: one ring. */
 	/* The lock manager's limits low enough to be reached within FZ_RESET_EVERY inputs. */
 	fprintf(f, "[server]\nthreads = 1\nblocking_threads = 2\nstate_dir = state\nrpcbind = own\n"
-		   "reply_cache_entries = 256\n[cache]\nsize = 16M\n"
+		   "reply_cache_entries = 256\nmount_list_entries = 64\n[cache]\nsize = 16M\n"
 		   "[lock]\nlocks = 4096\nlocks_per_client = 64\nwaiters = 1024\nwaiters_per_client = 8\n"
 		   "[export e0]\nclients = 127.0.0.1(rw,%s)\nwrite_mode = cached\nread_mode = direct\n"
 		   "[export e1]\nclients = 127.0.0.1(rw,insecure)\nwrite_mode = direct\nread_mode = direct\n"
@@ -719,74 +713,45 @@ static void release_held(void)
 	settle_callbacks();
 }
 
-/* main.c's portmapper_prepare() for PMAP_OWN; also at every tree reset, so that what the
- * fuzzer registered does not pile up (between inputs: no call reads the registry). */
-static void portmapper_prepare(void)
-{
-	struct pmap_prog_port list[SERVICE_PROGS_MAX];
-	size_t n = service_programs(&fz.srv, true, list);
-	pmap_reg_free(fz.srv.pmap);
-	fz.srv.pmap = pmap_reg_new(pmap_families(&fz.cfg));
-	if (!fz.srv.pmap || pmap_reg_add_own_list(fz.srv.pmap, list, n) < 0)
-		die("portmapper registry");
-}
-
-/* main.c's lock_manager_start(); the engine's pointer is kept for its counters. */
-static void lock_manager_start(void)
-{
-	struct server *srv = &fz.srv;
-	struct nsm *nsm = nsm_open(fz.cfg.state_dir);
-	fz.cb = nsm ? rpccb_start() : NULL;
-	srv->nlm = fz.cb ? nlm_new(&fz.cfg, nsm, fz.cb) : NULL;
-	if (!srv->nlm)
-		die("lock manager");
-}
-
 /* At exit, as serve() ends: the lock manager (its engine cancels what is in flight), the
  * registry, the client host. The rings stay: no call runs between inputs. */
 static void stop_side_programs(void)
 {
-	nlm_free(fz.srv.nlm, true);
-	fz.srv.nlm = NULL;
+	nlm_free(fz.d.nlm, true);
+	fz.d.nlm = NULL;
 	fz.cb = NULL;
-	pmap_reg_free(fz.srv.pmap);
-	fz.srv.pmap = NULL;
+	pmap_reg_free(fz.d.pmap);
+	fz.d.pmap = NULL;
 	client_stop();
 }
 
+/* The daemon as daemon_build() makes it (the same code as nfsd-uc's), with a fixed handle key
+ * (handles are the same in every run of the same tree) and small handle caches; then, rather
+ * than the configured ports, one TCP port of any number, and one ring. */
 static void start_server(void)
 {
-	struct server *srv = &fz.srv;
-	srv->cfg = &fz.cfg;
-	srv->mounts = mount_list_new(64);
 	if (sodium_init() < 0)
 		die("sodium_init");
-	/* A fixed key: handles are the same in every run of the same tree. */
-	struct fs_params fp = {.cfg = &fz.cfg, .rings = 1, .ops = &workers_fs_ops,
-			       .fh_key = (const uint8_t *)"nfsd-uc fuzz key", .fh_cache_max = 256};
-	if (fs_new(&fp, &srv->fs) < 0)
-		die("exports, cache");
-	srv->place_align = fs_place_align(srv->fs);
-	if (climits_create(&fz.cfg, &srv->limits) < 0)
-		die("limits");
-	if (fz.cfg.reply_cache_entries &&
-	    drc_create(fz.cfg.reply_cache_entries, fz.cfg.reply_cache_size, &srv->drc) < 0)
-		die("drc");
+	/* The fake client host answers the lock manager from its start on. */
 	if (fz.netns)
 		client_start();
-	lock_manager_start();
-	if (pmap_decide(&fz.cfg) != PMAP_OWN)
-		die("rpcbind = own");
-	portmapper_prepare();
-	srv->listen_fd[0] = listen_any(&fz.port);
-	srv->nlisten_fds = 1;
-	if (workers_start(srv, 1) < 0)
-		die("workers_start");
+	const struct daemon_opts opts = {.fh_key = (const uint8_t *)"nfsd-uc fuzz key",
+					 .fh_cache_max = 256};
+	if (daemon_build(&fz.d, &fz.cfg, &opts) < 0)
+		die("daemon_build");
+	if (!fz.d.nlm || fz.d.pmap_mode != PMAP_OWN)
+		die("the lock manager and rpcbind = own");
+	fz.cb = fz.d.cb;
+	struct svc *svc = fz.d.svc;
+	svc->listen_fd[0] = listen_any(&fz.port);
+	svc->nlisten_fds = 1;
+	if (svc_start(svc, 1) < 0)
+		die("svc_start");
 }
 
 void fz_server_init(int *argc, char ***argv)
 {
-	if (fz.srv.workers)
+	if (fz.d.svc && svc_running(fz.d.svc))
 		return;
 	/* As main(): client modes are already filtered by the client's umask. Writes to a
 	 * connection the server closed must not kill the harness. */
@@ -825,13 +790,13 @@ void fz_server_init(int *argc, char ***argv)
 	la->sin_port = htons(fz.port);
 	la->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	/* As serve(): the hosts that held locks are notified. */
-	nlm_notify_restart(fz.srv.nlm);
+	nlm_notify_restart(fz.d.nlm);
 	end_grace();
 }
 
-struct server *fz_server_get(void)
+struct daemon *fz_daemon(void)
 {
-	return &fz.srv;
+	return &fz.d;
 }
 
 uint16_t fz_server_port(void)
@@ -848,15 +813,15 @@ void fz_server_dump(void)
 {
 	struct climit_stats l;
 	struct drc_stats d = {0};
-	climits_get_stats(fz.srv.limits, &l);
-	if (fz.srv.drc)
-		drc_get_stats(fz.srv.drc, &d);
+	climits_get_stats(fz.d.svc->limits, &l);
+	if (fz.d.svc->drc)
+		drc_get_stats(fz.d.svc->drc, &d);
 	/* read racily from another thread: a diagnostic, printed once before aborting */
 	fprintf(stderr, "fz_server: connections %llu, record memory %llu bytes (waits %llu), ring "
 		"inflight %u, connections waiting for memory %u; reply cache %llu entries\n",
 		(unsigned long long)l.connections, (unsigned long long)l.mem_bytes,
-		(unsigned long long)l.mem_waits, fz.srv.workers[0].inflight,
-		fz.srv.workers[0].nmem_wait, (unsigned long long)d.entries);
+		(unsigned long long)l.mem_waits, fz.d.svc->workers[0].inflight,
+		fz.d.svc->workers[0].nmem_wait, (unsigned long long)d.entries);
 }
 
 /* ---- placeholders ---- */
@@ -954,8 +919,8 @@ struct job {
 static uint64_t drc_hits(void)
 {
 	struct drc_stats st = {0};
-	if (fz.srv.drc)
-		drc_get_stats(fz.srv.drc, &st);
+	if (fz.d.svc->drc)
+		drc_get_stats(fz.d.svc->drc, &st);
 	return st.hits;
 }
 
@@ -1040,8 +1005,8 @@ static uint8_t *place(const uint8_t *rec, size_t len, void **mem)
 	struct dispatch_peek pk;
 	dispatch_peek(rec, len, &pk);
 	if (pk.write)
-		shift = (size_t)((pk.file_off - pk.payload_idx) & (fz.srv.place_align - 1));
-	if (posix_memalign(mem, fz.srv.place_align, shift + len + 1) != 0)
+		shift = (size_t)((pk.file_off - pk.payload_idx) & (fz.d.svc->place_align - 1));
+	if (posix_memalign(mem, fz.d.svc->place_align, shift + len + 1) != 0)
 		FZ_FAIL("out of memory");
 	memcpy((uint8_t *)*mem + shift, rec, len);
 	return (uint8_t *)*mem + shift;
@@ -1051,7 +1016,7 @@ static uint8_t *place(const uint8_t *rec, size_t len, void **mem)
 static bool run_record(const uint8_t *rec, size_t len, const struct sockaddr_storage *peer,
 		       int proto, struct fz_fh *fh)
 {
-	struct worker *w = &fz.srv.workers[0];
+	struct worker *w = &fz.d.svc->workers[0];
 	struct job j = {.msg = {.fn = on_job}, .w = w, .peer = peer, .proto = proto, .orig = rec,
 			.len = len, .creds = {.ch = w->fs}};
 	j.rec = place(rec, len, &j.rm.mem);
@@ -1181,7 +1146,7 @@ static void quiesce_look(struct quiesce *q)
 
 void fz_input_end(void)
 {
-	struct worker *w = &fz.srv.workers[0];
+	struct worker *w = &fz.d.svc->workers[0];
 	struct quiesce q = {.msg = {.fn = on_quiesce_msg}, .w = w};
 	fiber_sched_post(w->sched, &q.msg);
 	wait_done(&q.done);
@@ -1204,9 +1169,9 @@ static void reset_side_programs(void)
 {
 	release_held();
 	struct sockaddr_storage other = other_host();
-	nlm_host_rebooted(fz.srv.nlm, NULL, &fz.peer, true);
-	nlm_host_rebooted(fz.srv.nlm, NULL, &other, true);
-	portmapper_prepare();
+	nlm_host_rebooted(fz.d.nlm, NULL, &fz.peer, true);
+	nlm_host_rebooted(fz.d.nlm, NULL, &other, true);
+	pmap_reg_drop_set(fz.d.pmap);
 	pthread_mutex_lock(&fz.client.mu);
 	fz.client.have_cookie = false;
 	pthread_mutex_unlock(&fz.client.mu);
