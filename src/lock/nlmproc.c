@@ -218,11 +218,9 @@ static void holder1(struct nlm_holder4 *h, nlm_holder *out)
 
 /* ---- version 4 ---- */
 
-#define H(name) static void name(struct svc_call *rq, void *argp, void *resp)
+static void nlm_null(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(nlm_null) { (void)rq; (void)argp; (void)resp; }
-
-H(v4_test)
+static void v4_test(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_testargs *a = argp;
 	nlm4_testres *res = resp;
@@ -234,7 +232,7 @@ H(v4_test)
 		holder4(&h, &res->stat.nlm4_testrply_u.holder);
 }
 
-H(v4_lock)
+static void v4_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_lockargs *a = argp;
 	nlm4_res *res = resp;
@@ -243,7 +241,7 @@ H(v4_lock)
 	res->stat.stat = do_lock(rq, &in, a->block, a->reclaim, true);
 }
 
-H(v4_nm_lock)
+static void v4_nm_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_lockargs *a = argp;
 	nlm4_res *res = resp;
@@ -252,7 +250,7 @@ H(v4_nm_lock)
 	res->stat.stat = do_lock(rq, &in, false, a->reclaim, false);
 }
 
-H(v4_cancel)
+static void v4_cancel(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_cancargs *a = argp;
 	nlm4_res *res = resp;
@@ -261,7 +259,7 @@ H(v4_cancel)
 	res->stat.stat = do_cancel(rq, &in);
 }
 
-H(v4_unlock)
+static void v4_unlock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_unlockargs *a = argp;
 	nlm4_res *res = resp;
@@ -271,7 +269,7 @@ H(v4_unlock)
 }
 
 /* We hold no client locks: a GRANTED for us is for no request of ours. */
-H(v4_granted)
+static void v4_granted(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_testargs *a = argp;
 	nlm4_res *res = resp;
@@ -280,7 +278,7 @@ H(v4_granted)
 	res->stat.stat = NLM4_DENIED;
 }
 
-H(v4_granted_res)
+static void v4_granted_res(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_res *a = argp;
 	(void)resp;
@@ -289,9 +287,9 @@ H(v4_granted_res)
 				a->stat.stat);
 }
 
-H(ignore_res) { (void)rq; (void)argp; (void)resp; }
+static void ignore_res(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(v4_share)
+static void v4_share(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_shareargs *a = argp;
 	nlm4_shareres *res = resp;
@@ -300,7 +298,7 @@ H(v4_share)
 			     a->share.access, a->reclaim, false);
 }
 
-H(v4_unshare)
+static void v4_unshare(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_shareargs *a = argp;
 	nlm4_shareres *res = resp;
@@ -309,7 +307,7 @@ H(v4_unshare)
 			     a->share.access, false, true);
 }
 
-H(v4_free_all)
+static void v4_free_all(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_notify *a = argp;
 	(void)resp;
@@ -318,7 +316,7 @@ H(v4_free_all)
 
 /* A _MSG call: the synchronous handler's result, sent as the _RES call. */
 #define MSG(name, sync, restype, resproc, rescodec, caller)                                \
-	H(name)                                                                             \
+	static void name(struct svc_call *rq, void *argp, void *resp)                       \
 	{                                                                                   \
 		restype r = {0};                                                            \
 		(void)resp;                                                                 \
@@ -340,7 +338,7 @@ MSG(v4_unlock_msg, v4_unlock, nlm4_res, NLMPROC_UNLOCK_RES, xdr_nlm4_res,
 
 /* ---- versions 1 and 3 ---- */
 
-H(v1_test)
+static void v1_test(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_testargs *a = argp;
 	nlm_testres *res = resp;
@@ -353,7 +351,7 @@ H(v1_test)
 		holder1(&h, &res->stat.nlm_testrply_u.holder);
 }
 
-H(v1_lock)
+static void v1_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_lockargs *a = argp;
 	nlm_res *res = resp;
@@ -362,7 +360,7 @@ H(v1_lock)
 	res->stat.stat = v1_stat(do_lock(rq, &in, a->block, a->reclaim, true));
 }
 
-H(v1_nm_lock)
+static void v1_nm_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_lockargs *a = argp;
 	nlm_res *res = resp;
@@ -371,7 +369,7 @@ H(v1_nm_lock)
 	res->stat.stat = v1_stat(do_lock(rq, &in, false, a->reclaim, false));
 }
 
-H(v1_cancel)
+static void v1_cancel(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_cancargs *a = argp;
 	nlm_res *res = resp;
@@ -380,7 +378,7 @@ H(v1_cancel)
 	res->stat.stat = v1_stat(do_cancel(rq, &in));
 }
 
-H(v1_unlock)
+static void v1_unlock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_unlockargs *a = argp;
 	nlm_res *res = resp;
@@ -389,7 +387,7 @@ H(v1_unlock)
 	res->stat.stat = v1_stat(do_unlock(rq, &in));
 }
 
-H(v1_granted)
+static void v1_granted(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_testargs *a = argp;
 	nlm_res *res = resp;
@@ -398,7 +396,7 @@ H(v1_granted)
 	res->stat.stat = nlm_denied;
 }
 
-H(v1_granted_res)
+static void v1_granted_res(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_res *a = argp;
 	(void)resp;
@@ -407,7 +405,7 @@ H(v1_granted_res)
 				(enum nlm4_stats)a->stat.stat);
 }
 
-H(v1_share)
+static void v1_share(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_shareargs *a = argp;
 	nlm_shareres *res = resp;
@@ -416,7 +414,7 @@ H(v1_share)
 				     a->share.mode, a->share.access, a->reclaim, false));
 }
 
-H(v1_unshare)
+static void v1_unshare(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_shareargs *a = argp;
 	nlm_shareres *res = resp;
@@ -425,7 +423,7 @@ H(v1_unshare)
 				     a->share.mode, a->share.access, false, true));
 }
 
-H(v1_free_all)
+static void v1_free_all(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_notify *a = argp;
 	(void)resp;

@@ -21,27 +21,25 @@ static int32_t state(struct svc_call *rq)
 	return mgr(rq) ? nlm_nsm_state(mgr(rq)) : 0;
 }
 
-#define H(name) static void name(struct svc_call *rq, void *argp, void *resp)
+static void sm_null(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(sm_null) { (void)rq; (void)argp; (void)resp; }
-
-H(sm_stat_h)
+static void sm_stat_h(struct svc_call *rq, void *argp, void *resp)
 {
 	sm_stat_res *res = resp;
 	(void)argp;
 	*res = (sm_stat_res){.res_stat = stat_fail, .state = state(rq)};
 }
 
-H(sm_unmon)
+static void sm_unmon(struct svc_call *rq, void *argp, void *resp)
 {
 	sm_stat *res = resp;
 	(void)argp;
 	res->state = state(rq);
 }
 
-H(sm_simu_crash) { (void)rq; (void)argp; (void)resp; }
+static void sm_simu_crash(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(sm_notify)
+static void sm_notify(struct svc_call *rq, void *argp, void *resp)
 {
 	stat_chge *a = argp;
 	(void)resp;

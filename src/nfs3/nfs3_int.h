@@ -42,13 +42,31 @@ void nfs3_sattr(const sattr3 *in, struct fs_sattr *out);
 /* The cookie verifier of a directory: changes whenever the directory does (from its mtime/ctime). */
 void nfs3_cookieverf(const struct statx *dir, cookieverf3 out);
 
-/* Procedure handlers: (request, decoded args, result to fill). */
-#define NFS3_HANDLER(name) void nfs3_##name(struct svc_call *rq, void *argp, void *resp)
-NFS3_HANDLER(null); NFS3_HANDLER(getattr); NFS3_HANDLER(setattr); NFS3_HANDLER(lookup);
-NFS3_HANDLER(access); NFS3_HANDLER(readlink); NFS3_HANDLER(read); NFS3_HANDLER(write);
-NFS3_HANDLER(create); NFS3_HANDLER(mkdir); NFS3_HANDLER(symlink); NFS3_HANDLER(mknod);
-NFS3_HANDLER(remove); NFS3_HANDLER(rmdir); NFS3_HANDLER(rename); NFS3_HANDLER(link);
-NFS3_HANDLER(readdir); NFS3_HANDLER(readdirplus); NFS3_HANDLER(fsstat); NFS3_HANDLER(fsinfo);
-NFS3_HANDLER(pathconf); NFS3_HANDLER(commit);
+/* The procedures' handlers, the table's (nfs3proc.c): the request, its decoded arguments, the
+ * result to fill. Single objects and the file system: nfs3proc.c. */
+void nfs3_null(struct svc_call *rq, void *argp, void *resp);
+void nfs3_getattr(struct svc_call *rq, void *argp, void *resp);
+void nfs3_setattr(struct svc_call *rq, void *argp, void *resp);
+void nfs3_lookup(struct svc_call *rq, void *argp, void *resp);
+void nfs3_access(struct svc_call *rq, void *argp, void *resp);
+void nfs3_readlink(struct svc_call *rq, void *argp, void *resp);
+void nfs3_read(struct svc_call *rq, void *argp, void *resp);
+void nfs3_write(struct svc_call *rq, void *argp, void *resp);
+void nfs3_commit(struct svc_call *rq, void *argp, void *resp);
+void nfs3_fsstat(struct svc_call *rq, void *argp, void *resp);
+void nfs3_fsinfo(struct svc_call *rq, void *argp, void *resp);
+void nfs3_pathconf(struct svc_call *rq, void *argp, void *resp);
+/* Directories' changes: nfs3dir.c. */
+void nfs3_create(struct svc_call *rq, void *argp, void *resp);
+void nfs3_mkdir(struct svc_call *rq, void *argp, void *resp);
+void nfs3_symlink(struct svc_call *rq, void *argp, void *resp);
+void nfs3_mknod(struct svc_call *rq, void *argp, void *resp);
+void nfs3_remove(struct svc_call *rq, void *argp, void *resp);
+void nfs3_rmdir(struct svc_call *rq, void *argp, void *resp);
+void nfs3_rename(struct svc_call *rq, void *argp, void *resp);
+void nfs3_link(struct svc_call *rq, void *argp, void *resp);
+/* Listings: nfs3readdir.c. */
+void nfs3_readdir(struct svc_call *rq, void *argp, void *resp);
+void nfs3_readdirplus(struct svc_call *rq, void *argp, void *resp);
 
 #endif

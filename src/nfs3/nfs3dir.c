@@ -199,7 +199,7 @@ static nfsstat3 create_file(struct svc_call *rq, const struct dir_op *d, const c
 	return NFS3_OK;
 }
 
-NFS3_HANDLER(create)
+void nfs3_create(struct svc_call *rq, void *argp, void *resp)
 {
 	const CREATE3args *a = argp;
 	CREATE3res *res = resp;
@@ -218,7 +218,7 @@ NFS3_HANDLER(create)
 
 /* ---- MKDIR, SYMLINK, MKNOD ---- */
 
-NFS3_HANDLER(mkdir)
+void nfs3_mkdir(struct svc_call *rq, void *argp, void *resp)
 {
 	const MKDIR3args *a = argp;
 	MKDIR3res *res = resp;
@@ -240,7 +240,7 @@ NFS3_HANDLER(mkdir)
 				  &res->MKDIR3res_u.resfail.dir_wcc);
 }
 
-NFS3_HANDLER(symlink)
+void nfs3_symlink(struct svc_call *rq, void *argp, void *resp)
 {
 	const SYMLINK3args *a = argp;
 	SYMLINK3res *res = resp;
@@ -309,7 +309,7 @@ static nfsstat3 make_node(struct svc_call *rq, const struct dir_op *d, const cha
 	return NFS3_OK;
 }
 
-NFS3_HANDLER(mknod)
+void nfs3_mknod(struct svc_call *rq, void *argp, void *resp)
 {
 	const MKNOD3args *a = argp;
 	MKNOD3res *res = resp;
@@ -347,7 +347,7 @@ static nfsstat3 unlink_entry(struct svc_call *rq, const struct dir_op *d, const 
 	return rc < 0 ? unlink_errno(-rc) : NFS3_OK;
 }
 
-NFS3_HANDLER(remove)
+void nfs3_remove(struct svc_call *rq, void *argp, void *resp)
 {
 	const REMOVE3args *a = argp;
 	REMOVE3res *res = resp;
@@ -361,7 +361,7 @@ NFS3_HANDLER(remove)
 	res->status = st;
 }
 
-NFS3_HANDLER(rmdir)
+void nfs3_rmdir(struct svc_call *rq, void *argp, void *resp)
 {
 	const RMDIR3args *a = argp;
 	RMDIR3res *res = resp;
@@ -402,7 +402,7 @@ static nfsstat3 rename_check(struct svc_call *rq, const RENAME3args *a, const st
 	return st;
 }
 
-NFS3_HANDLER(rename)
+void nfs3_rename(struct svc_call *rq, void *argp, void *resp)
 {
 	const RENAME3args *a = argp;
 	RENAME3res *res = resp;
@@ -454,7 +454,7 @@ static nfsstat3 link_check(struct svc_call *rq, const struct fh_obj *file, const
 	return st;
 }
 
-NFS3_HANDLER(link)
+void nfs3_link(struct svc_call *rq, void *argp, void *resp)
 {
 	const LINK3args *a = argp;
 	LINK3res *res = resp;

@@ -14,12 +14,12 @@
 #include "xdr/nfs3_zc.h"
 
 
-NFS3_HANDLER(null)
+void nfs3_null(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp, (void)resp;
 }
 
-NFS3_HANDLER(getattr)
+void nfs3_getattr(struct svc_call *rq, void *argp, void *resp)
 {
 	GETATTR3args *a = argp;
 	GETATTR3res *r = resp;
@@ -39,7 +39,7 @@ static bool same_time(nfstime3 a, struct statx_timestamp b)
 	return a.seconds == (uint32_t)b.tv_sec && a.nseconds == b.tv_nsec;
 }
 
-NFS3_HANDLER(setattr)
+void nfs3_setattr(struct svc_call *rq, void *argp, void *resp)
 {
 	SETATTR3args *a = argp;
 	SETATTR3res *r = resp;
@@ -88,7 +88,7 @@ static nfsstat3 lookup_name(struct svc_call *rq, struct fh_obj *dir, const struc
 	return NFS3_OK;
 }
 
-NFS3_HANDLER(lookup)
+void nfs3_lookup(struct svc_call *rq, void *argp, void *resp)
 {
 	LOOKUP3args *a = argp;
 	LOOKUP3res *r = resp;
@@ -109,7 +109,7 @@ NFS3_HANDLER(lookup)
 	nfs3_post_op_attr(rq, &dir, da);
 }
 
-NFS3_HANDLER(access)
+void nfs3_access(struct svc_call *rq, void *argp, void *resp)
 {
 	ACCESS3args *a = argp;
 	ACCESS3res *r = resp;
@@ -143,7 +143,7 @@ NFS3_HANDLER(access)
 	nfs3_fattr(rq, &st, &r->ACCESS3res_u.resok.obj_attributes.post_op_attr_u.attributes);
 }
 
-NFS3_HANDLER(readlink)
+void nfs3_readlink(struct svc_call *rq, void *argp, void *resp)
 {
 	READLINK3args *a = argp;
 	READLINK3res *r = resp;
@@ -175,7 +175,7 @@ static nfsstat3 check_io_access(struct svc_call *rq, struct fh_obj *o, const str
 	return fs_permission(&rq->fs, o, st, mode) == 0 ? NFS3_OK : NFS3ERR_ACCES;
 }
 
-NFS3_HANDLER(read)
+void nfs3_read(struct svc_call *rq, void *argp, void *resp)
 {
 	READ3args *a = argp;
 	READ3res *r = resp;
@@ -225,7 +225,7 @@ static void write_reply(struct svc_call *rq, WRITE3args *a, WRITE3res *r, struct
 	nfs3_wcc(rq, before, o, &ok->file_wcc);
 }
 
-NFS3_HANDLER(write)
+void nfs3_write(struct svc_call *rq, void *argp, void *resp)
 {
 	WRITE3args *a = argp;
 	WRITE3res *r = resp;
@@ -256,7 +256,7 @@ NFS3_HANDLER(write)
 	write_reply(rq, a, r, &o, &before, rc);
 }
 
-NFS3_HANDLER(commit)
+void nfs3_commit(struct svc_call *rq, void *argp, void *resp)
 {
 	COMMIT3args *a = argp;
 	COMMIT3res *r = resp;
@@ -286,7 +286,7 @@ NFS3_HANDLER(commit)
 		fs_verifier(&rq->fs, r->COMMIT3res_u.resok.verf);
 }
 
-NFS3_HANDLER(fsstat)
+void nfs3_fsstat(struct svc_call *rq, void *argp, void *resp)
 {
 	FSSTAT3args *a = argp;
 	FSSTAT3res *r = resp;
@@ -312,7 +312,7 @@ NFS3_HANDLER(fsstat)
 	nfs3_post_op_attr(rq, &o, &ok->obj_attributes);
 }
 
-NFS3_HANDLER(fsinfo)
+void nfs3_fsinfo(struct svc_call *rq, void *argp, void *resp)
 {
 	FSINFO3args *a = argp;
 	FSINFO3res *r = resp;
@@ -330,7 +330,7 @@ NFS3_HANDLER(fsinfo)
 	nfs3_post_op_attr(rq, &o, &ok->obj_attributes);
 }
 
-NFS3_HANDLER(pathconf)
+void nfs3_pathconf(struct svc_call *rq, void *argp, void *resp)
 {
 	PATHCONF3args *a = argp;
 	PATHCONF3res *r = resp;
@@ -354,36 +354,36 @@ static void release_write(void *args) { write3args_zc_free(args); }
 /* The last field says whether the duplicate request cache keeps the replies (drc.h): the
  * non-idempotent procedures, as knfsd's table marks them (RC_REPLBUFF, RC_REPLSTAT); running one
  * of them twice for one call gives the client a wrong answer (REMOVE's NOENT, MKDIR's EXIST). */
-#define PROC_(NAME, name, ARGS, RES, drc) \
-	{#NAME, XDRPROC(xdr_##ARGS), NULL, XDRPROC(xdr_##RES), sizeof(ARGS), sizeof(RES), nfs3_##name, drc}
-#define PROC(NAME, name, ARGS, RES) PROC_(NAME, name, ARGS, RES, false)
-#define PROC_DRC(NAME, name, ARGS, RES) PROC_(NAME, name, ARGS, RES, true)
+#define PROC_(NAME, handler, ARGS, RES, drc) \
+	{#NAME, XDRPROC(xdr_##ARGS), NULL, XDRPROC(xdr_##RES), sizeof(ARGS), sizeof(RES), handler, drc}
+#define PROC(NAME, handler, ARGS, RES) PROC_(NAME, handler, ARGS, RES, false)
+#define PROC_DRC(NAME, handler, ARGS, RES) PROC_(NAME, handler, ARGS, RES, true)
 
 static const struct proc_desc nfs3_procs[] = {
 	[NFSPROC3_NULL] = {"NULL", XDRPROC(xdr_void), NULL, XDRPROC(xdr_void), 0, 0, nfs3_null, false},
-	[NFSPROC3_GETATTR] = PROC(GETATTR, getattr, GETATTR3args, GETATTR3res),
-	[NFSPROC3_SETATTR] = PROC_DRC(SETATTR, setattr, SETATTR3args, SETATTR3res),
-	[NFSPROC3_LOOKUP] = PROC(LOOKUP, lookup, LOOKUP3args, LOOKUP3res),
-	[NFSPROC3_ACCESS] = PROC(ACCESS, access, ACCESS3args, ACCESS3res),
-	[NFSPROC3_READLINK] = PROC(READLINK, readlink, READLINK3args, READLINK3res),
+	[NFSPROC3_GETATTR] = PROC(GETATTR, nfs3_getattr, GETATTR3args, GETATTR3res),
+	[NFSPROC3_SETATTR] = PROC_DRC(SETATTR, nfs3_setattr, SETATTR3args, SETATTR3res),
+	[NFSPROC3_LOOKUP] = PROC(LOOKUP, nfs3_lookup, LOOKUP3args, LOOKUP3res),
+	[NFSPROC3_ACCESS] = PROC(ACCESS, nfs3_access, ACCESS3args, ACCESS3res),
+	[NFSPROC3_READLINK] = PROC(READLINK, nfs3_readlink, READLINK3args, READLINK3res),
 	[NFSPROC3_READ] = {"READ", XDRPROC(xdr_READ3args), NULL, XDRPROC(xdr_READ3res_zc),
 			   sizeof(READ3args), sizeof(READ3res), nfs3_read, false},
 	[NFSPROC3_WRITE] = {"WRITE", XDRPROC(xdr_WRITE3args_zc), release_write, XDRPROC(xdr_WRITE3res),
 			    sizeof(WRITE3args), sizeof(WRITE3res), nfs3_write, true},
-	[NFSPROC3_CREATE] = PROC_DRC(CREATE, create, CREATE3args, CREATE3res),
-	[NFSPROC3_MKDIR] = PROC_DRC(MKDIR, mkdir, MKDIR3args, MKDIR3res),
-	[NFSPROC3_SYMLINK] = PROC_DRC(SYMLINK, symlink, SYMLINK3args, SYMLINK3res),
-	[NFSPROC3_MKNOD] = PROC_DRC(MKNOD, mknod, MKNOD3args, MKNOD3res),
-	[NFSPROC3_REMOVE] = PROC_DRC(REMOVE, remove, REMOVE3args, REMOVE3res),
-	[NFSPROC3_RMDIR] = PROC_DRC(RMDIR, rmdir, RMDIR3args, RMDIR3res),
-	[NFSPROC3_RENAME] = PROC_DRC(RENAME, rename, RENAME3args, RENAME3res),
-	[NFSPROC3_LINK] = PROC_DRC(LINK, link, LINK3args, LINK3res),
-	[NFSPROC3_READDIR] = PROC(READDIR, readdir, READDIR3args, READDIR3res),
-	[NFSPROC3_READDIRPLUS] = PROC(READDIRPLUS, readdirplus, READDIRPLUS3args, READDIRPLUS3res),
-	[NFSPROC3_FSSTAT] = PROC(FSSTAT, fsstat, FSSTAT3args, FSSTAT3res),
-	[NFSPROC3_FSINFO] = PROC(FSINFO, fsinfo, FSINFO3args, FSINFO3res),
-	[NFSPROC3_PATHCONF] = PROC(PATHCONF, pathconf, PATHCONF3args, PATHCONF3res),
-	[NFSPROC3_COMMIT] = PROC(COMMIT, commit, COMMIT3args, COMMIT3res),
+	[NFSPROC3_CREATE] = PROC_DRC(CREATE, nfs3_create, CREATE3args, CREATE3res),
+	[NFSPROC3_MKDIR] = PROC_DRC(MKDIR, nfs3_mkdir, MKDIR3args, MKDIR3res),
+	[NFSPROC3_SYMLINK] = PROC_DRC(SYMLINK, nfs3_symlink, SYMLINK3args, SYMLINK3res),
+	[NFSPROC3_MKNOD] = PROC_DRC(MKNOD, nfs3_mknod, MKNOD3args, MKNOD3res),
+	[NFSPROC3_REMOVE] = PROC_DRC(REMOVE, nfs3_remove, REMOVE3args, REMOVE3res),
+	[NFSPROC3_RMDIR] = PROC_DRC(RMDIR, nfs3_rmdir, RMDIR3args, RMDIR3res),
+	[NFSPROC3_RENAME] = PROC_DRC(RENAME, nfs3_rename, RENAME3args, RENAME3res),
+	[NFSPROC3_LINK] = PROC_DRC(LINK, nfs3_link, LINK3args, LINK3res),
+	[NFSPROC3_READDIR] = PROC(READDIR, nfs3_readdir, READDIR3args, READDIR3res),
+	[NFSPROC3_READDIRPLUS] = PROC(READDIRPLUS, nfs3_readdirplus, READDIRPLUS3args, READDIRPLUS3res),
+	[NFSPROC3_FSSTAT] = PROC(FSSTAT, nfs3_fsstat, FSSTAT3args, FSSTAT3res),
+	[NFSPROC3_FSINFO] = PROC(FSINFO, nfs3_fsinfo, FSINFO3args, FSINFO3res),
+	[NFSPROC3_PATHCONF] = PROC(PATHCONF, nfs3_pathconf, PATHCONF3args, PATHCONF3res),
+	[NFSPROC3_COMMIT] = PROC(COMMIT, nfs3_commit, COMMIT3args, COMMIT3res),
 };
 
 /* Every NFSv3 result but NULL's begins with its nfsstat3. */

@@ -130,7 +130,7 @@ static nfsstat3 list_names(struct svc_call *rq, const struct rd_dir *d, struct f
 	return list_end(c, err, any, &out->eof);
 }
 
-NFS3_HANDLER(readdir)
+void nfs3_readdir(struct svc_call *rq, void *argp, void *resp)
 {
 	const READDIR3args *a = argp;
 	READDIR3res *res = resp;
@@ -221,7 +221,7 @@ static nfsstat3 list_plus(struct svc_call *rq, const struct rd_dir *d, struct fs
 	return list_end(c, err, any, &out->eof);
 }
 
-NFS3_HANDLER(readdirplus)
+void nfs3_readdirplus(struct svc_call *rq, void *argp, void *resp)
 {
 	const READDIRPLUS3args *a = argp;
 	READDIRPLUS3res *res = resp;
