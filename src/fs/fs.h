@@ -30,7 +30,6 @@ struct fiber_sched;
 struct fs;
 struct fs_chan;
 struct io_ring;
-struct record_mem;
 struct statfs;
 
 /* A WRITE parked for its neighbour, listed on its ring while it waits: once no request runs
@@ -107,6 +106,17 @@ void fs_chan_stop(struct fs_chan *ch);
 /* After the ring's loop, on its thread: its handles close, writing what the cache holds for
  * them through its ring. */
 void fs_chan_end(struct fs_chan *ch);
+
+/* The memory of a request's record. A WRITE that the cache keeps (write_mode = cached) lends it
+ * the record instead of copying the payload: record_buf() turns the memory into a reference-
+ * counted holder, which the request's end releases like any other reference. */
+struct bcache_buf;
+struct record_mem {
+	void *mem;
+	struct bcache_buf *hold;
+};
+struct bcache_buf *record_buf(struct record_mem *rm);
+void record_mem_release(struct record_mem *rm);
 
 /* ---- the verbs: one per operation, as knfsd's vfs.h ----
  *

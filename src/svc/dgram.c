@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "fs/cred.h"
-#include "fs/fileio.h"
+#include "fs/fs.h"
 #include "svc/reply.h"
 #include "io/fiber.h"
 #include "io/ring.h"

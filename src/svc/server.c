@@ -23,7 +23,7 @@
 #include "fs/cred.h"
 #include "svc/dgram.h"
 #include "svc/reply.h"
-#include "fs/fileio.h"
+#include "fs/fs.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "svc/connlimit.h"
