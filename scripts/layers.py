@@ -50,7 +50,6 @@ ALLOWED_INCLUDES = set()
 ALLOWED_URING = set()
 # Files and functions to split by theme.
 ALLOWED_LONG_FILES = {
-    'src/conf/config.c',
     'tests/fuzz/fz_server.c', 'tests/fuzz/mkcorpus.c', 'tests/integration/rawnlm.c',
     'tests/integration/test_nfs3.c', 'tests/unit/cache/test_bcache.c',
     'tests/unit/cache/test_behind.c', 'tests/unit/config/test_config.c',
