@@ -39,7 +39,9 @@ PROGRAMS = {'nfs3', 'mount', 'lock', 'pmap'}
 PROGRAM_SVC_HEADERS = {'svc/dispatch.h'}
 PROGRAM_FORBIDDEN = {'io', 'cache'}
 OWN_NAMES = {'cache', 'xdr', 'tools'}   # may include their own headers unqualified
-URING = ('liburing.h', 'liburing/', 'io/ring.h')
+# io_uring's headers as the compiler records them: liburing's (liburing.h, liburing/*.h), the
+# kernel's (linux/io_uring.h), and ours that carries them (io/ring.h).
+URING = re.compile(r'(^|/)(liburing\.h|liburing/[^/]+\.h|linux/io_uring\.h|io/ring\.h)$')
 
 FILE_MAX = 800
 FUNC_MAX = 80
@@ -152,7 +154,7 @@ def check_uring(build, out, seen):
         if line and not line[0].isspace():
             m = re.match(r'src/(nfs3|mount|lock|pmap)/libnfsduc_\w+\.a\.p/(\w+\.c)\.o:', line)
             src = f'src/{m.group(1)}/{m.group(2)}' if m else None
-        elif src and line.strip().endswith(URING):
+        elif src and URING.search(line.strip()):
             seen.add(('uring', src))
             if ('uring', src) not in ALLOWED_URING:
                 out.append(f'{src}: io_uring reaches this program\'s object through '
