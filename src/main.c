@@ -29,7 +29,7 @@
  * pages for 10 s: at a gigabyte a second of READ and WRITE buffers that is hundreds of megabytes
  * the cache's bound never sees, which a memory-capped service is OOM-killed for. Here jemalloc's
  * own background thread gives them back within about 100 ms.
- * A readahead buffer (a 1 MiB READ and 8 MiB more, fileio.c) is past jemalloc's default
+ * A readahead buffer (a 1 MiB READ and 8 MiB more, fs/read.c) is past jemalloc's default
  * oversize threshold (8 MiB), whose arena purges at once: each was fresh memory the kernel
  * zeroes page by page (clear_page is a fifth of the daemon's profile in a cold read). At 16 MiB
  * they are reused like any other buffer freed in the last 100 ms. The type is jemalloc's. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The verbs on one object's attributes and what describes it: setattr, readlink, statfs and the
  * link limit. io_uring has no operation for any of their calls: all run on the blocking pool, as
- * the caller (fchownat, chmod and utimensat through /proc/self/fd, ftruncate in fileio.c). */
+ * the caller (fchownat, chmod and utimensat through /proc/self/fd, ftruncate through write.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

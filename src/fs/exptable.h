@@ -28,7 +28,7 @@ struct export_rt {
 	enum io_mode read_mode;
 	/* Paged-mode export (write_mode dontcache or buffered) of a file system that another
 	 * export serves through nfsd-uc's cache: its calls first flush and drop what that cache
-	 * holds of the file (fileio.c). */
+	 * holds of the file (write.c). */
 	bool shares_cache;
 	/* write_mode cached on a file system whose handles open for writes that keep mtime and
 	 * ctime (nocmtime.h): write-behind writes through such a descriptor. */

@@ -88,7 +88,7 @@ void fh_hint_extents(struct fs_chan *ch, struct fh_obj *o);
  * empty or has one, -errno (-EOPNOTSUPP: taken and dropped, as ext4 does). */
 int fh_set_extent_hint(int fd);
 struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t block, int *err);
-/* The per-handle state fileio.c keeps for o's file. */
+/* The per-handle state the data verbs keep for o's file (fs/fileio.h). */
 struct file_io *fh_file_io(struct fh_obj *o);
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */
 bool fh_obj_of_fd(struct fs_chan *ch, int fd, struct fh_obj *out);

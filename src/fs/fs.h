@@ -262,7 +262,7 @@ int fs_read(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count, 
 	    uint32_t *n, bool *eof, struct fs_payload *out);
 enum fs_stable { FS_UNSTABLE = 0, FS_DATA_SYNC = 1, FS_FILE_SYNC = 2 };
 /* WRITE count bytes at off, durable as stable says; may wait for the neighbour of a partial
- * block (fs/fileio.c). A failure that may have lost acknowledged data changes the verifier. */
+ * block (fs/park.c). A failure that may have lost acknowledged data changes the verifier. */
 int fs_write(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
 	     uint32_t count, enum fs_stable stable);
 /* COMMIT [off, off + count) (count 0: to the end of the file). */

@@ -2,7 +2,7 @@
 /* Write-behind writes a cached WRITE's bytes long after its reply, and a plain write then moves
  * the file's mtime and ctime to that later moment: clients, which saw the times of their own
  * WRITE, would take the file for changed by someone else and drop what they cache of it. The
- * WRITE itself sets the times (fileio.c); the cache's writes go through this descriptor, which
+ * WRITE itself sets the times (write.c); the cache's writes go through this descriptor, which
  * changes neither. Only XFS offers one (its open-by-handle ioctl sets FMODE_NOCMTIME); elsewhere
  * write-behind moves the times as before. */
 #include "fs/nocmtime.h"

@@ -2,7 +2,7 @@
 /* The lock manager's state: every client's byte-range locks, blocked LOCKs waiting for a range,
  * share reservations, the clients (hosts) holding them, and the grace period after a restart.
  * One per server, shared by the rings (which run NLM calls arriving over TCP and UDP) and the
- * callback thread (lock/rpccb.c: GRANTED callbacks, _RES replies, SM_NOTIFY, timers) under one
+ * callback thread (rpc/rpccb.c: GRANTED callbacks, _RES replies, SM_NOTIFY, timers) under one
  * mutex. Its critical sections make no I/O call that can wait (fcntl F_OFD_SETLK never blocks;
  * reopening a file through /proc/self/fd finds its inode in memory).
  *

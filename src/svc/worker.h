@@ -82,7 +82,7 @@ struct worker {
 	struct conn *mem_token;       /* the one whose begun record may go past receive_memory */
 	_Atomic unsigned active;      /* requests not parked (read by other rings: workers_busy) */
 	_Atomic uint64_t last_start;  /* when its latest request began (workers_last_start) */
-	struct fs_parked *parked;     /* its parked WRITEs (fileio.c), kicked when all goes idle */
+	struct fs_parked *parked;     /* its parked WRITEs (fs/park.c), kicked when all goes idle */
 	atomic_uint nparked;          /* how many (read by other rings) */
 	atomic_bool idle_posted;      /* idle_msg is in its inbox */
 	struct fiber_msg idle_msg;
@@ -111,7 +111,7 @@ void worker_request_begin(struct worker *w);
 /* When the latest request began, on any ring (CLOCK_MONOTONIC ns): while they keep coming, the
  * WRITE a parked one waits for may be among the next, even if every one so far has parked. */
 uint64_t workers_last_start(struct svc *srv);
-/* A WRITE parked for its neighbour (fs/fileio.c) is listed on its ring between begin and end:
+/* A WRITE parked for its neighbour (fs/park.c) is listed on its ring between begin and end:
  * when no request is left running anywhere, its wait is kicked (it then gives up waiting), so it
  * needs no periodic look at whether the server went idle. */
 void worker_park_begin(struct worker *w, struct fs_parked *p);
