@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The boundary-block cache (docs/architecture.md, "The boundary cache, precisely").
+/* The boundary-block cache (docs/cache.md).
  *
  * A misaligned WRITE covers whole blocks in its middle and part of a block at each end; each end
  * block is shared with the neighbouring WRITE. The middle goes straight to disk (O_DIRECT, through
