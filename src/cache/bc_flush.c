@@ -106,10 +106,35 @@ int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_siz
 	return 0;
 }
 
-/* The block ends past both the data's logical end and the disk's end: writing it whole pads the
- * file with zeros to the block's end, so the size goes back right after. Done under the lock
- * from the size probe to the truncate: no WRITE can start past the logical end meanwhile (its
- * span would move the end) and no size query can see the padding. */
+/* The block ends the file's data inside it: its bytes up to the end, through ops->write_eof,
+ * with no padding to take back. 1 when that op is missing or refused, 0 or -errno else. */
+static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
+			  uint64_t size)
+{
+	struct bcache *c = ino->cache;
+	uint64_t base = bc_block_off(ino, e->index);
+	struct bcache_writer_saved sv;
+
+	if (!c->ops.write_eof)
+		return 1;
+	if (c->ops.writer_begin)
+		c->ops.writer_begin(h->io, atomic_load_explicit(&ino->restricted, memory_order_relaxed),
+				    &sv);
+	int rc = c->ops.write_eof(h->io, base, e->data, (size_t)(size - base));
+	if (c->ops.writer_begin)
+		c->ops.writer_end(h->io, &sv);
+	if (rc == -EOPNOTSUPP)
+		return 1;
+	if (rc == 0)
+		bc_count(&c->n.eof_writes);
+	return bc_io_result(c, rc);
+}
+
+/* The block ends past both the data's logical end and the disk's end. Through ops->write_eof
+ * where there is one; else writing it whole pads the file with zeros to the block's end, so the
+ * size goes back right after. Done under the lock from the size probe to the write (and the
+ * truncate): no WRITE can start past the logical end meanwhile (its span would move the end)
+ * and no size query can see the padding. */
 static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
 			  int64_t disk_size, uint64_t logical_end, enum bc_fill_why why)
 {
@@ -124,8 +149,12 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 		e->filled = true;
 	}
 	bool pads = size < base + ino->bs;
-	if (pads)
+	if (pads && (rc = flush_eof_tail(ino, e, h, size)) <= 0)
+		return rc;
+	if (pads) {
 		atomic_fetch_add(&ino->pad_seq, 1);   /* bcache_file_size() takes the lock now */
+		bc_count(&c->n.eof_trims);
+	}
 	rc = bc_io_result(c, bc_dev_write(ino, h->io, base, e->data, ino->bs));
 	if (rc == 0 && pads)
 		rc = bc_io_result(c, (c->ops.trim ? c->ops.trim : c->ops.truncate)(h->io, size));

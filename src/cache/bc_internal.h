@@ -184,6 +184,7 @@ struct bcache_file {
 struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
 	_Atomic uint64_t fill_reads, fill_reads_bound, fill_zeros, fill_holes, forced, io_errors;
+	_Atomic uint64_t eof_writes, eof_trims;
 	_Atomic uint64_t adopted, copied, frames, frames_warm;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The cache's back end: struct bcache_ops over a handle's O_DIRECT descriptors, through the
- * calling fiber's ring (io_ring_thread()). Calls with no io_uring op: ftruncate goes to the
- * blocking pool; fstat in the cache's disk_size runs in place (memory only, and called under the
+/* The cache's back end: struct bcache_ops over a handle's O_DIRECT descriptors (and a buffered
+ * one for the block that ends a file), through the calling fiber's ring (io_ring_thread()).
+ * Calls with no io_uring op: ftruncate goes to the blocking pool; fstat in the cache's disk_size runs in place (memory only, and called under the
  * inode lock, where the shortest call is best); every op on a thread without a ring (the main
  * thread closing the empty handle cache of a ring that never started) is a plain syscall. And the
  * record a cached WRITE lends the cache. */
@@ -64,6 +64,44 @@ static int op_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt
 			v[i].iov_base = (char *)v[i].iov_base + n;
 			v[i].iov_len -= (size_t)n;
 		}
+	}
+	return 0;
+}
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080   /* Linux 6.14; Debian 12's headers predate it */
+#endif
+
+/* The file's last block up to its end, once per file end: through the page cache, where the
+ * kernel zero-fills the rest of a block past the end of file without reading it, and
+ * RWF_DONTCACHE drops the page once written (a kernel or file system without it keeps the page
+ * until reclaimed). The O_DIRECT way, the block padded and the size trimmed back, costs a
+ * device read: the trim zeroes the block's tail through the page cache (xfs_truncate_page). */
+static int op_write_eof(void *io, uint64_t off, const void *buf, size_t len)
+{
+	int fd = ((struct file_io *)io)->tfd;
+	struct io_ring *r = io_ring_thread();
+	int rwf = RWF_DONTCACHE;
+	size_t done = 0;
+	if (fd < 0)
+		return -EOPNOTSUPP;
+	while (done < len) {
+		struct iovec v = {(char *)buf + done, len - done};
+		ssize_t n = r ? io_pwrite(r, fd, v.iov_base, v.iov_len, off + done, rwf)
+			      : pwritev2(fd, &v, 1, (off_t)(off + done), rwf);
+		if (!r && n < 0)
+			n = -errno;
+		if ((n == -EOPNOTSUPP || n == -EINVAL) && rwf) {
+			rwf = 0;
+			continue;
+		}
+		if (n == -EBADF && done == 0)
+			return -EOPNOTSUPP;   /* READs' descriptor, opened read-only: pad and trim */
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -ENOSPC;
+		done += (size_t)n;
 	}
 	return 0;
 }
@@ -215,7 +253,7 @@ int fileio_cache_create(struct fs *fs)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
 					      op_writev, op_trim, op_writer_begin, op_writer_end,
-					      op_spawn, op_hole};
+					      op_spawn, op_hole, op_write_eof};
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
 	const struct config *cfg = fs->cfg;

@@ -29,7 +29,7 @@ static void probe_times(struct export_rt *e, int fd)
 {
 	if (e->cfg->write_mode != IO_MODE_CACHED)
 		return;
-	int q = nocmtime_open(fd, e->root_fd);
+	int q = nocmtime_open(fd, e->root_fd, true);
 	e->keeps_times = q >= 0;
 	if (q >= 0)
 		close(q);

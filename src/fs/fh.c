@@ -194,6 +194,8 @@ static void entry_close(struct fh_cache *c, struct fh_entry *e, bool gone)
 		close(e->dio_fd);
 	if (e->fio.fd_set && e->fio.wfd != e->fio.fd)
 		close(e->fio.wfd);
+	if (e->fio.fd_set && e->fio.tfd >= 0 && e->fio.tfd != e->io_fd)
+		close(e->fio.tfd);
 	if (gone)
 		atomic_store(&c->fs->deleted_closed_ns, fiber_now_ns());
 	free(e);
@@ -465,24 +467,36 @@ void fh_hint_extents(struct fs_chan *ch, struct fh_obj *o)
 
 struct nocmtime_call {
 	int fd, dirfd;
+	int tfd;        /* out: the buffered one, or -1 */
 };
 
 static long do_nocmtime_open(void *arg)
 {
 	struct nocmtime_call *a = arg;
-	return nocmtime_open(a->fd, a->dirfd);
+	int wfd = nocmtime_open(a->fd, a->dirfd, true);
+	int tfd = wfd >= 0 ? nocmtime_open(a->fd, a->dirfd, false) : -1;
+	a->tfd = tfd >= 0 ? tfd : -1;
+	return wfd;
 }
 
-/* The descriptor a cached export's cache writes through: one that leaves mtime and ctime as the
- * WRITEs set them (as root: it takes CAP_SYS_ADMIN), else fd itself. */
-static int cache_write_fd(struct fs_chan *ch, struct fh_obj *o, int fd)
+/* The descriptors a cached export's cache writes through: whole blocks O_DIRECT (wfd), the
+ * file's last block buffered (tfd), both leaving mtime and ctime as the WRITEs set them (as
+ * root: it takes CAP_SYS_ADMIN). Else fd itself, and the buffered descriptor of READs: the
+ * kernel stamps the times again when the cache writes. */
+static void cache_write_fds(struct fs_chan *ch, struct fh_obj *o, struct file_io *fio)
 {
-	struct nocmtime_call a = {fd, o->exp->root_fd};
-	long rc = cred_offload_root(ch, do_nocmtime_open, &a);
-	if (rc >= 0)
-		return (int)rc;
-	log_debug("write-behind moves mtime and ctime: %s", strerror((int)-rc));
-	return fd;
+	if (o->exp->keeps_times) {
+		struct nocmtime_call a = {fio->fd, o->exp->root_fd, -1};
+		long rc = cred_offload_root(ch, do_nocmtime_open, &a);   /* yields */
+		if (rc >= 0) {
+			fio->tfd = a.tfd;
+			fio->wfd = (int)rc;
+			return;
+		}
+		log_debug("write-behind moves mtime and ctime: %s", strerror((int)-rc));
+	}
+	int tfd = fh_io_fd(ch, o, false);   /* yields */
+	fio->tfd = tfd >= 0 ? tfd : -1;
 }
 
 /* The cache knows a file by (dev, key). The inode number alone would let a new file that reuses
@@ -520,13 +534,12 @@ struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t blo
 		return NULL;
 	}
 	if (!e->fio.fd_set) {
+		/* Set before the opens yield: other fibers may open the cache's handle and write
+		 * through fd meanwhile, and through the others once they are set (atomic). */
 		e->fio.fd = e->fio.wfd = fd;
+		e->fio.tfd = -1;
 		e->fio.fd_set = true;
-		if (o->exp->keeps_times) {
-			int wfd = cache_write_fd(ch, o, fd);   /* yields: others may write through fd */
-			if (wfd != fd)
-				e->fio.wfd = wfd;
-		}
+		cache_write_fds(ch, o, &e->fio);
 	}
 	if (e->bf)
 		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, nocmtime) */

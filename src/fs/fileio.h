@@ -19,9 +19,12 @@
 /* What the cache's ops get for a handle: an O_DIRECT descriptor, fixed for the handle's life. */
 struct file_io {
 	int fd;
-	int wfd;                      /* the cache's writes: fd, or one that keeps mtime and ctime
+	/* Set once after fd, while the cache may already write through fd from other threads. */
+	_Atomic int wfd;              /* the cache's writes: fd, or one that keeps mtime and ctime
 				       * (nocmtime.h) */
-	bool fd_set;                  /* fd and wfd are set */
+	_Atomic int tfd;              /* the file's last block: buffered, as wfd leaves the times
+				       * (backend.c op_write_eof); -1: none */
+	bool fd_set;                  /* fd, wfd and tfd are set */
 	bool hinted;                  /* the extent size hint was asked for (fh_hint_extents) */
 	uint64_t touched_ns;          /* CLOCK_MONOTONIC of this handle's last mtime touch */
 };

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <xfs/xfs.h>
 
-int nocmtime_open(int fd, int dirfd)
+int nocmtime_open(int fd, int dirfd, bool direct)
 {
 	xfs_handle_t h;
 	__u32 hlen = sizeof h;
@@ -22,7 +22,7 @@ int nocmtime_open(int fd, int dirfd)
 	if (ioctl(fd, XFS_IOC_FD_TO_HANDLE, &req) < 0)
 		return -errno;
 	/* O_LARGEFILE is added by the kernel on 64-bit: glibc's is 0 there. */
-	req = (struct xfs_fsop_handlereq){.oflags = O_RDWR | O_DIRECT, .ihandle = &h, .ihandlen = hlen};
+	req = (struct xfs_fsop_handlereq){.oflags = O_RDWR | (direct ? O_DIRECT : 0), .ihandle = &h, .ihandlen = hlen};
 	int nfd = ioctl(dirfd, XFS_IOC_OPEN_BY_HANDLE, &req);
 	if (nfd < 0)
 		return -errno;

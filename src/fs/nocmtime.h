@@ -2,10 +2,13 @@
 #ifndef NFSDUC_NOCMTIME_H
 #define NFSDUC_NOCMTIME_H
 
-/* A second O_RDWR | O_DIRECT descriptor of the regular file open as fd, whose writes leave its
- * mtime and ctime alone (XFS's open by handle: "invisible I/O", meant for backup and HSM tools).
- * dirfd: a directory of the same file system (XFS opens handles only under one). Needs
- * CAP_SYS_ADMIN. The descriptor (close-on-exec), or -errno: -ENOTTY on other file systems. */
-int nocmtime_open(int fd, int dirfd);
+#include <stdbool.h>
+
+/* A second O_RDWR descriptor (O_DIRECT if direct) of the regular file open as fd, whose writes
+ * leave its mtime and ctime alone (XFS's open by handle: "invisible I/O", meant for backup and
+ * HSM tools). dirfd: a directory of the same file system (XFS opens handles only under one).
+ * Needs CAP_SYS_ADMIN. The descriptor (close-on-exec), or -errno: -ENOTTY on other file
+ * systems. */
+int nocmtime_open(int fd, int dirfd, bool direct);
 
 #endif
