@@ -51,7 +51,6 @@ ALLOWED_URING = set()
 # Files and functions to split by theme.
 ALLOWED_LONG_FILES = {
     'src/conf/config.c',
-    'tests/fuzz/fz_server.c',
     # The cache's owner is changing it on main: split there, not under their feet.
     'src/cache/bc_flush.c',
 }
