@@ -51,17 +51,8 @@ FUNC_MAX = 80
 ALLOWED_INCLUDES = set()
 ALLOWED_URING = set()
 # Files and functions to split by theme.
-ALLOWED_LONG_FILES = {
-    'tests/fuzz/fz_server.c', 'tests/fuzz/mkcorpus.c', 'tests/integration/rawnlm.c',
-    'tests/integration/test_nfs3.c', 'tests/unit/cache/test_bcache.c',
-    'tests/unit/cache/test_behind.c', 'tests/unit/config/test_config.c',
-    'tests/unit/rpccb/test_rpccb.c', 'tests/unit/xdr/test_xdr_nfs3.c',
-}
-ALLOWED_LONG_FUNCS = {
-    ('tests/unit/config/test_config.c', 'test_every_key_set'),
-    ('tests/fuzz/mkcorpus.c', 'lock_calls'), ('tests/fuzz/mkcorpus.c', 'lock_sequences'),
-    ('tests/linux-client/helper/lockt.c', 'main'),
-}
+ALLOWED_LONG_FILES = set()
+ALLOWED_LONG_FUNCS = set()
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -54,5 +54,8 @@ struct daemon;
 struct daemon *fz_daemon(void);
 /* The server's connection and record-memory counts, to stderr: what a stuck connection waits for. */
 void fz_server_dump(void);
+/* Print what could not be set up, with errno's message, and exit: the harness cannot run without
+ * it (fz_server.c and fz_client.c). */
+_Noreturn void fz_die(const char *what);
 
 #endif

@@ -14,8 +14,6 @@
 
 #include "test_env.h"
 
-#define MiB (1u << 20)
-
 /* A stable WRITE's tail past the end of file, then the neighbour: one write_eof of exactly the
  * data, no truncate and no read; the neighbour completes the block, written whole. */
 static void test_tail_written_to_its_end(void **state)
