@@ -14,23 +14,30 @@
 
 #include "test_env.h"
 
+/* A file of BS + 1000 bytes, made durable by a COMMIT of its range before any neighbour comes:
+ * its last block went one way (write_eof: truncates 0) or the other (trims: 1), all aligned,
+ * and the disk holds the file's 5096 bytes exactly. */
+static void commit_tail(struct env *e, unsigned eof_writes, unsigned trims)
+{
+	put(e, 0, BS + 1000, 1);
+	assert_int_equal(bcache_commit(e->f, 0, BS + 1000, BCACHE_SYNC_DATA), 0);
+	struct bcache_stats s = stats(e);
+	assert_int_equal(s.eof_writes, eof_writes);
+	assert_int_equal(s.eof_trims, trims);
+	assert_int_equal(e->disk.eof_writes, eof_writes);
+	assert_int_equal(e->disk.truncates, trims);
+	assert_int_equal(e->disk.misaligned, 0);
+	check_disk(e, true);
+}
+
 /* A stable WRITE's tail past the end of file, then the neighbour: one write_eof of exactly the
  * data, no truncate and no read; the neighbour completes the block, written whole. */
 static void test_tail_written_to_its_end(void **state)
 {
 	struct env *e = env_new(64 * MiB, 0);
-	struct bcache_stats s;
 
 	(void)state;
-	put(e, 0, BS + 1000, 1);
-	assert_int_equal(bcache_commit(e->f, 0, BS + 1000, BCACHE_SYNC_DATA), 0);
-	s = stats(e);
-	assert_int_equal(s.eof_writes, 1);
-	assert_int_equal(s.eof_trims, 0);
-	assert_int_equal(e->disk.eof_writes, 1);
-	assert_int_equal(e->disk.truncates, 0);
-	assert_int_equal(e->disk.misaligned, 0);
-	check_disk(e, true);   /* 5096 bytes, durable */
+	commit_tail(e, 1, 0);
 	put(e, BS + 1000, BS - 1000, 2);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	assert_int_equal(e->disk.reads, 0);
@@ -65,18 +72,10 @@ static void test_growing_file_never_padded(void **state)
 static void test_tail_padded_without_write_eof(void **state)
 {
 	struct env *e = env_new(64 * MiB, 0);
-	struct bcache_stats s;
 
 	(void)state;
 	e->disk.no_write_eof = true;
-	put(e, 0, BS + 1000, 1);
-	assert_int_equal(bcache_commit(e->f, 0, BS + 1000, BCACHE_SYNC_DATA), 0);
-	s = stats(e);
-	assert_int_equal(s.eof_writes, 0);
-	assert_int_equal(s.eof_trims, 1);
-	assert_int_equal(e->disk.truncates, 1);
-	assert_int_equal(e->disk.misaligned, 0);
-	check_disk(e, true);
+	commit_tail(e, 0, 1);
 	env_free(e);
 }
 
