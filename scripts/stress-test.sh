@@ -18,7 +18,8 @@ for b in build-test build-asan; do
 done
 stress-ng --cpu 2 --io 1 --quiet &
 load=$!
-trap 'kill "$load" 2>/dev/null; wait "$load" 2>/dev/null || true' EXIT INT TERM
+trap 'kill "$load" 2>/dev/null; wait "$load" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM   # stop here: the EXIT trap ends the load
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 rc=0
 for b in build-test build-asan; do

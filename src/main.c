@@ -1,58 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* nfsd-uc: start-up, signals, shutdown. Everything here runs before the rings start or after they
- * stop, so blocking calls are fine (listed in docs/architecture.md). */
+/* nfsd-uc: the command line, the process's setup (signals, memory), and the daemon (daemon.c)
+ * built, run until a stop signal, reloaded on SIGHUP, stopped. Everything here runs before the
+ * rings start or after they stop, or on the main thread beside them, so blocking calls are fine
+ * (listed in docs/architecture.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <rpc/pmap_clnt.h>
-#include <sched.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "bcache.h"
-#include "config.h"
-#include "connlimit.h"
-#include "drc.h"
-#include "exptable.h"
-#include "fileio.h"
-#include "fh.h"
-#include "io/pool.h"
-#include "lock/nlm.h"
-#include "lock/nsm.h"
-#include "lock/rpccb.h"
-#include "log.h"
-#include "metrics_http.h"
-#include "mount/mountlist.h"
-#include "nocmtime.h"
-#include "nlm_prot.h"
-#include "nsm_prot.h"
-#include "pmap/pmap.h"
-#include <rpc/rpc.h>
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
-#include "nfsd.h"
-#include "server.h"
-#include "service.h"
-#include "worker.h"
+#include "base/log.h"
+#include "conf/config.h"
+#include "daemon.h"
+#include "fs/fs.h"
 
 /* jemalloc's options, read once before main (MALLOC_CONF in the environment still overrides
  * them; the sanitizer builds, on the C library's allocator, ignore this). Its default keeps freed
  * pages for 10 s: at a gigabyte a second of READ and WRITE buffers that is hundreds of megabytes
  * the cache's bound never sees, which a memory-capped service is OOM-killed for. Here jemalloc's
  * own background thread gives them back within about 100 ms.
- * A readahead buffer (a 1 MiB READ and 8 MiB more, fileio.c) is past jemalloc's default
+ * A readahead buffer (a 1 MiB READ and 8 MiB more, fs/read.c) is past jemalloc's default
  * oversize threshold (8 MiB), whose arena purges at once: each was fresh memory the kernel
  * zeroes page by page (clear_page is a fifth of the daemon's profile in a cold read). At 16 MiB
  * they are reused like any other buffer freed in the last 100 ms. The type is jemalloc's. */
@@ -66,100 +43,6 @@ static void usage(FILE *f)
 		"       nfsd-uc --check -c FILE  validate FILE: exit 0, or print FILE:LINE: error and exit 2\n"
 		"       nfsd-uc --help | --version\n"
 		"options: -v, --verbose   debug logging\n");
-}
-
-/* Each ring's handle cache keeps up to three descriptors per file (O_PATH, read/write,
- * O_DIRECT): take the hard limit and size the caches to fit in it, with room for sockets. */
-static void size_handle_caches(struct server *srv, unsigned workers)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	getrlimit(RLIMIT_NOFILE, &rl);
-	rlim_t room = rl.rlim_cur > 2048 ? rl.rlim_cur - 1024 : rl.rlim_cur / 2;
-	rlim_t per = room / (3 * (rlim_t)workers);
-	srv->fh_cache_max = per > 4096 ? 4096 : per < 16 ? 16 : (unsigned)per;
-}
-
-/* Threads for reverse and forward lookups of clients' names (wildcard rules), apart from the
- * blocking pool so that a slow DNS server cannot hold that. */
-#define RESOLVER_THREADS 2
-
-/* `threads = 0` (the default): one ring per CPU this process may run on. */
-static unsigned ring_count(const struct config *cfg)
-{
-	if (cfg->threads)
-		return cfg->threads;
-	cpu_set_t set;
-	int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-	if (n <= 0)
-		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1;
-}
-
-/* Port 111: ours (the registry the portmapper's handlers answer from), or the host's rpcbind
- * (registered once the rings serve), or nobody. */
-static int portmapper_prepare(struct server *srv, enum pmap_mode *mode)
-{
-	*mode = pmap_decide(srv->cfg);
-	if (*mode != PMAP_OWN)
-		return 0;
-	struct pmap_prog_port list[SERVICE_PROGS_MAX];
-	size_t n = service_programs(srv, true, list);
-	srv->pmap = pmap_reg_new(pmap_families(srv->cfg));
-	if (!srv->pmap || pmap_reg_add_own_list(srv->pmap, list, n) < 0) {
-		log_err("out of memory for the portmapper");
-		return -1;
-	}
-	return 0;
-}
-
-/* The host's rpcbind has one program per (program, version, transport): registering ours
- * replaces a kernel lockd's or rpc.statd's, and this host's own NFS mounts lose their locking. */
-static void warn_lock_manager_registered(void)
-{
-	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (pmap_getport(&lo, NLM_PROG, NLM4_VERS, IPPROTO_UDP) ||
-	    pmap_getport(&lo, SM_PROG, SM_VERS, IPPROTO_UDP))
-		log_warn("rpcbind already lists a lock manager or status monitor (the kernel's lockd, "
-			 "rpc.statd, or an nfsd-uc that did not stop cleanly): ours replace them there, "
-			 "so NFS mounts made by this host itself lose their locking");
-}
-
-static void rpcbind_set(const struct server *srv, enum pmap_mode mode, bool on)
-{
-	if (mode != PMAP_RPCBIND)
-		return;
-	if (on && srv->nlm)
-		warn_lock_manager_registered();
-	struct pmap_prog_port list[SERVICE_PROGS_MAX];
-	size_t n = service_programs(srv, false, list);
-	if (!pmap_rpcbind_set(list, n, on) && on)
-		log_warn("rpcbind refused some registrations: clients may need port options");
-	else if (on)
-		log_info("registered NFS v3 (port %u), MOUNT v3 (port %u)%s with rpcbind",
-			 srv->cfg->port, srv->cfg->mount_port, srv->nlm ? ", NLM and NSM" : "");
-}
-
-/* NLM and NSM ([lock] port): the status monitor's state, the callback thread, the lock table. */
-static int lock_manager_start(struct server *srv)
-{
-	const struct config *cfg = srv->cfg;
-	if (!cfg->lock_port)
-		return 0;
-	struct nsm *nsm = nsm_open(cfg->state_dir);
-	struct rpccb *cb = nsm ? rpccb_start() : NULL;
-	if (nsm && !cb)
-		log_err("cannot start the lock manager's callback thread: %s", strerror(errno));
-	srv->nlm = cb ? nlm_new(cfg, nsm, cb) : NULL;
-	if (srv->nlm)
-		return 0;
-	if (cb)
-		rpccb_stop(cb);
-	nsm_close(nsm, false);
-	return -1;
 }
 
 static int lock_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -204,51 +87,14 @@ static void tune_malloc(size_t max_record)
 		log_info("malloc tuning refused: large buffers will be faulted in at each use");
 }
 
-/* Everything that must exist before a client is served; nothing is running when it fails. */
-static int prepare(struct server *srv)
+/* The daemon, built: every layer of it, nothing running yet. */
+static int prepare(struct daemon *d, struct config *cfg)
 {
-	const struct config *cfg = srv->cfg;
 	if (sodium_init() < 0)
 		return -1;
 	lock_code();
 	tune_malloc(cfg->max_record);
-	size_handle_caches(srv, ring_count(cfg));
-	int rc = fh_load_key(cfg->state_dir, srv->fh_key);
-	if (rc < 0) {
-		log_err("state_dir %s: cannot load or create fh.key: %s", cfg->state_dir, strerror(-rc));
-		return -1;
-	}
-	server_rotate_verf(srv);
-	if (exptable_open(srv) < 0)
-		return -1;
-	if (fileio_cache_create(srv) < 0) {
-		log_err("cannot create the boundary cache of %zu bytes", cfg->cache_size);
-		return -1;
-	}
-	if (climits_create(cfg, &srv->limits) < 0)
-		return -1;
-	if (!(srv->mounts = mount_list_new(cfg->mount_list_entries))) {
-		log_err("cannot create the MOUNT list");
-		return -1;
-	}
-	if (cfg->reply_cache_entries && drc_create(cfg->reply_cache_entries, cfg->reply_cache_size,
-						   &srv->drc) < 0) {
-		log_err("cannot create the duplicate request cache");
-		return -1;
-	}
-	/* A test sets this to make every READDIR buffer take that long (a stuck file system). */
-	const char *delay = getenv("NFSD_UC_FAULT_READDIR_DELAY_MS");
-	if (delay && *delay) {
-		srv->fault_readdir_delay_ms = (unsigned)strtoul(delay, NULL, 10);
-		log_warn("fault seam: every READDIR buffer waits %u ms", srv->fault_readdir_delay_ms);
-	}
-	srv->pool = pool_new(cfg->blocking_threads, NULL, NULL);
-	srv->resolver = srv->pool ? pool_new(RESOLVER_THREADS, NULL, NULL) : NULL;
-	if (!srv->pool || !srv->resolver) {
-		log_err("cannot start %u blocking threads: %s", cfg->blocking_threads, strerror(errno));
-		return -1;
-	}
-	return lock_manager_start(srv);
+	return daemon_build(d, cfg, NULL);
 }
 
 static uint64_t monotonic_usec(void)
@@ -258,8 +104,8 @@ static uint64_t monotonic_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* Until SIGTERM or SIGINT; each SIGHUP meanwhile reloads the file (exptable.h). */
-static void serve_until_stopped(struct server *srv, const char *file, bool verbose)
+/* Until SIGTERM or SIGINT; each SIGHUP meanwhile reloads the file (fs/exptable.h). */
+static void serve_until_stopped(struct fs *fs, const char *file, bool verbose)
 {
 	sigset_t set;
 	sigemptyset(&set);
@@ -276,9 +122,9 @@ static void serve_until_stopped(struct server *srv, const char *file, bool verbo
 		log_info("SIGHUP: reloading %s", file);
 		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
 			   (unsigned long long)monotonic_usec(), file);
-		exptable_reload(srv, file, verbose);
-		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s)", srv->table->n);
-		if (srv->stop_pending) {
+		fs_reload(fs, file, verbose);
+		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s)", fs_nexports(fs));
+		if (fs_stop_pending(fs)) {
 			log_info("stop signal during the reload: finishing requests in flight");
 			return;
 		}
@@ -287,53 +133,19 @@ static void serve_until_stopped(struct server *srv, const char *file, bool verbo
 
 static int serve(struct config *cfg, const char *file, bool verbose)
 {
-	struct server srv = {.cfg = cfg};
-	unsigned nw = ring_count(cfg);
+	struct daemon d = {0};
 	int rc = 1;
-	enum pmap_mode pmode = PMAP_NONE;
-	if (prepare(&srv) < 0 || portmapper_prepare(&srv, &pmode) < 0 || server_listen(&srv) < 0)
-		goto out;
-	struct metrics_http *mh = NULL;
-	if (workers_start(&srv, nw) == 0 && metrics_http_start(&srv, &mh) < 0) {
-		workers_stop(&srv);
-		goto out;
-	}
-	if (srv.workers) {
-		rpcbind_set(&srv, pmode, true);
-		if (srv.nlm)
-			nlm_notify_restart(srv.nlm);   /* the clients that held locks reclaim them now */
+	if (prepare(&d, cfg) == 0 && daemon_start(&d) == 0) {
 		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u ring(s)",
-			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, nw);
+			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, d.rings);
 		/* systemd's Type=notify: both ports serve now (a no-op without NOTIFY_SOCKET). */
 		sd_notifyf(0, "READY=1\nSTATUS=serving %zu export(s) on %s:%u", cfg->nexports,
 			   cfg->listen, cfg->port);
-		serve_until_stopped(&srv, file, verbose);
+		serve_until_stopped(d.fs, file, verbose);
 		sd_notify(0, "STOPPING=1\nSTATUS=finishing the requests in flight");
-		rc = 0;
-		rpcbind_set(&srv, pmode, false);
-		metrics_http_stop(mh);   /* it reads the rings' counters */
-		/* Replies owed are sent before the rings stop; closing their handle caches writes
-		 * every block still cached; then make it durable. */
-		workers_stop(&srv);
+		rc = daemon_stop(&d) < 0 ? 1 : 0;
 	}
-	for (size_t i = 0; srv.table && i < srv.table->n; i++) {
-		const struct export_rt *e = &srv.table->exports[i];
-		if (e->root_fd >= 0 && syncfs(e->root_fd) < 0) {
-			log_err("export %s: syncfs: %s", e->cfg->path, strerror(errno));
-			rc = 1;
-		}
-	}
-out:
-	nlm_free(srv.nlm, true);   /* after the rings: no call of theirs uses it any more */
-	pool_free(srv.resolver);
-	pool_free(srv.pool);
-	server_unlisten(&srv);
-	pmap_reg_free(srv.pmap);
-	bcache_destroy(srv.cache);
-	drc_destroy(srv.drc);
-	climits_destroy(srv.limits);
-	exptable_close_all(&srv);
-	mount_list_free(srv.mounts);
+	daemon_free(&d);
 	if (rc == 0)
 		log_info("stopped");
 	return rc;

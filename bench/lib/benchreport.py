@@ -1057,12 +1057,14 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         L.append(guest_table(rows))
         L.append('')
 
-    # Hand-written analysis (how the core scales past this machine), kept beside the plots.
-    scaling = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs',
-                           'bench', 'scaling.md')
-    if os.path.exists(scaling):
-        with open(scaling) as f:
-            L.append(f.read().rstrip('\n') + '\n')
+    # Hand-written analyses kept beside the plots: where the CPU goes (issue 33's profile) and
+    # how the core scales past this machine.
+    for name in ('profile.md', 'scaling.md'):
+        page = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs',
+                            'bench', name)
+        if os.path.exists(page):
+            with open(page) as f:
+                L.append(f.read().rstrip('\n') + '\n')
 
     L.append('## How it was measured\n')
     L.append('\n'.join([

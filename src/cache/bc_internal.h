@@ -184,6 +184,7 @@ struct bcache_file {
 struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
 	_Atomic uint64_t fill_reads, fill_reads_bound, fill_zeros, fill_holes, forced, io_errors;
+	_Atomic uint64_t eof_writes, eof_trims;
 	_Atomic uint64_t adopted, copied, frames, frames_warm;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
@@ -494,6 +495,13 @@ bool bc_span_covers(const struct bc_inode *ino, uint64_t index);
  * return. */
 int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
 		   enum bc_fill_why why);
+/* Fill (if needed) bytes a WRITE did not give e from disk or zeros. Lock not needed while e is
+ * busy. */
+int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size,
+	    enum bc_fill_why why);
+void bc_wait(struct bc_inode *ino);
+
+/* bc_range.c */
 /* Flush every dirty entry in the ranges (block indexes, inclusive; sorted and merged in place)
  * through h, waiting for busy ones and spans; records what it wrote in *done (allocated, *ndone
  * long) for bc_flush_settle(). First -errno or 0. */
@@ -510,7 +518,8 @@ int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
 void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
 /* Their sync failed: dirty again, those still as written. */
 void bc_flush_undo(struct bc_inode *ino, const struct bc_written *done, size_t ndone);
-/* Bring the inode, then the cache, back under their memory bounds. No lock held. */
+
+/* bc_evict.c */
 /* The oldest entry on the first of lists[0, n) (enum bc_glist) that has one, over every shard,
  * with its inode pinned (bc_inode_unpin after), and its stamp (*stamp, if asked); it goes to the
  * tail of its list, so that one that cannot be used now does not stop the next pick. NULL when
@@ -520,6 +529,7 @@ struct bc_inode *bc_pick_oldest(struct bcache *c, const uint8_t *lists, int n, u
 /* The stamp of the oldest entry on list `which` (enum bc_glist) over every shard; UINT64_MAX
  * when it is empty. */
 uint64_t bc_oldest_stamp(struct bcache *c, uint8_t which);
+/* Bring the inode, then the cache, back under their memory bounds. No lock held. */
 int bc_reclaim(struct bcache_file *h);
 /* Its parts: the inode's own bound (writes as needed; true if freeing its clean blocks was
  * not enough: that is a wait, they are not), and freeing clean blocks cache-wide. */
@@ -529,11 +539,6 @@ void bc_reclaim_clean(struct bcache *c);
  * written_floor while the reserve is low. No lock held. */
 void bc_trim_written(struct bcache *c);
 bool bc_over_limit(struct bcache *c);
-/* Fill (if needed) bytes a WRITE did not give e from disk or zeros. Lock not needed while e is
- * busy. */
-int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size,
-	    enum bc_fill_why why);
-void bc_wait(struct bc_inode *ino);
 
 /* bcache.c */
 void bc_inode_unpin(struct bc_inode *ino);

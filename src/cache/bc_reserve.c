@@ -14,7 +14,7 @@
  *
  * (Without prefault, bcache_set_reserve, only the frames that end are kept.)
  *
- * The ready frames count against the cache's bound (bc_flush.c: over_limit): they are memory the
+ * The ready frames count against the cache's bound (bc_evict.c: over_limit): they are memory the
  * daemon holds. They go first when the cache needs room (bc_reserve_trim), and the thread fills
  * only while the cache has room for them. A frame's memory holds whatever its last use left:
  * that is safe because no image is ever assumed zero (own images come from aligned_alloc too;

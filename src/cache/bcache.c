@@ -314,6 +314,8 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.fill_reads_bound = bc_load(&c->n.fill_reads_bound),
 		.fill_zeros = bc_load(&c->n.fill_zeros),
 		.fill_holes = bc_load(&c->n.fill_holes),
+		.eof_writes = bc_load(&c->n.eof_writes),
+		.eof_trims = bc_load(&c->n.eof_trims),
 		.forced = bc_load(&c->n.forced),
 		.io_errors = bc_load(&c->n.io_errors),
 		.adopted = bc_load(&c->n.adopted),

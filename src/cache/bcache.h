@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The boundary-block cache (docs/architecture.md, "The boundary cache, precisely").
+/* The boundary-block cache (docs/cache.md).
  *
  * A misaligned WRITE covers whole blocks in its middle and part of a block at each end; each end
  * block is shared with the neighbouring WRITE. The middle goes straight to disk (O_DIRECT, through
@@ -25,13 +25,14 @@
  * memory accounting is atomic, and one mutex per cache guards the inode table. Order: inode
  * lock, then shard lock, then cache lock; never two inode locks at once. Device I/O runs without the inode
  * lock (the entry is marked busy meanwhile, and calls that need it wait), except the write of a
- * block that crosses the end of file, which holds the lock from the size probe to the truncate
- * (rare: the last block of a file). Every function is thread-safe; calls on one handle may run
+ * block that crosses the end of file, which holds the lock from the size probe to the write
+ * (and the truncate, if any: rare, the last block of a file). Every function is thread-safe; calls on one handle may run
  * concurrently, except bcache_file_close(), which must be the handle's last call.
  *
- * Size of a file. A zero-filled block written past the on-disk end of file extends the file to the
- * block's end; the cache puts the size back itself (ops->truncate) before anyone can see it, while
- * still holding the lock. What a client must see as the size is max(on-disk size, end of the last
+ * Size of a file. The block that ends a file goes through ops->write_eof, up to the end alone.
+ * Without that op, it is written whole, zero-filled past the on-disk end of file, which extends
+ * the file to the block's end; the cache puts the size back itself (ops->trim or ->truncate)
+ * before anyone can see it, while still holding the lock. What a client must see as the size is max(on-disk size, end of the last
  * acknowledged WRITE): bcache_file_size() returns exactly that, bcache_file_size_hint() the second
  * term alone (cheaper, no ops call). Neither takes the inode lock unless the file is padded just
  * then (a WRITE asks for the size twice, and on a busy file the lock's queue is long).
@@ -96,6 +97,13 @@ struct bcache_ops {
 	 * completed over such a range is zero-filled, with no device read: on a new file the
 	 * bytes a missing neighbour would have brought are a hole. */
 	int (*hole)(void *file_io, uint64_t off, size_t len);
+	/* A write that ends the file at off + len, inside a block (off aligned, len not): the
+	 * block's last data when the cache holds what comes before it in the block. Through the
+	 * kernel's page cache, which zero-fills the rest of a block past the end of file without
+	 * reading it, and drops the page once written. 0, -errno, or -EOPNOTSUPP (optional, as
+	 * NULL): the cache then writes the block whole and puts the size back (ops->trim), which
+	 * on Linux reads the block from disk to zero its tail (xfs_truncate_page). */
+	int (*write_eof)(void *file_io, uint64_t off, const void *buf, size_t len);
 };
 
 #define BCACHE_IOV_MAX 1024
@@ -331,6 +339,9 @@ struct bcache_stats {
 	uint64_t fill_reads_bound;  /* and for the memory bound (a partial block forced out) */
 	uint64_t fill_zeros;      /* completions zero-filled past the end of file, no read */
 	uint64_t fill_holes;      /* completions zero-filled over a hole in the file, no read */
+	uint64_t eof_writes;      /* blocks ending the file written through ops->write_eof */
+	uint64_t eof_trims;       /* blocks written whole past the end of file and trimmed back:
+				   * the kernel may read each to zero its tail */
 	uint64_t forced;          /* dirty entries written and freed by the memory bounds */
 	uint64_t io_errors;       /* failed ops->write, ops->read, ops->sync, ops->truncate */
 	uint64_t entries;         /* entries held now, clean ones included */

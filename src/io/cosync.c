@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "cosync.h"
+#include "io/cosync.h"
 
 #include <stdatomic.h>
 #include <time.h>
 
-#include "fiber.h"
+#include "io/fiber.h"
 
 /* One waiting fiber or thread, on its own stack. state goes 0 -> 1 once, by whoever wakes it
  * (the releaser, a broadcast, or its own deadline timer): exactly one of them does the wake. */

@@ -4,7 +4,7 @@
  * switch). This is QEMU's coroutine-ucontext scheme, sanitizer annotations included. Switches go
  * only between the scheduler's own stack and one fiber, never fiber to fiber. */
 #undef _FORTIFY_SOURCE   /* __longjmp_chk refuses to jump to another stack */
-#include "fiber.h"
+#include "io/fiber.h"
 
 #include <errno.h>
 #include <pthread.h>

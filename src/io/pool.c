@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "pool.h"
+#include "io/pool.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "fiber.h"
+#include "io/fiber.h"
 
 /* On the calling fiber's stack: it stays suspended until the job is done. */
 struct job {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "ring.h"
+#include "io/ring.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fiber.h"
+#include "io/fiber.h"
 
 struct parked {
 	struct io_op *op;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The lock manager's state (nlm.h): files, owners' open file descriptions, waiters, hosts. */
-#include "nlm.h"
-#include "nlm_int.h"
+#include "lock/nlm.h"
+#include "lock/nlm_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,17 +12,17 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "export.h"
-#include "log.h"
+#include "conf/config.h"
+#include "base/sockaddr.h"
+#include "base/log.h"
 #include "lock/nsm.h"
-#include "lock/rpccb.h"
+#include "rpc/rpccb.h"
 
 /* ---- hosts ---- */
 
 static bool same_addr(const struct nlm_host *h, const struct sockaddr_storage *addr)
 {
-	return export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr);
+	return sa_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)addr);
 }
 
 /* Caller names are host names: no case. No name and an empty one are the same. */
@@ -73,7 +73,7 @@ static struct nlm_host *host_get(struct nlm *m, const struct sockaddr_storage *a
 		m->ctr.hosts_refused++;
 		log_ratelimited(&m->names_log, LOG_WARNING, "lock: client %s calls itself by more than "
 				"%u names (names_per_client), the latest %s: NOLOCKS",
-				export_addr_str(addr, who), m->cfg->max_names_per_client,
+				sa_str(addr, who), m->cfg->max_names_per_client,
 				log_quote(q, name));
 		return NULL;
 	}
@@ -254,7 +254,7 @@ void nlm_count_locks(struct nlm *m, struct nlm_host *h, long delta)
 	h->nlocks = (size_t)((long)h->nlocks + delta);
 	m->nlocks = (size_t)((long)m->nlocks + delta);
 	if (!h->nlocks && !h->nwaiters)
-		h->idle_since = fiber_now_ns();
+		h->idle_since = clock_ns();
 }
 
 /* Place o's lock in the kernel and in the table: 0, -EAGAIN (a conflicting lock the table does
@@ -306,7 +306,7 @@ struct nlm *nlm_new(const struct config *cfg, struct nsm *nsm, struct rpccb *cb)
 	m->cfg = cfg;
 	m->nsm = nsm;
 	m->cb = cb;
-	m->next_cookie = (uint64_t)fiber_now_ns() << 16;
+	m->next_cookie = (uint64_t)clock_ns() << 16;
 	/* The hosts that held locks before this start: the grace period waits for them. */
 	const struct nsm_rec *recs;
 	size_t n = nsm_records(nsm, &recs);
@@ -318,11 +318,11 @@ struct nlm *nlm_new(const struct config *cfg, struct nsm *nsm, struct rpccb *cb)
 			h->recorded = true;
 			h->unnotified = true;
 			h->local = recs[i].local;
-			h->idle_since = fiber_now_ns();
+			h->idle_since = clock_ns();
 			ids[k++] = h->id;
 		}
 	}
-	if (k && grace_start(&m->grace, fiber_now_ns(), (uint64_t)cfg->grace_period * 1000000000ull,
+	if (k && grace_start(&m->grace, clock_ns(), (uint64_t)cfg->grace_period * 1000000000ull,
 			     ids, k) == 0 && (m->grace_started = m->grace.active))
 		log_info("lock: grace period of %u s for %zu client(s) that held locks: only reclaims "
 			 "are granted until they are done", cfg->grace_period, k);
@@ -384,7 +384,7 @@ void nlm_counters(struct nlm *m, struct nlm_counters *out)
 	*out = m->ctr;
 	out->locks = m->nlocks;
 	out->waiters = m->nwaiters;
-	out->grace_pending = grace_active(&m->grace, fiber_now_ns()) ? grace_pending(&m->grace) : 0;
+	out->grace_pending = grace_active(&m->grace, clock_ns()) ? grace_pending(&m->grace) : 0;
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -486,7 +486,7 @@ size_t nlm_host_rebooted(struct nlm *m, const char *name, const struct sockaddr_
 /* Hosts that hold nothing, for a while, lose their record: a restart need not wait for them. */
 void nlm_sweep_hosts(struct nlm *m)
 {
-	uint64_t now = fiber_now_ns();
+	uint64_t now = clock_ns();
 	pthread_mutex_lock(&m->mu);
 	bool grace = grace_active(&m->grace, now);
 	for (struct nlm_host **pp = &m->hosts; *pp;) {

@@ -2,7 +2,7 @@
 /* The lock manager's state: every client's byte-range locks, blocked LOCKs waiting for a range,
  * share reservations, the clients (hosts) holding them, and the grace period after a restart.
  * One per server, shared by the rings (which run NLM calls arriving over TCP and UDP) and the
- * callback thread (lock/rpccb.c: GRANTED callbacks, _RES replies, SM_NOTIFY, timers) under one
+ * callback thread (rpc/rpccb.c: GRANTED callbacks, _RES replies, SM_NOTIFY, timers) under one
  * mutex. Its critical sections make no I/O call that can wait (fcntl F_OFD_SETLK never blocks;
  * reopening a file through /proc/self/fd finds its inode in memory).
  *
@@ -21,7 +21,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "nlm_prot.h"
+#include "svc/dispatch.h"
+#include "xdr/nlm_prot.h"
 
 struct nlm;
 struct nsm;
@@ -120,5 +121,9 @@ struct log_ratelimit *nlm_log_limit(struct nlm *m, enum nlm_log kind);
 /* Whether the grace period runs, and the NSM state number, for NSM's answers. */
 int32_t nlm_nsm_state(struct nlm *m);
 void nlm_counters(struct nlm *m, struct nlm_counters *out);
+
+/* The programs (nlmproc.c, nsmproc.c), each registered with the struct nlm as its state: NLM
+ * versions 1, 3 and 4 (as knfsd's lockd), and NSM version 1. */
+extern const struct prog_desc nlm1_program, nlm3_program, nlm4_program, nsm1_program;
 
 #endif

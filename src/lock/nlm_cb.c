@@ -3,15 +3,16 @@
  * blocked LOCK that got its range, the _RES answers of _MSG calls, SM_NOTIFY after a restart;
  * and its timers (waiters blocked by local locks, idle hosts). Replies are handled on the
  * engine's thread, which takes the manager's mutex like any ring. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "export.h"
+#include "base/sockaddr.h"
 #include "lock/nlm_int.h"
 #include "lock/nsm.h"
-#include "lock/rpccb.h"
-#include "nsm_prot.h"
+#include "rpc/rpccb.h"
+#include "xdr/nsm_prot.h"
 
 #define NLM_CB_TIMEOUT_MS 30000u
 #define NSM_NOTIFY_TIMEOUT_MS 60000u
@@ -167,7 +168,7 @@ static void on_notified(void *ctx, int status, const uint8_t *res, size_t len)
  * the notify would come back as one from the client, ending its grace period at once. */
 static bool is_self(const struct nlm_host *h)
 {
-	return export_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)&h->local);
+	return sa_same_host((const struct sockaddr *)&h->addr, (const struct sockaddr *)&h->local);
 }
 
 /* The monitor name we give: the address the client locked through, which is the name a Linux
@@ -181,7 +182,7 @@ void nlm_notify_host(struct nlm *m, struct nlm_host *h)
 	}
 	char mon[INET6_ADDRSTRLEN], name[256];
 	bool known = h->local.ss_family == AF_INET || h->local.ss_family == AF_INET6;
-	stat_chge args = {.mon_name = known ? (char *)export_addr_str(&h->local, mon)
+	stat_chge args = {.mon_name = known ? (char *)sa_str(&h->local, mon)
 					    : server_name(name, sizeof name),
 			  .state = nsm_state(m->nsm)};
 	uint8_t buf[2048];
@@ -193,7 +194,7 @@ void nlm_notify_host(struct nlm *m, struct nlm_host *h)
 	}
 	n->m = m;
 	n->addr = h->addr;
-	export_addr_str(&h->addr, n->who);
+	sa_str(&h->addr, n->who);
 	struct rpccb_target t = target(&h->addr, &h->local, IPPROTO_UDP, SM_PROG, SM_VERS, SM_NOTIFY,
 				       NSM_NOTIFY_TIMEOUT_MS);
 	if (rpccb_call(m->cb, &t, buf, len, on_notified, n) < 0) {
@@ -228,7 +229,7 @@ static void on_tick(void *ctx)
 	if (++t->n % SWEEP_EVERY_TICKS == 0)
 		nlm_sweep_hosts(m);
 	pthread_mutex_lock(&m->mu);
-	if (m->grace_started && !t->grace_logged && !grace_active(&m->grace, fiber_now_ns())) {
+	if (m->grace_started && !t->grace_logged && !grace_active(&m->grace, clock_ns())) {
 		t->grace_logged = true;
 		log_info("lock: grace period over: new locks are granted");
 	}

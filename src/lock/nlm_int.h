@@ -8,12 +8,12 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "fh.h"
-#include "io/fiber.h"
+#include "fs/fh.h"
+#include "base/clock.h"
 #include "lock/grace.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
-#include "log.h"
+#include "base/log.h"
 
 #define NLM_FILE_BUCKETS 1024
 #define NLM_HOST_IDLE_NS (120ull * 1000000000ull)   /* then a host without locks is forgotten */

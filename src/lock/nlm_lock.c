@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "export.h"
+#include "conf/config.h"
+#include "base/sockaddr.h"
 #include "lock/nlm_int.h"
 
 static struct lk_owner owner_of(const struct nlm_host *h, const struct nlm_lockreq *r)
@@ -186,7 +186,7 @@ void nlm_granted_done(struct nlm *m, uint64_t cookie, const struct sockaddr_stor
 	pthread_mutex_lock(&m->mu);
 	struct nlm_wait *wt = waiter_by_cookie(m, cookie);
 	/* A GRANTED_RES counts only from the waiter's own host: another could release its lock. */
-	if (wt && from && !export_same_host((const struct sockaddr *)&wt->addr,
+	if (wt && from && !sa_same_host((const struct sockaddr *)&wt->addr,
 					    (const struct sockaddr *)from))
 		wt = NULL;
 	if (wt && wt->state == W_GRANTING) {
@@ -240,7 +240,7 @@ static void note(struct nlm *m, const char *what, const struct nlm_lockreq *r, e
 
 enum nlm4_stats nlm_grace_verdict(struct nlm *m, struct nlm_host *h, bool reclaim)
 {
-	uint64_t now = fiber_now_ns();
+	uint64_t now = clock_ns();
 	/* A host reclaiming knows of the restart, whether or not our SM_NOTIFY's answer is in yet
 	 * (the client may act on the notify before its answer reaches us). */
 	if (reclaim)

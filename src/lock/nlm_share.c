@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "conf/config.h"
 #include "lock/nlm_int.h"
 
 struct nlm_resv {

@@ -10,14 +10,13 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "cred.h"
-#include "dispatch.h"
-#include "export.h"
+#include "fs/fs.h"
+#include "svc/dispatch.h"
+#include "base/sockaddr.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
-#include "log.h"
-#include "nfs3/nfs3.h"
-#include "nlm_prot.h"
+#include "base/log.h"
+#include "xdr/nlm_prot.h"
 
 /* The parts of a lock every version's arguments have. */
 struct lockin {
@@ -44,50 +43,50 @@ static struct lockin in1(const nlm_lock *l, bool excl)
 	return in;
 }
 
-static struct nlm *mgr(struct nfs_req *rq)
+/* The lock manager this program was registered with. */
+static struct nlm *mgr(struct svc_call *rq)
 {
-	return rq->w && rq->w->srv ? rq->w->srv->nlm : NULL;
+	return rq->prog;
 }
 
-static struct nlm_client client_of(struct nfs_req *rq, const char *caller)
+static struct nlm_client client_of(struct svc_call *rq, const char *caller)
 {
 	return (struct nlm_client){.addr = rq->peer, .local = rq->local, .name = caller,
 				   .vers = rq->call->vers, .proto = rq->proto};
 }
 
 /* Whether the caller may take a lock on the file, as knfsd's nlm_fopen asks (NFSD_MAY_NLM:
- * read access or ownership, whatever the lock's kind), under the credentials nfs3_fh_get
- * applied (the export's squashing included). Without it uid 1001 could lock root's 0600 file
- * and hold off root's own fcntl locks on it. */
-static bool may_lock(const struct nfs_req *rq, const struct fh_obj *o, const struct statx *sx)
+ * read access or ownership, whatever the lock's kind), under the call's credentials (the
+ * export's squashing included). Without it uid 1001 could lock root's 0600 file and hold off
+ * root's own fcntl locks on it. */
+static bool may_lock(struct svc_call *rq, const struct fh_obj *o, const struct statx *sx)
 {
-	return rq->cred.uid == 0 || cred_access(o->fd, R_OK) == 0 || sx->stx_uid == rq->cred.uid;
+	return fs_permission(&rq->fs, o, sx, R_OK) == 0;
 }
 
 /* The file a call names, checked as an NFS call is (handle, client rule, export), and for a
  * call that takes a lock or a share (takes) the caller's right to it; then the thread back to
  * root: the lock manager reopens the file for its lock. Releasing what one holds needs no
  * right: a caller who lost it (a chmod since) can still let go. */
-static enum nlm4_stats resolve(struct nfs_req *rq, const struct lockin *in, bool takes,
+static enum nlm4_stats resolve(struct svc_call *rq, const struct lockin *in, bool takes,
 			       struct nlm_lockreq *r, struct fh_obj *o)
 {
 	if (!mgr(rq))
 		return NLM4_DENIED_NOLOCKS;
-	nfs_fh3 fh = {.data = {.data_len = in->fh->n_len, .data_val = in->fh->n_bytes}};
-	nfsstat3 st = nfs3_fh_get(rq, &fh, o);
-	if (st == NFS3ERR_STALE || st == NFS3ERR_BADHANDLE)
+	int rc = fs_fh_get(&rq->fs, in->fh->n_bytes, in->fh->n_len, o);
+	if (rc == -ESTALE || rc == -FS_EBADHANDLE)
 		return NLM4_STALE_FH;
-	if (st != NFS3_OK)
+	if (rc < 0)
 		return NLM4_FAILED;
 	struct statx sx;
-	if (statx(o->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_UID, &sx) < 0)
+	if (fs_stat_plain(&rq->fs, o, &sx) < 0)
 		return NLM4_STALE_FH;
 	if (!S_ISREG(sx.stx_mode))
 		return NLM4_FAILED;
 	/* knfsd's nlm_fopen answers nlm_failed: FAILED, DENIED_NOLOCKS to versions 1 and 3 */
 	if (takes && !may_lock(rq, o, &sx))
 		return NLM4_FAILED;
-	if (cred_root(rq->w) < 0)
+	if (fs_as_server(&rq->fs) < 0)
 		return NLM4_FAILED;
 	*r = (struct nlm_lockreq){.cl = client_of(rq, in->caller), .fh = in->fh->n_bytes,
 				  .fh_len = in->fh->n_len, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
@@ -113,7 +112,7 @@ static nlm_stats v1_stat(enum nlm4_stats st)
 
 /* ---- the work of each call, any version ---- */
 
-static enum nlm4_stats do_test(struct nfs_req *rq, const struct lockin *in, struct nlm_holder4 *h)
+static enum nlm4_stats do_test(struct svc_call *rq, const struct lockin *in, struct nlm_holder4 *h)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
@@ -130,7 +129,7 @@ static long record_host(void *arg)
 	return nlm_record(a[0], a[1]);
 }
 
-static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool block,
+static enum nlm4_stats do_lock(struct svc_call *rq, const struct lockin *in, bool block,
 			       bool reclaim, bool monitor)
 {
 	struct nlm_lockreq r;
@@ -144,7 +143,7 @@ static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool
 	/* The host's record is on disk before it holds anything a restart must give back. */
 	if (nlm_needs_record(m, &r.cl)) {
 		void *a[2] = {m, &r.cl};
-		long rc = cred_offload_root(rq->w, record_host, a);
+		long rc = fs_blocking(&rq->fs, record_host, a);
 		if (rc < 0) {
 			char q[LOG_QUOTE_SIZE];
 			log_ratelimited(nlm_log_limit(m, NLM_LOG_RECORD), LOG_ERR, "lock: cannot record "
@@ -159,7 +158,7 @@ static enum nlm4_stats do_lock(struct nfs_req *rq, const struct lockin *in, bool
 	return st;
 }
 
-static enum nlm4_stats do_cancel(struct nfs_req *rq, const struct lockin *in)
+static enum nlm4_stats do_cancel(struct svc_call *rq, const struct lockin *in)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
@@ -167,7 +166,7 @@ static enum nlm4_stats do_cancel(struct nfs_req *rq, const struct lockin *in)
 	return st == NLM4_GRANTED ? nlm_req_cancel(mgr(rq), &r) : st;
 }
 
-static enum nlm4_stats do_unlock(struct nfs_req *rq, const struct lockin *in)
+static enum nlm4_stats do_unlock(struct svc_call *rq, const struct lockin *in)
 {
 	struct nlm_lockreq r;
 	struct fh_obj o;
@@ -175,7 +174,7 @@ static enum nlm4_stats do_unlock(struct nfs_req *rq, const struct lockin *in)
 	return st == NLM4_GRANTED ? nlm_req_unlock(mgr(rq), &r) : st;
 }
 
-static enum nlm4_stats do_share(struct nfs_req *rq, const char *caller, const netobj *fh,
+static enum nlm4_stats do_share(struct svc_call *rq, const char *caller, const netobj *fh,
 				const netobj *oh, fsh_mode mode, fsh_access access, bool reclaim,
 				bool unshare)
 {
@@ -188,14 +187,14 @@ static enum nlm4_stats do_share(struct nfs_req *rq, const char *caller, const ne
 	return unshare ? nlm_req_unshare(mgr(rq), &r) : nlm_req_share(mgr(rq), &r, mode, access, reclaim);
 }
 
-static void do_free_all(struct nfs_req *rq, const char *name)
+static void do_free_all(struct svc_call *rq, const char *name)
 {
 	if (!mgr(rq) || !name || !*name)
 		return;
 	char q[LOG_QUOTE_SIZE], who[INET6_ADDRSTRLEN];
 	size_t n = nlm_host_rebooted(mgr(rq), name, &rq->peer, false);
 	log_ratelimited(nlm_log_limit(mgr(rq), NLM_LOG_FREE_ALL), LOG_INFO, "lock: FREE_ALL %s from "
-			"%s: %zu lock(s) freed", log_quote(q, name), export_addr_str(&rq->peer, who), n);
+			"%s: %zu lock(s) freed", log_quote(q, name), sa_str(&rq->peer, who), n);
 }
 
 static void holder4(struct nlm_holder4 *h, nlm4_holder *out)
@@ -219,11 +218,9 @@ static void holder1(struct nlm_holder4 *h, nlm_holder *out)
 
 /* ---- version 4 ---- */
 
-#define H(name) static void name(struct nfs_req *rq, void *argp, void *resp)
+static void nlm_null(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(nlm_null) { (void)rq; (void)argp; (void)resp; }
-
-H(v4_test)
+static void v4_test(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_testargs *a = argp;
 	nlm4_testres *res = resp;
@@ -235,7 +232,7 @@ H(v4_test)
 		holder4(&h, &res->stat.nlm4_testrply_u.holder);
 }
 
-H(v4_lock)
+static void v4_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_lockargs *a = argp;
 	nlm4_res *res = resp;
@@ -244,7 +241,7 @@ H(v4_lock)
 	res->stat.stat = do_lock(rq, &in, a->block, a->reclaim, true);
 }
 
-H(v4_nm_lock)
+static void v4_nm_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_lockargs *a = argp;
 	nlm4_res *res = resp;
@@ -253,7 +250,7 @@ H(v4_nm_lock)
 	res->stat.stat = do_lock(rq, &in, false, a->reclaim, false);
 }
 
-H(v4_cancel)
+static void v4_cancel(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_cancargs *a = argp;
 	nlm4_res *res = resp;
@@ -262,7 +259,7 @@ H(v4_cancel)
 	res->stat.stat = do_cancel(rq, &in);
 }
 
-H(v4_unlock)
+static void v4_unlock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_unlockargs *a = argp;
 	nlm4_res *res = resp;
@@ -272,7 +269,7 @@ H(v4_unlock)
 }
 
 /* We hold no client locks: a GRANTED for us is for no request of ours. */
-H(v4_granted)
+static void v4_granted(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_testargs *a = argp;
 	nlm4_res *res = resp;
@@ -281,7 +278,7 @@ H(v4_granted)
 	res->stat.stat = NLM4_DENIED;
 }
 
-H(v4_granted_res)
+static void v4_granted_res(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_res *a = argp;
 	(void)resp;
@@ -290,9 +287,9 @@ H(v4_granted_res)
 				a->stat.stat);
 }
 
-H(ignore_res) { (void)rq; (void)argp; (void)resp; }
+static void ignore_res(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(v4_share)
+static void v4_share(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_shareargs *a = argp;
 	nlm4_shareres *res = resp;
@@ -301,7 +298,7 @@ H(v4_share)
 			     a->share.access, a->reclaim, false);
 }
 
-H(v4_unshare)
+static void v4_unshare(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_shareargs *a = argp;
 	nlm4_shareres *res = resp;
@@ -310,7 +307,7 @@ H(v4_unshare)
 			     a->share.access, false, true);
 }
 
-H(v4_free_all)
+static void v4_free_all(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm4_notify *a = argp;
 	(void)resp;
@@ -319,7 +316,7 @@ H(v4_free_all)
 
 /* A _MSG call: the synchronous handler's result, sent as the _RES call. */
 #define MSG(name, sync, restype, resproc, rescodec, caller)                                \
-	H(name)                                                                             \
+	static void name(struct svc_call *rq, void *argp, void *resp)                       \
 	{                                                                                   \
 		restype r = {0};                                                            \
 		(void)resp;                                                                 \
@@ -341,7 +338,7 @@ MSG(v4_unlock_msg, v4_unlock, nlm4_res, NLMPROC_UNLOCK_RES, xdr_nlm4_res,
 
 /* ---- versions 1 and 3 ---- */
 
-H(v1_test)
+static void v1_test(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_testargs *a = argp;
 	nlm_testres *res = resp;
@@ -354,7 +351,7 @@ H(v1_test)
 		holder1(&h, &res->stat.nlm_testrply_u.holder);
 }
 
-H(v1_lock)
+static void v1_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_lockargs *a = argp;
 	nlm_res *res = resp;
@@ -363,7 +360,7 @@ H(v1_lock)
 	res->stat.stat = v1_stat(do_lock(rq, &in, a->block, a->reclaim, true));
 }
 
-H(v1_nm_lock)
+static void v1_nm_lock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_lockargs *a = argp;
 	nlm_res *res = resp;
@@ -372,7 +369,7 @@ H(v1_nm_lock)
 	res->stat.stat = v1_stat(do_lock(rq, &in, false, a->reclaim, false));
 }
 
-H(v1_cancel)
+static void v1_cancel(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_cancargs *a = argp;
 	nlm_res *res = resp;
@@ -381,7 +378,7 @@ H(v1_cancel)
 	res->stat.stat = v1_stat(do_cancel(rq, &in));
 }
 
-H(v1_unlock)
+static void v1_unlock(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_unlockargs *a = argp;
 	nlm_res *res = resp;
@@ -390,7 +387,7 @@ H(v1_unlock)
 	res->stat.stat = v1_stat(do_unlock(rq, &in));
 }
 
-H(v1_granted)
+static void v1_granted(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_testargs *a = argp;
 	nlm_res *res = resp;
@@ -399,7 +396,7 @@ H(v1_granted)
 	res->stat.stat = nlm_denied;
 }
 
-H(v1_granted_res)
+static void v1_granted_res(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_res *a = argp;
 	(void)resp;
@@ -408,7 +405,7 @@ H(v1_granted_res)
 				(enum nlm4_stats)a->stat.stat);
 }
 
-H(v1_share)
+static void v1_share(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_shareargs *a = argp;
 	nlm_shareres *res = resp;
@@ -417,7 +414,7 @@ H(v1_share)
 				     a->share.mode, a->share.access, a->reclaim, false));
 }
 
-H(v1_unshare)
+static void v1_unshare(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_shareargs *a = argp;
 	nlm_shareres *res = resp;
@@ -426,7 +423,7 @@ H(v1_unshare)
 				     a->share.mode, a->share.access, false, true));
 }
 
-H(v1_free_all)
+static void v1_free_all(struct svc_call *rq, void *argp, void *resp)
 {
 	nlm_notify *a = argp;
 	(void)resp;
@@ -480,17 +477,9 @@ static const struct proc_desc nlm1_procs[] = {NLM_COMMON(v1, nlm)};
 static const struct proc_desc nlm3_procs[] = {NLM_COMMON(v1, nlm), NLM_V3(v1, nlm)};
 static const struct proc_desc nlm4_procs[] = {NLM_COMMON(v4, nlm4), NLM_V3(v4, nlm4)};
 
-static bool nlm_serves(const struct worker *w)
-{
-	return w && w->srv && w->srv->nlm;
-}
-
 const struct prog_desc nlm1_program = {NLM_PROG, NLM_VERS, nlm1_procs,
-				       sizeof nlm1_procs / sizeof nlm1_procs[0], nlm_serves,
-				       false};
+				       sizeof nlm1_procs / sizeof nlm1_procs[0], false, NULL};
 const struct prog_desc nlm3_program = {NLM_PROG, NLM_VERSX, nlm3_procs,
-				       sizeof nlm3_procs / sizeof nlm3_procs[0], nlm_serves,
-				       false};
+				       sizeof nlm3_procs / sizeof nlm3_procs[0], false, NULL};
 const struct prog_desc nlm4_program = {NLM_PROG, NLM4_VERS, nlm4_procs,
-				       sizeof nlm4_procs / sizeof nlm4_procs[0], nlm_serves,
-				       false};
+				       sizeof nlm4_procs / sizeof nlm4_procs[0], false, NULL};

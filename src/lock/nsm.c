@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export.h"
-#include "log.h"
+#include "base/sockaddr.h"
+#include "base/log.h"
 
 struct nsm {
 	atomic_ulong seq;               /* temporary names (sync_write) */
@@ -51,7 +51,7 @@ static int sync_write(int dirfd, const char *name, const char *text, unsigned lo
 /* A record's file name: the host's address; false for what is not an Internet address. */
 static bool addr_key(const struct sockaddr_storage *ss, char key[INET6_ADDRSTRLEN])
 {
-	return (ss->ss_family == AF_INET || ss->ss_family == AF_INET6) && export_addr_str(ss, key);
+	return (ss->ss_family == AF_INET || ss->ss_family == AF_INET6) && sa_str(ss, key);
 }
 
 static int read_state(struct nsm *s)
@@ -82,7 +82,7 @@ static bool read_rec(struct nsm *s, const char *file, struct nsm_rec *r)
 		return false;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
 	close(fd);
-	if (n < 0 || !export_addr_parse(file, 0, &r->addr))
+	if (n < 0 || !sa_parse(file, 0, &r->addr))
 		return false;
 	buf[n] = '\0';
 	char *nl = strchr(buf, '\n');
@@ -93,7 +93,7 @@ static bool read_rec(struct nsm *s, const char *file, struct nsm_rec *r)
 	char *nl2 = strchr(local, '\n');
 	if (nl2)
 		*nl2 = '\0';
-	if (!export_addr_parse(local, 0, &r->local))
+	if (!sa_parse(local, 0, &r->local))
 		r->local.ss_family = AF_UNSPEC;
 	return true;
 }

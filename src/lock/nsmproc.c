@@ -4,50 +4,49 @@
  * restarted frees its locks. We monitor no one on behalf of local programs (there is no local
  * lock client to serve), so SM_MON answers stat_fail and SM_STAT, SM_UNMON and SM_UNMON_ALL
  * just give our state number, as the protocol asks of them. */
-#include "dispatch.h"
-#include "export.h"
+#include "svc/dispatch.h"
+#include "base/sockaddr.h"
 #include "lock/nlm.h"
-#include "log.h"
-#include "nsm_prot.h"
+#include "base/log.h"
+#include "xdr/nsm_prot.h"
 
-static struct nlm *mgr(struct nfs_req *rq)
+/* The lock manager this program was registered with. */
+static struct nlm *mgr(struct svc_call *rq)
 {
-	return rq->w && rq->w->srv ? rq->w->srv->nlm : NULL;
+	return rq->prog;
 }
 
-static int32_t state(struct nfs_req *rq)
+static int32_t state(struct svc_call *rq)
 {
 	return mgr(rq) ? nlm_nsm_state(mgr(rq)) : 0;
 }
 
-#define H(name) static void name(struct nfs_req *rq, void *argp, void *resp)
+static void sm_null(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(sm_null) { (void)rq; (void)argp; (void)resp; }
-
-H(sm_stat_h)
+static void sm_stat_h(struct svc_call *rq, void *argp, void *resp)
 {
 	sm_stat_res *res = resp;
 	(void)argp;
 	*res = (sm_stat_res){.res_stat = stat_fail, .state = state(rq)};
 }
 
-H(sm_unmon)
+static void sm_unmon(struct svc_call *rq, void *argp, void *resp)
 {
 	sm_stat *res = resp;
 	(void)argp;
 	res->state = state(rq);
 }
 
-H(sm_simu_crash) { (void)rq; (void)argp; (void)resp; }
+static void sm_simu_crash(struct svc_call *rq, void *argp, void *resp) { (void)rq; (void)argp; (void)resp; }
 
-H(sm_notify)
+static void sm_notify(struct svc_call *rq, void *argp, void *resp)
 {
 	stat_chge *a = argp;
 	(void)resp;
 	if (!mgr(rq))
 		return;
 	char who[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
-	export_addr_str(&rq->peer, who);
+	sa_str(&rq->peer, who);
 	size_t n = nlm_host_rebooted(mgr(rq), NULL, &rq->peer, true);
 	log_ratelimited(nlm_log_limit(mgr(rq), NLM_LOG_NOTIFY), LOG_INFO, "lock: SM_NOTIFY from %s "
 			"(%s, state %d): it restarted; %zu lock(s) freed", who,
@@ -68,10 +67,5 @@ static const struct proc_desc nsm1_procs[] = {
 	P(SM_NOTIFY, sm_notify, stat_chge, xdr_stat_chge, char, xdr_void),
 };
 
-static bool nsm_serves(const struct worker *w)
-{
-	return w && w->srv && w->srv->nlm;
-}
-
 const struct prog_desc nsm1_program = {SM_PROG, SM_VERS, nsm1_procs,
-				       sizeof nsm1_procs / sizeof nsm1_procs[0], nsm_serves, false};
+				       sizeof nsm1_procs / sizeof nsm1_procs[0], false, NULL};

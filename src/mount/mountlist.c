@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MOUNT's list (mountlist.h): a chained hash table of the entries, and a list of them in the
  * order of their last MNT, whose tail goes first when the list is full. */
-#include "mountlist.h"
+#include "mount/mountlist.h"
 
 #include <arpa/inet.h>
 #include <pthread.h>

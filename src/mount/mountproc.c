@@ -1,27 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MOUNT v3 (RFC 1813 appendix I). MNT resolves a path to the root handle of an export (or of a
- * directory below it), after checking the client against the export's rules. Blocking calls:
- * openat2 at MNT time (RESOLVE_BENEATH has no io_uring form in liburing 2.3). */
+ * directory below it), after checking the client against the export's rules (fs_mount). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "cred.h"
-#include "dispatch.h"
-#include "export.h"
-#include "peername.h"
-#include "exptable.h"
-#include "fh.h"
-#include "log.h"
+#include "base/log.h"
+#include "fs/fs.h"
+#include "mount/mount.h"
 #include "mount/mountlist.h"
+#include "svc/dispatch.h"
 #include <rpc/rpc.h>
-#include "mount3_prot.h"
+#include "xdr/mount3_prot.h"
 
 /* DUMP's result at most: with the reply header it fits one UDP datagram (dgram.c). */
 #define DUMP_REPLY_MAX (60u * 1024u)
@@ -35,96 +27,35 @@ static void peer_name(const struct sockaddr_storage *ss, char out[INET6_ADDRSTRL
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, out, INET6_ADDRSTRLEN);
 }
 
-static uint16_t peer_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-	return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-}
-
-/* The export holding path, and path's remainder below the export root ("" for the root). */
-static const struct export_rt *export_for(const struct export_table *t, const char *path,
-					   const char **rest)
-{
-	const struct export_rt *best = NULL;
-	size_t best_len = 0;
-	for (size_t i = 0; t && i < t->n; i++) {
-		const char *ep = t->exports[i].cfg->path;
-		size_t n = strlen(ep);
-		if (strcmp(ep, "/") == 0)
-			n = 0;
-		if (strncmp(path, ep, n) == 0 && (path[n] == 0 || path[n] == '/') && (!best || n > best_len)) {
-			best = &t->exports[i];
-			best_len = n;
-		}
-	}
-	if (best) {
-		*rest = path + best_len;
-		while (**rest == '/')
-			(*rest)++;
-	}
-	return best;
-}
-
-static void mnt_null(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_null(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp, (void)resp;
 }
 
-struct open_beneath {
-	int root_fd;
-	const char *rest;
-};
-
-static long do_open_beneath(void *arg)
+/* fs_mount's answer as MOUNT's. */
+static mountstat3 mnt_status(int rc)
 {
-	struct open_beneath *a = arg;
-	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV};
-	long fd = syscall(SYS_openat2, a->root_fd, a->rest, &how, sizeof how);
-	return fd >= 0 ? fd : -errno;
+	switch (rc) {
+	case 0: return MNT3_OK;
+	case -ENOENT: return MNT3ERR_NOENT;
+	case -ENOTDIR: return MNT3ERR_NOTDIR;
+	case -EACCES: return MNT3ERR_ACCES;
+	default: return MNT3ERR_SERVERFAULT;
+	}
 }
 
-/* As the server, like rpc.mountd: whatever identity the ring thread had from its last request
- * plays no part. Access to what the handle reaches is checked per NFS request, as the caller. */
-static mountstat3 mnt_resolve(struct nfs_req *rq, const char *path, struct fh *fh,
-			      const struct export_rt **expp)
-{
-	if (cred_root(rq->w) < 0)
-		return MNT3ERR_SERVERFAULT;
-	const char *rest;
-	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
-	if (!exp)
-		return MNT3ERR_NOENT;
-	*expp = exp;
-	const struct client_rule *rule = export_match_named(exp->cfg, (const struct sockaddr *)&rq->peer,
-							    peer_confirmed_name, rq);
-	if (!rule || (rule->secure && peer_port(&rq->peer) >= 1024))
-		return MNT3ERR_ACCES;
-	if (!*rest)
-		return fh_compose(rq->w, exp, exp->root_fd, "", fh) == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
-	struct open_beneath a = {exp->root_fd, rest};
-	long rc = cred_offload(rq->w, do_open_beneath, &a);
-	if (rc < 0)
-		return rc == -ENOTDIR ? MNT3ERR_NOTDIR : rc == -ENOENT ? MNT3ERR_NOENT : MNT3ERR_ACCES;
-	int fd = (int)rc;
-	rc = fh_compose(rq->w, exp, fd, "", fh);
-	close(fd);
-	return rc == 0 ? MNT3_OK : MNT3ERR_SERVERFAULT;
-}
-
-static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_mnt(struct svc_call *rq, void *argp, void *resp)
 {
 	dirpath *path = argp;
 	mountres3 *r = resp;
-	struct server *srv = rq->w->srv;
+	struct mount_state *m = rq->prog;
 	struct fh fh;
 	const struct export_rt *exp = NULL;
 	char host[INET6_ADDRSTRLEN], q[LOG_QUOTE_SIZE];
 	peer_name(&rq->peer, host);
-	r->fhs_status = mnt_resolve(rq, *path, &fh, &exp);
+	r->fhs_status = mnt_status(fs_mount(&rq->fs, *path, &fh, &exp));
 	if (r->fhs_status != MNT3_OK) {
-		log_ratelimited(&srv->mount_refused_log, LOG_INFO, "MNT %s from %s refused (%d)",
+		log_ratelimited(&m->refused_log, LOG_INFO, "MNT %s from %s refused (%d)",
 				log_quote(q, *path), host, r->fhs_status);
 		return;
 	}
@@ -141,15 +72,15 @@ static void mnt_mnt(struct nfs_req *rq, void *argp, void *resp)
 	ok->auth_flavors.auth_flavors_val = flavors;
 	ok->auth_flavors.auth_flavors_len = 1;
 	/* Listed under the export's own name: one entry however the client spelled the path. */
-	if (srv->mounts && mount_list_add(srv->mounts, host, exp->cfg->path) > 0)
-		log_ratelimited(&srv->mount_drop_log, LOG_WARNING, "MOUNT list full (%u entries, "
+	if (mount_list_add(m->list, host, exp->cfg->path) > 0)
+		log_ratelimited(&m->drop_log, LOG_WARNING, "MOUNT list full (%u entries, "
 				"[server] mount_list_entries): the least recently mounted entry dropped",
-				srv->cfg->mount_list_entries);
-	log_ratelimited(&srv->mount_log, LOG_INFO, "MNT %s from %s", log_quote(q, *path), host);
+				m->max_entries);
+	log_ratelimited(&m->mount_log, LOG_INFO, "MNT %s from %s", log_quote(q, *path), host);
 }
 
 struct dump_ctx {
-	struct nfs_req *rq;
+	struct svc_call *rq;
 	mountlist *tail;          /* where the next entry goes: DUMP lists the newest first */
 	size_t room;              /* bytes of the result left */
 };
@@ -178,38 +109,35 @@ static bool dump_one(void *arg, const char *host, const char *dir)
 	return true;
 }
 
-static void mnt_dump(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_dump(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp;
 	struct dump_ctx c = {.rq = rq, .tail = resp, .room = DUMP_REPLY_MAX - 4};
 	rq->reply_hint = DUMP_REPLY_MAX;
-	if (rq->w->srv->mounts)
-		mount_list_walk(rq->w->srv->mounts, dump_one, &c);
+	mount_list_walk(((struct mount_state *)rq->prog)->list, dump_one, &c);
 }
 
 /* The entry MNT made for path: its export's, or (an export a reload removed) path itself. */
-static void mnt_umnt(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_umnt(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)resp;
-	const char *path = *(dirpath *)argp, *rest;
+	const char *path = *(dirpath *)argp;
 	char host[INET6_ADDRSTRLEN];
 	peer_name(&rq->peer, host);
-	const struct export_rt *exp = export_for(rq->tbl, path, &rest);
-	if (rq->w->srv->mounts)
-		mount_list_remove(rq->w->srv->mounts, host, exp ? exp->cfg->path : path);
+	const struct export_rt *exp = fs_export_of(&rq->fs, path);
+	mount_list_remove(((struct mount_state *)rq->prog)->list, host, exp ? exp->cfg->path : path);
 }
 
-static void mnt_umntall(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_umntall(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp, (void)resp;
 	char host[INET6_ADDRSTRLEN];
 	peer_name(&rq->peer, host);
-	if (rq->w->srv->mounts)
-		mount_list_remove(rq->w->srv->mounts, host, NULL);
+	mount_list_remove(((struct mount_state *)rq->prog)->list, host, NULL);
 }
 
 /* exports(5)-style text of a client rule: "*", "10.0.0.0/8", "::1", "*.example.com". */
-static char *rule_name(struct nfs_req *rq, const struct client_rule *c)
+static char *rule_name(struct svc_call *rq, const struct client_rule *c)
 {
 	char a[INET6_ADDRSTRLEN + 5] = "*";
 	if (c->pattern[0])
@@ -223,11 +151,11 @@ static char *rule_name(struct nfs_req *rq, const struct client_rule *c)
 	return arena_strdup(&rq->arena, a);
 }
 
-static void mnt_export(struct nfs_req *rq, void *argp, void *resp)
+static void mnt_export(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp;
 	exports *out = resp;
-	const struct config *cfg = rq->tbl ? rq->tbl->cfg : NULL;
+	const struct config *cfg = rq->fs.tbl ? rq->fs.tbl->cfg : NULL;
 	for (size_t i = cfg ? cfg->nexports : 0; i-- > 0;) {
 		const struct export_cfg *e = &cfg->exports[i];
 		struct exportnode *n = arena_alloc(&rq->arena, sizeof *n);
@@ -260,5 +188,38 @@ static const struct proc_desc mount3_procs[] = {
 			       mnt_export, false},
 };
 
+/* MNT's mountres3 begins with its mountstat3; the other results have none. */
+static int64_t mount3_status(uint32_t proc, const void *res)
+{
+	int32_t st;
+	if (proc != MOUNTPROC3_MNT)
+		return -1;
+	memcpy(&st, res, sizeof st);
+	return st;
+}
+
 const struct prog_desc mount3_program = {MOUNT_PROGRAM, MOUNT_V3, mount3_procs,
-					 sizeof mount3_procs / sizeof mount3_procs[0], NULL, false};
+					 sizeof mount3_procs / sizeof mount3_procs[0], false,
+					 mount3_status};
+
+struct mount_state *mount_state_new(unsigned max_entries)
+{
+	struct mount_state *m = calloc(1, sizeof *m);
+	if (m && !(m->list = mount_list_new(max_entries))) {
+		free(m);
+		m = NULL;
+	}
+	if (!m)
+		log_err("cannot create the MOUNT list");
+	else
+		m->max_entries = max_entries;
+	return m;
+}
+
+void mount_state_free(struct mount_state *m)
+{
+	if (!m)
+		return;
+	mount_list_free(m->list);
+	free(m);
+}

@@ -1,17 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* NFSv3 procedures that change directories (RFC 1813 sections 3.3.8 to 3.3.15): CREATE, MKDIR,
  * SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK. READDIR and READDIRPLUS are in nfs3readdir.c.
- *
- * Permissions are the kernel's business: nfs3_fh_get switched the thread to the caller's
- * credentials, and every call below runs under them. File-system calls go through the ring's
- * io_uring; those it has no operation for go to the blocking pool, as the caller (cred_offload):
- *   - mknodat   (MKNOD)
- *   - futimens  (EXCLUSIVE CREATE stores its verifier in the new file's atime/mtime)
- * plus what the shared helpers do inside (name_to_handle_at in fh_compose, open_by_handle_at when a
- * new object is resolved to apply attributes, fchownat and friends in nfs3_setattr_fd).
- *
- * Modes reach the kernel as the client sent them (the client applied its user's umask already), so
- * the daemon must run with umask 0, as knfsd's threads do. */
+ * Each checks what the protocol asks and calls the file-system layer's verb; permissions are the
+ * kernel's business (the verbs act as the caller). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,9 +11,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "cred.h"
-#include "io/ring.h"
-#include "nfs3.h"
+#include "nfs3/nfs3_int.h"
 
 /* A directory a procedure changes: its handle and its attributes before the change (wcc). */
 struct dir_op {
@@ -43,14 +32,14 @@ static mode_t sattr_mode(const sattr3 *sa, mode_t dflt)
 }
 
 /* Resolve a directory handle and take its pre-op attributes; anything else is NOTDIR. */
-static nfsstat3 dir_get(struct nfs_req *rq, const nfs_fh3 *fh, struct dir_op *d)
+static nfsstat3 dir_get(struct svc_call *rq, const nfs_fh3 *fh, struct dir_op *d)
 {
 	memset(d, 0, sizeof *d);
 	nfsstat3 st = nfs3_fh_get(rq, fh, &d->o);
 	if (st != NFS3_OK)
 		return st;
 	d->resolved = true;
-	int rc = nfs3_stat(rq, d->o.fd, &d->before);
+	int rc = fs_getattr(&rq->fs, &d->o, &d->before);
 	if (rc < 0)
 		return nfs3_errno(-rc);
 	d->have_before = true;
@@ -58,7 +47,7 @@ static nfsstat3 dir_get(struct nfs_req *rq, const nfs_fh3 *fh, struct dir_op *d)
 }
 
 /* The checks every procedure that changes one directory entry starts with. */
-static nfsstat3 dir_begin(struct nfs_req *rq, const diropargs3 *where, struct dir_op *d)
+static nfsstat3 dir_begin(struct svc_call *rq, const diropargs3 *where, struct dir_op *d)
 {
 	nfsstat3 st = dir_get(rq, &where->dir, d);
 	if (st == NFS3_OK && !nfs3_writable(rq))
@@ -69,13 +58,13 @@ static nfsstat3 dir_begin(struct nfs_req *rq, const diropargs3 *where, struct di
 }
 
 /* wcc_data of a directory; empty when its handle never resolved. */
-static void dir_wcc(struct nfs_req *rq, const struct dir_op *d, wcc_data *out)
+static void dir_wcc(struct svc_call *rq, const struct dir_op *d, wcc_data *out)
 {
 	if (!d->resolved) {
 		memset(out, 0, sizeof *out);
 		return;
 	}
-	nfs3_wcc(rq, d->have_before ? &d->before : NULL, d->o.fd, out);
+	nfs3_wcc(rq, d->have_before ? &d->before : NULL, &d->o, out);
 }
 
 /* What of sa remains to apply once the creation call has set the mode. A new file is empty, so
@@ -90,26 +79,21 @@ static bool sattr_rest(const sattr3 *sa, bool regular, sattr3 *rest)
 	       rest->atime.set_it != DONT_CHANGE || rest->mtime.set_it != DONT_CHANGE;
 }
 
-/* dirfd/name as a resolved handle: nfs3_setattr_fd works on those. */
-static nfsstat3 open_new(struct nfs_req *rq, const struct dir_op *d, const char *name,
+/* dir/name as a resolved handle: fs_setattr works on those. */
+static nfsstat3 open_new(struct svc_call *rq, const struct dir_op *d, const char *name,
 			 struct fh_obj *obj)
 {
-	struct fh fh;
-	int rc = fh_compose(rq->w, d->o.exp, d->o.fd, name, &fh);
-	if (rc < 0)
-		return nfs3_errno(-rc);
-	nfs_fh3 wire = { .data = { .data_len = fh.len, .data_val = (char *)fh.data } };
-	return nfs3_fh_get(rq, &wire, obj);
+	return nfs3_errno(fs_open_at(&rq->fs, &d->o, name, obj));
 }
 
 /* The new object's handle and attributes for the reply, after applying rest (NULL: nothing). */
-static nfsstat3 new_obj_reply(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 new_obj_reply(struct svc_call *rq, const struct dir_op *d, const char *name,
 			      const sattr3 *rest, post_op_fh3 *fh, post_op_attr *attr)
 {
 	if (!rest) {
 		/* The object exists whatever fails now; a reply without its handle makes the client
 		 * LOOKUP it (RFC 1813 post_op_fh3), which is better than an error it would retry. */
-		if (nfs3_new_obj(rq, d->o.exp, d->o.fd, name, fh, attr) != NFS3_OK)
+		if (nfs3_new_obj(rq, &d->o, name, fh, attr) != NFS3_OK)
 			fh->handle_follows = FALSE;
 		return NFS3_OK;
 	}
@@ -117,18 +101,20 @@ static nfsstat3 new_obj_reply(struct nfs_req *rq, const struct dir_op *d, const 
 	nfsstat3 st = open_new(rq, d, name, &obj);
 	if (st != NFS3_OK)
 		return st;
-	int rc = nfs3_setattr_fd(rq, &obj, rest);
+	struct fs_sattr sa;
+	nfs3_sattr(rest, &sa);
+	int rc = fs_setattr(&rq->fs, &obj, &sa);
 	if (rc < 0)
 		return nfs3_errno(-rc);
 	fh->handle_follows = TRUE;
 	nfs3_fh_out(rq, &obj.fh, &fh->post_op_fh3_u.handle);
-	nfs3_post_op_attr(rq, obj.fd, attr);
+	nfs3_post_op_attr(rq, &obj, attr);
 	return NFS3_OK;
 }
 
 /* The end shared by CREATE, MKDIR, SYMLINK and MKNOD, whose results have one shape: resok
  * {obj, obj_attributes, dir_wcc}, resfail {dir_wcc} (ok_wcc and fail_wcc: not the same place). */
-static nfsstat3 finish_new(struct nfs_req *rq, const struct dir_op *d, const char *name, nfsstat3 st,
+static nfsstat3 finish_new(struct svc_call *rq, const struct dir_op *d, const char *name, nfsstat3 st,
 			   const sattr3 *rest, post_op_fh3 *obj, post_op_attr *attrs, wcc_data *ok_wcc,
 			   wcc_data *fail_wcc)
 {
@@ -159,25 +145,25 @@ static bool verf_matches(const struct statx *st, const createverf3 verf)
 
 /* EXCLUSIVE's own earlier attempt is still empty, as knfsd requires: data written since (a
  * WRITE that only reached the cache counts) makes the name taken, not this CREATE done. */
-static bool still_empty(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static bool still_empty(struct svc_call *rq, const struct dir_op *d, const char *name,
 			const struct statx *st)
 {
 	struct fh_obj obj;
 	struct statx now;
 	return st->stx_size == 0 && open_new(rq, d, name, &obj) == NFS3_OK &&
-	       nfs3_stat(rq, obj.fd, &now) == 0 && now.stx_size == 0;
+	       fs_getattr(&rq->fs, &obj, &now) == 0 && now.stx_size == 0;
 }
 
 /* The name is taken. UNCHECKED reuses a regular file and applies only the size (as knfsd),
  * EXCLUSIVE recognises its own earlier attempt by the verifier and an empty file, anything
  * else is EXIST. */
-static nfsstat3 create_existing(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 create_existing(struct svc_call *rq, const struct dir_op *d, const char *name,
 				const createhow3 *how, sattr3 *rest, bool *want_rest)
 {
 	if (how->mode == GUARDED)
 		return NFS3ERR_EXIST;
 	struct statx st;
-	int rc = nfs3_stat_at(rq, d->o.fd, name, &st);
+	int rc = fs_getattr_at(&rq->fs, &d->o, name, &st);
 	if (rc < 0)
 		return nfs3_errno(-rc);
 	if (!S_ISREG(st.stx_mode))
@@ -192,18 +178,7 @@ static nfsstat3 create_existing(struct nfs_req *rq, const struct dir_op *d, cons
 }
 
 /* Create the file O_EXCL; on EEXIST the mode decides. *want_rest: rest must still be applied. */
-struct futimens_call {
-	int fd;
-	struct timespec *ts;
-};
-
-static long do_futimens(void *arg)
-{
-	struct futimens_call *a = arg;
-	return futimens(a->fd, a->ts) < 0 ? -errno : 0;
-}
-
-static nfsstat3 create_file(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 create_file(struct svc_call *rq, const struct dir_op *d, const char *name,
 			    const createhow3 *how, sattr3 *rest, bool *want_rest)
 {
 	*want_rest = false;
@@ -211,31 +186,20 @@ static nfsstat3 create_file(struct nfs_req *rq, const struct dir_op *d, const ch
 		return NFS3ERR_EXIST;
 	bool excl = how->mode == EXCLUSIVE;
 	mode_t mode = excl ? 0 : sattr_mode(&how->createhow3_u.obj_attributes, 0644);
-	int fd = io_openat(rq->w->ring, d->o.fd, name,
-			   O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd == -EEXIST)
-		return create_existing(rq, d, name, how, rest, want_rest);
-	if (fd < 0)
-		return nfs3_errno(-fd);
-	nfsstat3 st = NFS3_OK;
-	if (excl) {
-		struct timespec ts[2];
+	struct timespec ts[2];
+	if (excl)
 		verf_times(how->createhow3_u.verf, ts);
-		struct futimens_call c = {fd, ts};
-		long rc = cred_offload(rq->w, do_futimens, &c);
-		if (rc < 0) {
-			st = nfs3_errno((int)-rc);
-			/* Without the verifier the client's retry would fail with EXIST. */
-			io_unlinkat(rq->w->ring, d->o.fd, name, 0);
-		}
-	} else {
+	int rc = fs_create(&rq->fs, &d->o, name, mode, excl ? ts : NULL);
+	if (rc == -EEXIST)
+		return create_existing(rq, d, name, how, rest, want_rest);
+	if (rc < 0)
+		return nfs3_errno(-rc);
+	if (!excl)
 		*want_rest = sattr_rest(&how->createhow3_u.obj_attributes, true, rest);
-	}
-	io_close(rq->w->ring, fd);
-	return st;
+	return NFS3_OK;
 }
 
-NFS3_HANDLER(create)
+void nfs3_create(struct svc_call *rq, void *argp, void *resp)
 {
 	const CREATE3args *a = argp;
 	CREATE3res *res = resp;
@@ -254,7 +218,7 @@ NFS3_HANDLER(create)
 
 /* ---- MKDIR, SYMLINK, MKNOD ---- */
 
-NFS3_HANDLER(mkdir)
+void nfs3_mkdir(struct svc_call *rq, void *argp, void *resp)
 {
 	const MKDIR3args *a = argp;
 	MKDIR3res *res = resp;
@@ -264,8 +228,7 @@ NFS3_HANDLER(mkdir)
 	bool want_rest = false;
 	nfsstat3 st = dir_begin(rq, &a->where, &d);
 	if (st == NFS3_OK) {
-		int rc = io_mkdirat(rq->w->ring, d.o.fd, a->where.name,
-				    sattr_mode(&a->attributes, 0755));
+		int rc = fs_mkdir(&rq->fs, &d.o, a->where.name, sattr_mode(&a->attributes, 0755));
 		if (rc < 0)
 			st = nfs3_errno(-rc);
 		else
@@ -277,7 +240,7 @@ NFS3_HANDLER(mkdir)
 				  &res->MKDIR3res_u.resfail.dir_wcc);
 }
 
-NFS3_HANDLER(symlink)
+void nfs3_symlink(struct svc_call *rq, void *argp, void *resp)
 {
 	const SYMLINK3args *a = argp;
 	SYMLINK3res *res = resp;
@@ -290,7 +253,7 @@ NFS3_HANDLER(symlink)
 	 * a target holding a NUL byte decodes as (nfs3_prot.x). */
 	nfsstat3 st = *target ? dir_begin(rq, &a->where, &d) : NFS3ERR_INVAL;
 	if (st == NFS3_OK) {
-		int rc = io_symlinkat(rq->w->ring, target, d.o.fd, a->where.name);
+		int rc = fs_symlink(&rq->fs, &d.o, a->where.name, target);
 		if (rc < 0)
 			st = nfs3_errno(-rc);
 		else    /* Linux symlinks have no mode of their own: sattr_rest drops it */
@@ -330,20 +293,7 @@ static nfsstat3 mknod_what(const mknoddata3 *w, mode_t *mode, dev_t *dev, const 
 	return NFS3_OK;
 }
 
-struct mknod_call {
-	int dirfd;
-	const char *name;
-	mode_t mode;
-	dev_t dev;
-};
-
-static long do_mknod(void *arg)
-{
-	struct mknod_call *a = arg;
-	return mknodat(a->dirfd, a->name, a->mode, a->dev) < 0 ? -errno : 0;
-}
-
-static nfsstat3 make_node(struct nfs_req *rq, const struct dir_op *d, const char *name,
+static nfsstat3 make_node(struct svc_call *rq, const struct dir_op *d, const char *name,
 			  const mknoddata3 *w, sattr3 *rest, bool *want_rest)
 {
 	mode_t mode;
@@ -352,15 +302,14 @@ static nfsstat3 make_node(struct nfs_req *rq, const struct dir_op *d, const char
 	nfsstat3 st = mknod_what(w, &mode, &dev, &sa);
 	if (st != NFS3_OK)
 		return st;
-	struct mknod_call c = {d->o.fd, name, mode, dev};
-	long rc = cred_offload(rq->w, do_mknod, &c);
+	int rc = fs_mknod(&rq->fs, &d->o, name, mode, dev);
 	if (rc < 0)
-		return nfs3_errno((int)-rc);
+		return nfs3_errno(-rc);
 	*want_rest = sattr_rest(sa, false, rest);
 	return NFS3_OK;
 }
 
-NFS3_HANDLER(mknod)
+void nfs3_mknod(struct svc_call *rq, void *argp, void *resp)
 {
 	const MKNOD3args *a = argp;
 	MKNOD3res *res = resp;
@@ -390,24 +339,15 @@ static nfsstat3 unlink_errno(int err)
 	return nfs3_errno(err);
 }
 
-/* Remove dirfd/name (flags 0 or AT_REMOVEDIR); once the inode's last link is gone, forget what
- * the server caches of it. The victim is looked at first: afterwards it has no name. */
-static nfsstat3 unlink_entry(struct nfs_req *rq, const struct dir_op *d, const char *name,
-			     int flags)
+/* Remove dir/name (a directory with rmdir). */
+static nfsstat3 unlink_entry(struct svc_call *rq, const struct dir_op *d, const char *name,
+			     bool rmdir)
 {
-	struct statx victim;
-	int rc = nfs3_stat_at(rq, d->o.fd, name, &victim);
-	if (rc < 0)
-		return nfs3_errno(-rc);
-	rc = io_unlinkat(rq->w->ring, d->o.fd, name, flags);
-	if (rc < 0)
-		return unlink_errno(-rc);
-	if ((flags & AT_REMOVEDIR) || victim.stx_nlink <= 1)
-		nfs3_forget_inode(rq, &victim);
-	return NFS3_OK;
+	int rc = fs_remove(&rq->fs, &d->o, name, rmdir);
+	return rc < 0 ? unlink_errno(-rc) : NFS3_OK;
 }
 
-NFS3_HANDLER(remove)
+void nfs3_remove(struct svc_call *rq, void *argp, void *resp)
 {
 	const REMOVE3args *a = argp;
 	REMOVE3res *res = resp;
@@ -415,13 +355,13 @@ NFS3_HANDLER(remove)
 	struct dir_op d;
 	nfsstat3 st = dir_begin(rq, &a->object, &d);
 	if (st == NFS3_OK)
-		st = unlink_entry(rq, &d, a->object.name, 0);   /* a directory: EISDIR */
+		st = unlink_entry(rq, &d, a->object.name, false);   /* a directory: EISDIR */
 	dir_wcc(rq, &d, st == NFS3_OK ? &res->REMOVE3res_u.resok.dir_wcc
 				      : &res->REMOVE3res_u.resfail.dir_wcc);
 	res->status = st;
 }
 
-NFS3_HANDLER(rmdir)
+void nfs3_rmdir(struct svc_call *rq, void *argp, void *resp)
 {
 	const RMDIR3args *a = argp;
 	RMDIR3res *res = resp;
@@ -430,7 +370,7 @@ NFS3_HANDLER(rmdir)
 	nfsstat3 st = dir_begin(rq, &a->object, &d);
 	/* The kernel answers "." with EINVAL and ".." with ENOTEMPTY, as RFC 1813 wants. */
 	if (st == NFS3_OK)
-		st = unlink_entry(rq, &d, a->object.name, AT_REMOVEDIR);
+		st = unlink_entry(rq, &d, a->object.name, true);
 	dir_wcc(rq, &d, st == NFS3_OK ? &res->RMDIR3res_u.resok.dir_wcc
 				      : &res->RMDIR3res_u.resfail.dir_wcc);
 	res->status = st;
@@ -438,31 +378,15 @@ NFS3_HANDLER(rmdir)
 
 /* ---- RENAME ---- */
 
-static bool same_inode(const struct statx *a, const struct statx *b)
-{
-	return a->stx_ino == b->stx_ino && a->stx_dev_major == b->stx_dev_major &&
-	       a->stx_dev_minor == b->stx_dev_minor;
-}
-
-/* Rename; a replaced target whose last link went with it is forgotten. Renaming one hard link
- * onto another of the same inode succeeds and changes nothing, so nothing is forgotten then. */
-static nfsstat3 rename_entry(struct nfs_req *rq, const struct dir_op *from, const char *fname,
+/* Rename; what it replaces is let go of once its last link went with it (fs_rename). */
+static nfsstat3 rename_entry(struct svc_call *rq, const struct dir_op *from, const char *fname,
 			     const struct dir_op *to, const char *tname)
 {
-	struct statx src, victim;
-	int rc = nfs3_stat_at(rq, from->o.fd, fname, &src);
-	if (rc < 0)
-		return nfs3_errno(-rc);
-	bool replaces = nfs3_stat_at(rq, to->o.fd, tname, &victim) == 0 && !same_inode(&src, &victim);
-	rc = io_renameat(rq->w->ring, from->o.fd, fname, to->o.fd, tname, 0);
-	if (rc < 0)
-		return unlink_errno(-rc);
-	if (replaces && (S_ISDIR(victim.stx_mode) || victim.stx_nlink <= 1))
-		nfs3_forget_inode(rq, &victim);
-	return NFS3_OK;
+	int rc = fs_rename(&rq->fs, &from->o, fname, &to->o, tname);
+	return rc < 0 ? unlink_errno(-rc) : NFS3_OK;
 }
 
-static nfsstat3 rename_check(struct nfs_req *rq, const RENAME3args *a, const struct dir_op *from,
+static nfsstat3 rename_check(struct svc_call *rq, const RENAME3args *a, const struct dir_op *from,
 			     const struct dir_op *to)
 {
 	if (from->o.exp != to->o.exp)
@@ -478,7 +402,7 @@ static nfsstat3 rename_check(struct nfs_req *rq, const RENAME3args *a, const str
 	return st;
 }
 
-NFS3_HANDLER(rename)
+void nfs3_rename(struct svc_call *rq, void *argp, void *resp)
 {
 	const RENAME3args *a = argp;
 	RENAME3res *res = resp;
@@ -504,25 +428,20 @@ NFS3_HANDLER(rename)
 
 /* ---- LINK ---- */
 
-/* linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH, which the caller's credentials lack;
- * following the descriptor's /proc link reaches the same inode (a symlink itself, not its target)
- * with only the ordinary checks. */
-static nfsstat3 link_entry(struct nfs_req *rq, const struct fh_obj *file, const struct dir_op *d,
+static nfsstat3 link_entry(struct svc_call *rq, const struct fh_obj *file, const struct dir_op *d,
 			   const char *name)
 {
 	struct statx st;
-	int rc = nfs3_stat(rq, file->fd, &st);
+	int rc = fs_getattr(&rq->fs, file, &st);
 	if (rc < 0)
 		return nfs3_errno(-rc);
 	if (S_ISDIR(st.stx_mode))
 		return NFS3ERR_ISDIR;
-	char path[32];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", file->fd);
-	rc = io_linkat(rq->w->ring, AT_FDCWD, path, d->o.fd, name, AT_SYMLINK_FOLLOW);
+	rc = fs_link(&rq->fs, file, &d->o, name);
 	return rc < 0 ? nfs3_errno(-rc) : NFS3_OK;
 }
 
-static nfsstat3 link_check(struct nfs_req *rq, const struct fh_obj *file, const struct dir_op *d,
+static nfsstat3 link_check(struct svc_call *rq, const struct fh_obj *file, const struct dir_op *d,
 			   const char *name)
 {
 	if (file->exp != d->o.exp)
@@ -535,7 +454,7 @@ static nfsstat3 link_check(struct nfs_req *rq, const struct fh_obj *file, const 
 	return st;
 }
 
-NFS3_HANDLER(link)
+void nfs3_link(struct svc_call *rq, void *argp, void *resp)
 {
 	const LINK3args *a = argp;
 	LINK3res *res = resp;
@@ -554,8 +473,8 @@ NFS3_HANDLER(link)
 	LINK3resok *ok = &res->LINK3res_u.resok;
 	LINK3resfail *fail = &res->LINK3res_u.resfail;
 	if (have_file)
-		nfs3_post_op_attr(rq, file.fd, st == NFS3_OK ? &ok->file_attributes
-							     : &fail->file_attributes);
+		nfs3_post_op_attr(rq, &file, st == NFS3_OK ? &ok->file_attributes
+							   : &fail->file_attributes);
 	dir_wcc(rq, &d, st == NFS3_OK ? &ok->linkdir_wcc : &fail->linkdir_wcc);
 	res->status = st;
 }

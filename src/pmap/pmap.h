@@ -11,11 +11,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "rpc/uaddr.h"
+
 struct config;
+struct log_ratelimit;
 struct prog_desc;
 
 #define PMAP_PROG 100000u
-#define PMAP_PORT 111
 
 /* What to do about port 111, from [server] rpcbind (config.h's enum rpcbind_mode). */
 enum pmap_mode {
@@ -93,6 +95,9 @@ int pmap_reg_add_own_list(struct pmap_reg *reg, const struct pmap_prog_port *lis
 bool pmap_reg_set(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const char *netid,
 		  const char *uaddr, const char *owner);
 
+/* Every entry other services set goes; nfsd-uc's own stay (a test's fresh start). */
+void pmap_reg_drop_set(struct pmap_reg *reg);
+
 /* Lookups and UNSET: which entries a call means. */
 #define PMAP_EXACT 1u             /* this version only (GETVERSADDR, GETADDRLIST); otherwise,
 				   * as rpcbind, another version of the program when this one
@@ -116,19 +121,18 @@ bool pmap_reg_find(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const cha
 void pmap_reg_each(struct pmap_reg *reg, unsigned flags,
 		   void (*fn)(void *ctx, const struct pmap_entry *e), void *ctx);
 
-/* ---- universal addresses (RFC 1833 section 2.2; RFC 5665 section 5.2.3.3 for IPv6) ---- */
+/* ---- netids, and callers on this host (universal addresses: rpc/uaddr.h) ---- */
 
-/* "h1.h2.h3.h4.p1.p2" or "x:...:y.p1.p2" -> *ss (sin_port/sin6_port set). false on junk. */
-bool pmap_uaddr_parse(const char *uaddr, struct sockaddr_storage *ss);
-/* A sockaddr_in or sockaddr_in6 (its port included) as a universal address; false when the
- * family is neither or out is too small (PMAP_UADDR_MAX is enough). */
-bool pmap_uaddr_format(const struct sockaddr *sa, char *out, size_t len);
 /* "tcp" -> IPPROTO_TCP, AF_INET; ... false for any other netid. */
 bool pmap_netid_parse(const char *netid, int *proto, int *family);
 /* 127.0.0.0/8, ::1, ::ffff:127.x.y.z, or an AF_UNIX peer: a caller on this host. */
 bool pmap_is_loopback(const struct sockaddr_storage *ss);
 
-/* The portmapper's programs (pmapproc.c): 100000 versions 2, 3 and 4. */
+/* The lines its handlers log about SET and UNSET, at most one a second. */
+struct log_ratelimit *pmap_reg_log(struct pmap_reg *reg);
+
+/* The portmapper's programs (pmapproc.c): 100000 versions 2, 3 and 4, each registered with the
+ * struct pmap_reg as its state. */
 extern const struct prog_desc pmap2_program, rpcb3_program, rpcb4_program;
 
 #endif

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfsd-uc as the portmapper: PMAP v2 (RFC 1833 section 3), RPCBIND v3 and v4 (RFC 1833 section
  * 2), on port 111, so that a client mounts with no rpcbind on the server host. The registry is
- * rq->w->srv->pmap (pmap.h); every handler copes with NULL (GETPORT 0, GETADDR "", DUMP empty,
- * SET/UNSET false). Codecs are libtirpc's (rpc/pmap_prot.h, rpc/rpcb_prot.h); results live in
+ * the programs' state (rq->prog, a struct pmap_reg: pmap.h); every handler copes with NULL
+ * (GETPORT 0, GETADDR "", DUMP empty, SET/UNSET false). Codecs are libtirpc's (rpc/pmap_prot.h, rpc/rpcb_prot.h); results live in
  * rq->arena.
  *
- * Wiring (main.c, server.c, dispatch.c):
+ * Wiring (daemon.c, svc/listen.c, svc/dispatch.c):
  *  1. main.c, at start, once the ports are known:
  *       enum pmap_mode mode = pmap_decide(cfg);
  *       struct pmap_prog_port list[] = {
@@ -17,24 +17,24 @@
  *     PMAP_RPCBIND: pmap_rpcbind_set(list, n, true) after the rings serve (false: log "rpcbind
  *       did not take every registration"), and pmap_rpcbind_set(list, n, false) at shutdown,
  *       where rpcbind_set(cfg, false) is today. Replaces rpcbind_set()'s pmap_set calls.
- *     PMAP_OWN: srv.pmap = pmap_reg_new(pmap_families(cfg)); pmap_reg_add_own_list(srv.pmap,
- *       list, n); and the portmapper itself: pmap_reg_add_own(srv.pmap, 100000, v, proto, 111)
- *       for v = 4, 3, 2 and proto = IPPROTO_TCP, IPPROTO_UDP (rpcinfo -p lists it, as
- *       rpcbind's). Before workers_start: handlers read srv->pmap from any ring. After
- *       workers_stop: pmap_reg_free(srv.pmap).
- *     PMAP_NONE: nothing (srv.pmap stays NULL).
- *  2. server.c, PMAP_OWN only: listen on port 111, TCP and UDP, on every listen address AND on
+ *     PMAP_OWN: reg = pmap_reg_new(pmap_families(cfg)); pmap_reg_add_own_list(reg, list, n);
+ *       and the portmapper itself: pmap_reg_add_own(reg, 100000, v, proto, 111) for v = 4, 3,
+ *       2 and proto = IPPROTO_TCP, IPPROTO_UDP (rpcinfo -p lists it, as rpcbind's); the three
+ *       programs registered with reg as their state (dispatch_add) before the rings start:
+ *       handlers read it from any ring. After the rings stop: pmap_reg_free(reg).
+ *     PMAP_NONE: nothing: the programs are not registered (PROG_UNAVAIL).
+ *  2. svc/listen.c, PMAP_OWN only: listen on port 111, TCP and UDP, on every listen address AND on
  *     127.0.0.1 and ::1 (when not among them already): other local services register through
  *     libtirpc's rpcb_set, which, without /run/rpcbind.sock, calls RPCBIND v3 SET over TCP to
  *     the loopback (::1 when /etc/netconfig lists tcp6). A UDP datagram is one record: no
  *     record mark, reply to its source address with the reply header and result unframed.
  *     Fill rq->local with the address the call came to (getsockname of the accepted socket;
  *     IP_PKTINFO / IPV6_RECVPKTINFO for UDP on a wildcard socket): GETADDR answers with it.
- *  3. dispatch.c: progs[] lists &pmap2_program, &rpcb3_program, &rpcb4_program (prog 100000,
- *     versions 2, 3, 4, side by side: another version gets PROG_MISMATCH 2..4); their serves()
- *     is srv->pmap != NULL, so a daemon that is not the portmapper answers PROG_UNAVAIL. Pass
- *     the local address into nfs_req.local (AF_UNSPEC when unknown). No procedure here has
- *     cache_reply (SET/UNSET answer the same on a retry).
+ *  3. dispatch: pmap2_program, rpcb3_program, rpcb4_program added side by side (prog 100000,
+ *     versions 2, 3, 4: another version gets PROG_MISMATCH 2..4), only while nfsd-uc is the
+ *     portmapper, so a daemon that is not answers PROG_UNAVAIL. The local address is in
+ *     svc_call.local (AF_UNSPEC when unknown). No procedure here has cache_reply (SET/UNSET
+ *     answer the same on a retry).
  *
  * Not served: PMAP CALLIT (5), RPCBIND v3 CALLIT (5), v4 BCAST (5) and INDIRECT (10) have no
  * handler, so the dispatcher answers PROC_UNAVAIL. They forward a call to another program on
@@ -54,27 +54,26 @@
 #include <string.h>
 #include <time.h>
 
-#include "dispatch.h"
-#include "export.h"
-#include "log.h"
-#include "nfsd.h"
+#include "base/log.h"
+#include "base/sockaddr.h"
 #include "pmap/pmap.h"
+#include "svc/dispatch.h"
 
-static struct pmap_reg *reg_of(struct nfs_req *rq)
+static struct pmap_reg *reg_of(struct svc_call *rq)
 {
-	return rq->w && rq->w->srv ? rq->w->srv->pmap : NULL;
+	return rq->prog;
 }
 
-static const char *peer_text(const struct nfs_req *rq, char out[INET6_ADDRSTRLEN])
+static const char *peer_text(const struct svc_call *rq, char out[INET6_ADDRSTRLEN])
 {
 	if (rq->peer.ss_family != AF_UNIX)
-		return export_addr_str(&rq->peer, out);
+		return sa_str(&rq->peer, out);
 	strcpy(out, "local");
 	return out;
 }
 
 /* Only a caller on this host changes the registry. */
-static bool may_change(struct nfs_req *rq, const char *what, uint32_t prog, uint32_t vers)
+static bool may_change(struct svc_call *rq, const char *what, uint32_t prog, uint32_t vers)
 {
 	if (pmap_is_loopback(&rq->peer))
 		return true;
@@ -111,7 +110,7 @@ static bool as_family(const struct sockaddr_storage *in, int family, struct sock
 
 /* The family of the transport the call came to: rq->local's (an IPv4-mapped address is IPv4);
  * AF_UNSPEC when unknown. */
-static int local_family(const struct nfs_req *rq)
+static int local_family(const struct svc_call *rq)
 {
 	if (rq->local.ss_family == AF_INET)
 		return AF_INET;
@@ -125,7 +124,7 @@ static int local_family(const struct nfs_req *rq)
  * wildcard; else the address the client reached us on (rq->local); else the client's hint
  * (RPCBIND's r_addr: the address it used, as the Linux client sends); else the wildcard. NULL
  * when out of memory. */
-static char *uaddr_of(struct nfs_req *rq, const struct pmap_entry *e, const char *hint)
+static char *uaddr_of(struct svc_call *rq, const struct pmap_entry *e, const char *hint)
 {
 	struct sockaddr_storage ss = {0}, h;
 	bool have = false;
@@ -136,7 +135,7 @@ static char *uaddr_of(struct nfs_req *rq, const struct pmap_entry *e, const char
 	}
 	if (!have)
 		have = as_family(&rq->local, e->family, &ss);
-	if (!have && hint && *hint && pmap_uaddr_parse(hint, &h))
+	if (!have && hint && *hint && uaddr_parse(hint, &h))
 		have = as_family(&h, e->family, &ss);
 	if (!have)
 		memset(&ss, 0, sizeof ss);   /* the wildcard: 0.0.0.0 or :: */
@@ -146,7 +145,7 @@ static char *uaddr_of(struct nfs_req *rq, const struct pmap_entry *e, const char
 	else
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons(e->port);
 	char *out = arena_alloc(&rq->arena, PMAP_UADDR_MAX);
-	if (out && !pmap_uaddr_format((struct sockaddr *)&ss, out, PMAP_UADDR_MAX))
+	if (out && !uaddr_format((struct sockaddr *)&ss, out, PMAP_UADDR_MAX))
 		out[0] = '\0';
 	return out;
 }
@@ -158,7 +157,7 @@ static size_t xdr_str_size(const char *s)
 	return 4 + ((strlen(s) + 3) & ~(size_t)3);
 }
 
-static void hint_reply(struct nfs_req *rq, size_t bytes)
+static void hint_reply(struct svc_call *rq, size_t bytes)
 {
 	bytes += 64;   /* the final "no more" and slack */
 	if (bytes > rq->reply_hint)
@@ -167,7 +166,7 @@ static void hint_reply(struct nfs_req *rq, size_t bytes)
 
 /* ---- PMAP v2 -------------------------------------------------------------------------------- */
 
-static void pm_null(struct nfs_req *rq, void *argp, void *resp)
+static void pm_null(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp, (void)resp;
 }
@@ -177,7 +176,7 @@ static const char *prot_netid(unsigned long prot)
 	return prot == IPPROTO_TCP ? "tcp" : prot == IPPROTO_UDP ? "udp" : NULL;
 }
 
-static void pm_set(struct nfs_req *rq, void *argp, void *resp)
+static void pm_set(struct svc_call *rq, void *argp, void *resp)
 {
 	const struct pmap *a = argp;
 	bool_t *r = resp;
@@ -191,11 +190,11 @@ static void pm_set(struct nfs_req *rq, void *argp, void *resp)
 	*r = pmap_reg_set(reg_of(rq), (uint32_t)a->pm_prog, (uint32_t)a->pm_vers, netid, uaddr,
 			  "unknown");
 	if (*r)
-		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %lu v%lu %s port %lu "
+		log_ratelimited(pmap_reg_log(reg_of(rq)), LOG_INFO, "portmapper: %lu v%lu %s port %lu "
 				"registered", a->pm_prog, a->pm_vers, netid, a->pm_port);
 }
 
-static void pm_unset(struct nfs_req *rq, void *argp, void *resp)
+static void pm_unset(struct svc_call *rq, void *argp, void *resp)
 {
 	const struct pmap *a = argp;
 	bool_t *r = resp;
@@ -204,11 +203,11 @@ static void pm_unset(struct nfs_req *rq, void *argp, void *resp)
 		return;
 	*r = pmap_reg_unset(reg_of(rq), (uint32_t)a->pm_prog, (uint32_t)a->pm_vers, NULL, PMAP_V2);
 	if (*r)
-		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %lu v%lu unregistered",
+		log_ratelimited(pmap_reg_log(reg_of(rq)), LOG_INFO, "portmapper: %lu v%lu unregistered",
 				a->pm_prog, a->pm_vers);
 }
 
-static void pm_getport(struct nfs_req *rq, void *argp, void *resp)
+static void pm_getport(struct svc_call *rq, void *argp, void *resp)
 {
 	const struct pmap *a = argp;
 	u_int *port = resp;
@@ -221,7 +220,7 @@ static void pm_getport(struct nfs_req *rq, void *argp, void *resp)
 }
 
 struct pm_dump_ctx {
-	struct nfs_req *rq;
+	struct svc_call *rq;
 	struct pmaplist **tail;
 	size_t bytes;
 };
@@ -241,7 +240,7 @@ static void pm_dump_one(void *ctx, const struct pmap_entry *e)
 	c->bytes += 4 + 16;
 }
 
-static void pm_dump(struct nfs_req *rq, void *argp, void *resp)
+static void pm_dump(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp;
 	struct pm_dump_ctx c = {rq, resp, 0};
@@ -251,7 +250,7 @@ static void pm_dump(struct nfs_req *rq, void *argp, void *resp)
 
 /* ---- RPCBIND v3 and v4 ---------------------------------------------------------------------- */
 
-static void rb_set(struct nfs_req *rq, void *argp, void *resp)
+static void rb_set(struct svc_call *rq, void *argp, void *resp)
 {
 	const RPCB *a = argp;
 	bool_t *r = resp;
@@ -262,12 +261,12 @@ static void rb_set(struct nfs_req *rq, void *argp, void *resp)
 	*r = pmap_reg_set(reg_of(rq), a->r_prog, a->r_vers, a->r_netid, a->r_addr, "unknown");
 	char qn[LOG_QUOTE_SIZE], qa[LOG_QUOTE_SIZE];
 	if (*r)
-		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %u v%u %s at %s "
+		log_ratelimited(pmap_reg_log(reg_of(rq)), LOG_INFO, "portmapper: %u v%u %s at %s "
 				"registered", a->r_prog, a->r_vers, log_quote(qn, a->r_netid),
 				log_quote(qa, a->r_addr));
 }
 
-static void rb_unset(struct nfs_req *rq, void *argp, void *resp)
+static void rb_unset(struct svc_call *rq, void *argp, void *resp)
 {
 	const RPCB *a = argp;
 	bool_t *r = resp;
@@ -277,7 +276,7 @@ static void rb_unset(struct nfs_req *rq, void *argp, void *resp)
 	*r = pmap_reg_unset(reg_of(rq), a->r_prog, a->r_vers, a->r_netid, 0);
 	char qn[LOG_QUOTE_SIZE];
 	if (*r)
-		log_ratelimited(&rq->w->srv->pmap_log, LOG_INFO, "portmapper: %u v%u %s unregistered",
+		log_ratelimited(pmap_reg_log(reg_of(rq)), LOG_INFO, "portmapper: %u v%u %s unregistered",
 				a->r_prog, a->r_vers, a->r_netid && *a->r_netid
 				? log_quote(qn, a->r_netid) : "(every netid)");
 }
@@ -286,7 +285,7 @@ static void rb_unset(struct nfs_req *rq, void *argp, void *resp)
  * handler knows only partly (rq->local's family, not TCP or UDP), so the client's r_netid is
  * taken when it is one we serve (Linux and libtirpc clients name the transport they ask over);
  * an empty one means TCP of rq->local's family; NULL for a netid we do not serve. */
-static const char *call_netid(struct nfs_req *rq, const char *r_netid)
+static const char *call_netid(struct svc_call *rq, const char *r_netid)
 {
 	int proto, family;
 	if (r_netid && pmap_netid_parse(r_netid, &proto, &family))
@@ -296,7 +295,7 @@ static const char *call_netid(struct nfs_req *rq, const char *r_netid)
 	return local_family(rq) == AF_INET6 ? "tcp6" : "tcp";
 }
 
-static void getaddr(struct nfs_req *rq, const RPCB *a, char **r, unsigned flags)
+static void getaddr(struct svc_call *rq, const RPCB *a, char **r, unsigned flags)
 {
 	static char none[] = "";
 	const char *netid = call_netid(rq, a->r_netid);
@@ -309,18 +308,18 @@ static void getaddr(struct nfs_req *rq, const RPCB *a, char **r, unsigned flags)
 	}
 }
 
-static void rb_getaddr(struct nfs_req *rq, void *argp, void *resp)
+static void rb_getaddr(struct svc_call *rq, void *argp, void *resp)
 {
 	getaddr(rq, argp, resp, 0);
 }
 
-static void rb_getversaddr(struct nfs_req *rq, void *argp, void *resp)
+static void rb_getversaddr(struct svc_call *rq, void *argp, void *resp)
 {
 	getaddr(rq, argp, resp, PMAP_EXACT);
 }
 
 struct rb_dump_ctx {
-	struct nfs_req *rq;
+	struct svc_call *rq;
 	rpcblist_ptr *tail;
 	size_t bytes;
 };
@@ -345,7 +344,7 @@ static void rb_dump_one(void *ctx, const struct pmap_entry *e)
 		    xdr_str_size(n->rpcb_map.r_owner);
 }
 
-static void rb_dump(struct nfs_req *rq, void *argp, void *resp)
+static void rb_dump(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp;
 	struct rb_dump_ctx c = {rq, resp, 0};
@@ -353,7 +352,7 @@ static void rb_dump(struct nfs_req *rq, void *argp, void *resp)
 	hint_reply(rq, c.bytes);
 }
 
-static void rb_gettime(struct nfs_req *rq, void *argp, void *resp)
+static void rb_gettime(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp;
 	*(u_int *)resp = (u_int)time(NULL);
@@ -361,13 +360,13 @@ static void rb_gettime(struct nfs_req *rq, void *argp, void *resp)
 
 /* A universal address as the transport address rpcbind gives: the bytes of a struct sockaddr_in
  * or sockaddr_in6, as this host lays them out; an empty netbuf for junk. */
-static void rb_uaddr2taddr(struct nfs_req *rq, void *argp, void *resp)
+static void rb_uaddr2taddr(struct svc_call *rq, void *argp, void *resp)
 {
 	char *const *uaddr = argp;
 	struct netbuf *r = resp;
 	struct sockaddr_storage ss;
 	*r = (struct netbuf){0};
-	if (!pmap_uaddr_parse(*uaddr, &ss))
+	if (!uaddr_parse(*uaddr, &ss))
 		return;
 	size_t len = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	void *buf = arena_alloc(&rq->arena, len);
@@ -378,7 +377,7 @@ static void rb_uaddr2taddr(struct nfs_req *rq, void *argp, void *resp)
 	r->len = r->maxlen = (unsigned)len;
 }
 
-static void rb_taddr2uaddr(struct nfs_req *rq, void *argp, void *resp)
+static void rb_taddr2uaddr(struct svc_call *rq, void *argp, void *resp)
 {
 	const struct netbuf *a = argp;
 	char **r = resp;
@@ -392,12 +391,12 @@ static void rb_taddr2uaddr(struct nfs_req *rq, void *argp, void *resp)
 	    (ss.ss_family == AF_INET6 && a->len < sizeof(struct sockaddr_in6)))
 		return;
 	char *u = arena_alloc(&rq->arena, PMAP_UADDR_MAX);
-	if (u && pmap_uaddr_format((struct sockaddr *)&ss, u, PMAP_UADDR_MAX))
+	if (u && uaddr_format((struct sockaddr *)&ss, u, PMAP_UADDR_MAX))
 		*r = u;
 }
 
 struct rb_list_ctx {
-	struct nfs_req *rq;
+	struct svc_call *rq;
 	const RPCB *a;
 	int family;               /* AF_UNSPEC: every family */
 	rpcb_entry_list_ptr *tail;
@@ -430,7 +429,7 @@ static void rb_list_one(void *ctx, const struct pmap_entry *e)
 
 /* Every address of (prog, this version) in the protocol family the call came in (rpcbind's
  * rule): rq->local's, else r_netid's, else all. */
-static void rb_getaddrlist(struct nfs_req *rq, void *argp, void *resp)
+static void rb_getaddrlist(struct svc_call *rq, void *argp, void *resp)
 {
 	const RPCB *a = argp;
 	int proto, family = local_family(rq);
@@ -441,7 +440,7 @@ static void rb_getaddrlist(struct nfs_req *rq, void *argp, void *resp)
 	hint_reply(rq, c.bytes);
 }
 
-static void rb_getstat(struct nfs_req *rq, void *argp, void *resp)
+static void rb_getstat(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)rq, (void)argp, (void)resp;   /* no statistics kept: zeros, empty lists */
 }
@@ -502,19 +501,9 @@ static const struct proc_desc rpcb4_procs[] = {
 			      sizeof(rpcb_stat_byvers), rb_getstat, false},
 };
 
-/* Served while nfsd-uc is the portmapper (srv->pmap set); otherwise PROG_UNAVAIL, as a host
- * without one. */
-static bool pmap_serves(const struct worker *w)
-{
-	return w && w->srv && w->srv->pmap;
-}
-
 const struct prog_desc pmap2_program = {.prog = PMAP_PROG, .vers = 2, .procs = pmap2_procs,
-					.nprocs = sizeof pmap2_procs / sizeof pmap2_procs[0],
-					.serves = pmap_serves};
+					.nprocs = sizeof pmap2_procs / sizeof pmap2_procs[0]};
 const struct prog_desc rpcb3_program = {.prog = PMAP_PROG, .vers = 3, .procs = rpcb3_procs,
-					.nprocs = sizeof rpcb3_procs / sizeof rpcb3_procs[0],
-					.serves = pmap_serves};
+					.nprocs = sizeof rpcb3_procs / sizeof rpcb3_procs[0]};
 const struct prog_desc rpcb4_program = {.prog = PMAP_PROG, .vers = 4, .procs = rpcb4_procs,
-					.nprocs = sizeof rpcb4_procs / sizeof rpcb4_procs[0],
-					.serves = pmap_serves};
+					.nprocs = sizeof rpcb4_procs / sizeof rpcb4_procs[0]};

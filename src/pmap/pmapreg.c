@@ -18,56 +18,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "export.h"
-#include "log.h"
+#include "conf/config.h"
+#include "base/sockaddr.h"
+#include "base/log.h"
 
-/* ---- universal addresses ------------------------------------------------------------------ */
-
-bool pmap_uaddr_parse(const char *uaddr, struct sockaddr_storage *ss)
-{
-	if (!uaddr)
-		return false;
-	size_t n = strlen(uaddr);
-	const char *d2 = memrchr(uaddr, '.', n);
-	const char *d1 = d2 ? memrchr(uaddr, '.', (size_t)(d2 - uaddr)) : NULL;
-	if (!d1 || d1 == uaddr || (size_t)(d1 - uaddr) >= INET6_ADDRSTRLEN)
-		return false;
-	unsigned p[2];
-	const char *parts[2] = {d1 + 1, d2 + 1}, *ends[2] = {d2, uaddr + n};
-	for (int i = 0; i < 2; i++) {
-		const char *s = parts[i];
-		size_t len = strspn(s, "0123456789");
-		if (len == 0 || len > 3 || s + len != ends[i])
-			return false;
-		p[i] = (unsigned)atoi(s);
-		if (p[i] > 255)
-			return false;
-	}
-	char host[INET6_ADDRSTRLEN];
-	memcpy(host, uaddr, (size_t)(d1 - uaddr));
-	host[d1 - uaddr] = '\0';
-	return export_addr_parse(host, (uint16_t)(p[0] << 8 | p[1]), ss) != 0;
-}
-
-bool pmap_uaddr_format(const struct sockaddr *sa, char *out, size_t len)
-{
-	char host[INET6_ADDRSTRLEN];
-	uint16_t port;
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
-		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof host);
-		port = ntohs(s4->sin_port);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
-		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof host);
-		port = ntohs(s6->sin6_port);
-	} else {
-		return false;
-	}
-	int n = snprintf(out, len, "%s.%u.%u", host, port >> 8, port & 0xff);
-	return n > 0 && (size_t)n < len;
-}
+/* ---- netids ---- */
 
 bool pmap_netid_parse(const char *netid, int *proto, int *family)
 {
@@ -122,7 +77,13 @@ struct pmap_reg {
 	struct reg_ent *ents;     /* in the order registered, as rpcbind's list */
 	size_t n, cap;
 	size_t nset;              /* of them set by others */
+	struct log_ratelimit log; /* the handlers' lines about SET and UNSET */
 };
+
+struct log_ratelimit *pmap_reg_log(struct pmap_reg *reg)
+{
+	return &reg->log;
+}
 
 struct pmap_reg *pmap_reg_new(unsigned families)
 {
@@ -211,7 +172,7 @@ bool pmap_reg_set(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const char
 {
 	int proto, family;
 	struct sockaddr_storage ss;
-	if (!reg || !pmap_netid_parse(netid, &proto, &family) || !pmap_uaddr_parse(uaddr, &ss) ||
+	if (!reg || !pmap_netid_parse(netid, &proto, &family) || !uaddr_parse(uaddr, &ss) ||
 	    ss.ss_family != family)
 		return false;
 	struct reg_ent e = {.prog = prog, .vers = vers, .proto = proto, .family = family};
@@ -243,6 +204,18 @@ bool pmap_reg_set(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const char
 out:
 	pthread_mutex_unlock(&reg->lock);
 	return ok;
+}
+
+void pmap_reg_drop_set(struct pmap_reg *reg)
+{
+	pthread_mutex_lock(&reg->lock);
+	size_t k = 0;
+	for (size_t i = 0; i < reg->n; i++)
+		if (reg->ents[i].own)
+			reg->ents[k++] = reg->ents[i];
+	reg->n = k;
+	reg->nset = 0;
+	pthread_mutex_unlock(&reg->lock);
 }
 
 bool pmap_reg_unset(struct pmap_reg *reg, uint32_t prog, uint32_t vers, const char *netid,

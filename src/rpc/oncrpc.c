@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Call headers are decoded by hand: they are a dozen words, and libtirpc's xdr_callmsg wants to own
  * the credential buffers. Every read is bounds-checked against the record. */
-#include "oncrpc.h"
+#include "rpc/oncrpc.h"
 
 #include <string.h>
 

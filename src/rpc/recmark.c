@@ -1,4 +1,5 @@
-#include "recmark.h"
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "rpc/recmark.h"
 
 uint32_t recmark_get(const uint8_t *p)
 {

@@ -14,7 +14,7 @@
 
 #include <rpc/rpc.h>
 
-#include "nfs3_prot.h"
+#include "xdr/nfs3_prot.h"
 
 /* WRITE3args decoder that leaves a->data.data_val pointing INTO the decode buffer.
  *

@@ -31,8 +31,9 @@
 #include "fz_check.h"
 #include "fz_server.h"
 #include "io/fiber.h"
-#include "metrics_http.h"
-#include "nfsd.h"
+#include "ops/metrics_http.h"
+#include "conf/config.h"
+#include "daemon.h"
 
 #define INPUT_MAX (64 << 10)
 /* After the input is sent: how long to wait for an answer to a request whose headers ended, and
@@ -61,17 +62,17 @@ static uint16_t free_port(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fz_server_init(argc, argv);
-	struct server *srv = fz_server_get();
+	struct daemon *d = fz_daemon();
 	char listen[32];
 	port = free_port();
 	snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
-	free(srv->cfg->metrics_listen);
-	srv->cfg->metrics_listen = strdup(listen);
+	free(d->cfg->metrics_listen);
+	d->cfg->metrics_listen = strdup(listen);
 	/* Inputs cut short linger until the timeout; no input is refused for those before it. */
-	srv->cfg->metrics_connections = srv->cfg->metrics_connections_per_client = 4096;
-	srv->cfg->metrics_timeout = 2;
+	d->cfg->metrics_connections = d->cfg->metrics_connections_per_client = 4096;
+	d->cfg->metrics_timeout = 2;
 	static struct metrics_http *h;      /* runs until the process ends */
-	FZ_CHECK(srv->cfg->metrics_listen && metrics_http_start(srv, &h) == 0 && h,
+	FZ_CHECK(d->cfg->metrics_listen && metrics_http_start(d->ops, &h) == 0 && h,
 		 "metrics endpoint on %s", listen);
 	return 0;
 }

@@ -20,12 +20,16 @@
 #include <rpc/rpc.h>
 #include <rpc/rpcb_prot.h>
 
-#include "dispatch.h"
+#include "lock/nlm.h"
+#include "mount/mount.h"
+#include "nfs3/nfs3.h"
+#include "ops/stats.h"
+#include "svc/dispatch.h"
 #include "fz_xdr.h"
 #include "lock/lk_table.h"
-#include "mount3_prot.h"
-#include "nlm_prot.h"
-#include "nsm_prot.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nlm_prot.h"
+#include "xdr/nsm_prot.h"
 #include "pmap/pmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -140,11 +144,11 @@ static void check_uaddr(const char *u)
 {
 	struct sockaddr_storage ss, again;
 	char text[PMAP_UADDR_MAX];
-	if (!pmap_uaddr_parse(u, &ss))
+	if (!uaddr_parse(u, &ss))
 		return;
 	FZ_XCHECK(ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
-	FZ_XCHECK(pmap_uaddr_format((const struct sockaddr *)&ss, text, sizeof text));
-	FZ_XCHECK(pmap_uaddr_parse(text, &again));
+	FZ_XCHECK(uaddr_format((const struct sockaddr *)&ss, text, sizeof text));
+	FZ_XCHECK(uaddr_parse(text, &again));
 	size_t n = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	FZ_XCHECK(memcmp(&ss, &again, n) == 0);
 }

@@ -13,10 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "lock/nlm.h"
+#include "mount/mount.h"
+#include "nfs3/nfs3.h"
+#include "ops/stats.h"
+#include "svc/dispatch.h"
 #include "fz_xdr.h"
-#include "nfs3_prot.h"
-#include "nfs3_zc.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nfs3_zc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

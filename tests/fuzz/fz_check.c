@@ -13,12 +13,16 @@
 #include <rpc/pmap_prot.h>
 #include <rpc/rpcb_prot.h>
 
-#include "dispatch.h"
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
-#include "nfs3_zc.h"
-#include "nlm_prot.h"
-#include "nsm_prot.h"
+#include "lock/nlm.h"
+#include "mount/mount.h"
+#include "nfs3/nfs3.h"
+#include "ops/stats.h"
+#include "svc/dispatch.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nfs3_zc.h"
+#include "xdr/nlm_prot.h"
+#include "xdr/nsm_prot.h"
 #include "pmap/pmap.h"
 #include "rpc/oncrpc.h"
 #include "rpc/recmark.h"
@@ -318,7 +322,7 @@ static void uaddr_ok(const char *what, const char *u)
 {
 	struct sockaddr_storage ss;
 	FZ_CHECK(u, "%s: no address", what);
-	FZ_CHECK(!*u || pmap_uaddr_parse(u, &ss), "%s: address \"%s\"", what, u);
+	FZ_CHECK(!*u || uaddr_parse(u, &ss), "%s: address \"%s\"", what, u);
 }
 
 static void pmap_semantics(const struct rpc_call *c, const struct proc_desc *pd, const void *res)

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The fuzzed server: start-up as main.c's prepare() and portmapper_prepare() (kept in step with
- * them by hand: main.c's helpers are static), the lock manager and our own portmapper's registry
- * included, one ring started by workers_start(), and records run the way server.c's
- * request_main() runs them. In a network namespace of its own, a fake client host answers the
- * lock manager's callbacks (client_main). */
+/* The fuzzed server: the daemon as daemon_build() makes it (daemon.c, nfsd-uc's own start-up),
+ * the lock manager and our own portmapper's registry included, one ring started by svc_start(),
+ * and records run the way server.c's request_main() runs them. In a network namespace of its
+ * own, a fake client host answers the lock manager's callbacks (fz_client.c). */
 #include "fz_server.h"
 
 #include <arpa/inet.h>
@@ -29,33 +28,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "connlimit.h"
-#include "cred.h"
-#include "dispatch.h"
-#include "drc.h"
-#include "exptable.h"
-#include "mount/mountlist.h"
-#include "fileio.h"
+#include "base/log.h"
+#include "conf/config.h"
+#include "daemon.h"
+#include "fs/cred.h"
+#include "fs/exptable.h"
+#include "fs/fileio.h"
+#include "fs/fs_int.h"
 #include "fz_check.h"
+#include "fz_client.h"
 #include "fz_marks.h"
 #include "io/fiber.h"
-#include "io/pool.h"
 #include "lock/lk_table.h"
 #include "lock/nlm.h"
-#include "lock/nsm.h"
-#include "lock/rpccb.h"
-#include "log.h"
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
-#include "nfsd.h"
-#include "nlm_prot.h"
-#include "nsm_prot.h"
 #include "pmap/pmap.h"
+#include "rpc/drc.h"
 #include "rpc/oncrpc.h"
 #include "rpc/recmark.h"
-#include "service.h"
-#include "worker.h"
+#include "rpc/rpccb.h"
+#include "svc/reply.h"
+#include "svc/worker.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nlm_prot.h"
+#include "xdr/nsm_prot.h"
 
 #include <rpc/pmap_prot.h>
 
@@ -65,64 +61,12 @@ static const char *const obj_name[FZ_NOBJ] = {
 	[FZ_OBJ_DIR_A] = "dir/a",
 };
 
-#define HELD_MAX 256                      /* GRANTED calls held at once; past it, answered */
-#define CONN_MAX 512
-#define CONN_RECORD_MAX (256 * 1024)
-
-/* A TCP connection the lock manager made to the client host: bytes received, not yet a whole
- * record. */
-struct client_conn {
-	int fd;
-	uint64_t gen;                     /* tells a connection from an earlier one of that slot */
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-/* Where a call came from, to answer it later. */
-struct client_origin {
-	int udp;                          /* the UDP socket (0, 1) it came to; -1: TCP */
-	struct sockaddr_storage from;
-	socklen_t fromlen;
-	int conn;                         /* TCP: the connection's slot and generation */
-	uint64_t gen;
-};
-
-/* A GRANTED callback the client host has not answered. */
-struct client_held {
-	uint32_t xid;
-	struct client_origin o;
-	uint8_t cookie[LK_OH_MAX];
-	uint32_t cookie_len;
-};
-
-/* The client host the lock manager calls back (portmapper, lockd, statd on port 111, UDP and
- * TCP, of both fuzzed clients' addresses), and what it has seen. Its thread owns the sockets
- * and what it holds; others ask it through wake (an eventfd) to answer what it holds. */
-struct client_host {
-	int udp[2], tcp[2];               /* 127.0.0.1:111, 127.0.0.2:111: answers leave from the
-					   * address called (the engine's sockets are connected) */
-	int wake;
-	struct client_conn conn[CONN_MAX];
-	uint64_t next_gen;
-	pthread_t thr;
-	bool running;
-	atomic_bool stop;
-	struct client_held held[HELD_MAX];
-	size_t nheld;
-	atomic_uint_fast64_t held_now;    /* nheld, for other threads */
-	atomic_uint_fast64_t releases;    /* times it answered everything it held */
-	pthread_mutex_t mu;               /* cookie */
-	uint8_t cookie[8];                /* of the last GRANTED received */
-	bool have_cookie;
-};
-
 static struct {
 	struct config cfg;
-	struct server srv;
+	struct daemon d;
 	char root[PATH_MAX];              /* the temporary tree: state/, e0/ .. e3/, fuzz.conf */
 	bool sandboxed, netns;
 	struct rpccb *cb;                 /* the lock manager's callback engine (it owns it) */
-	struct client_host client;
 	struct sockaddr_storage local;    /* our address the records came to (TCP's getsockname) */
 	struct fz_fh fh[FZ_NEXP][FZ_NOBJ];
 	struct fz_fh last;                /* last handle a reply of this input handed out */
@@ -132,10 +76,9 @@ static struct {
 	uint16_t port;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-} fz = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
-	.client = {.udp = {-1, -1}, .tcp = {-1, -1}, .wake = -1, .mu = PTHREAD_MUTEX_INITIALIZER}};
+} fz = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
-static _Noreturn void die(const char *what)
+_Noreturn void fz_die(const char *what)
 {
 	fprintf(stderr, "fz_server: %s: %s\n", what, strerror(errno));
 	exit(1);
@@ -208,30 +151,30 @@ static void put_file(int dfd, const char *name, size_t size, mode_t mode, uid_t 
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (fd < 0)
-		die(name);
+		fz_die(name);
 	char buf[1024];
 	for (size_t off = 0; off < size; off += sizeof buf) {
 		size_t n = size - off < sizeof buf ? size - off : sizeof buf;
 		for (size_t i = 0; i < n; i++)
 			buf[i] = (char)('a' + (off + i) % 26);
 		if (write(fd, buf, n) != (ssize_t)n)
-			die(name);
+			fz_die(name);
 	}
 	if (fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0)
-		die(name);
+		fz_die(name);
 	close(fd);
 }
 
 static void make_objects(int dfd)
 {
 	if (fchown(dfd, 0, 0) < 0 || fchmod(dfd, 0777) < 0)
-		die("export root");
+		fz_die("export root");
 	put_file(dfd, "file", 20000, 0666, 0);
 	if (mkdirat(dfd, "dir", 0777) < 0 || mkdirat(dfd, "dir/b", 0755) < 0)
-		die("dir");
+		fz_die("dir");
 	put_file(dfd, "dir/a", 5000, 0644, 0);
 	if (symlinkat("file", dfd, "link") < 0 || mknodat(dfd, "fifo", S_IFIFO | 0666, 0) < 0)
-		die("link, fifo");
+		fz_die("link, fifo");
 	put_file(dfd, "empty", 0, 0644, 1000);
 	put_file(dfd, "rdonly", 100, 0444, 1000);
 }
@@ -244,9 +187,9 @@ static void end_grace(void);
 static void reset_tree(void)
 {
 	for (unsigned i = 0; i < FZ_NEXP; i++) {
-		const struct export_rt *e = &fz.srv.table->exports[i];
+		const struct export_rt *e = &fz.d.fs->table->exports[i];
 		if (nftw(e->cfg->path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
-			die("clearing an export");
+			fz_die("clearing an export");
 		make_objects(e->root_fd);
 	}
 	handles_by_calls();
@@ -256,11 +199,11 @@ static void write_conf(const char *path)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
-		die(path);
+		fz_die(path);
 	/* A small cache and reply cache, so that eviction is reached; threads = 1: one ring. */
 	/* The lock manager's limits low enough to be reached within FZ_RESET_EVERY inputs. */
 	fprintf(f, "[server]\nthreads = 1\nblocking_threads = 2\nstate_dir = state\nrpcbind = own\n"
-		   "reply_cache_entries = 256\n[cache]\nsize = 16M\n"
+		   "reply_cache_entries = 256\nmount_list_entries = 64\n[cache]\nsize = 16M\n"
 		   "[lock]\nlocks = 4096\nlocks_per_client = 64\nwaiters = 1024\nwaiters_per_client = 8\n"
 		   "[export e0]\nclients = 127.0.0.1(rw,%s)\nwrite_mode = cached\nread_mode = direct\n"
 		   "[export e1]\nclients = 127.0.0.1(rw,insecure)\nwrite_mode = direct\nread_mode = direct\n"
@@ -269,7 +212,7 @@ static void write_conf(const char *path)
 		   "[export e3]\nclients = 127.0.0.2(rw)\nwrite_mode = buffered\nread_mode = buffered\n",
 		fz.sandboxed ? "no_root_squash" : "root_squash");
 	if (fclose(f) != 0)
-		die(path);
+		fz_die(path);
 }
 
 static void make_tree(int argc, char **argv)
@@ -279,10 +222,10 @@ static void make_tree(int argc, char **argv)
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	if (!realpath(tmp, tmpdir))
-		die(tmp);
+		fz_die(tmp);
 	snprintf(fz.root, sizeof fz.root, "%s/nfsd-uc-fuzz.XXXXXX", tmpdir);
 	if (!mkdtemp(fz.root))
-		die("mkdtemp");
+		fz_die("mkdtemp");
 	fz.sandboxed = sandbox(tmpdir, argc, argv);
 	if (!fz.sandboxed)
 		fprintf(stderr, "fz_server: no mount namespace (%s): root is squashed on every export\n",
@@ -292,20 +235,20 @@ static void make_tree(int argc, char **argv)
 	for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
 		snprintf(p, sizeof p, "%s/%s", fz.root, sub[i]);
 		if (mkdir(p, 0777) < 0)
-			die(p);
+			fz_die(p);
 	}
 	/* A client host that held locks before this start: the lock manager reads its record,
 	 * starts a grace period for it and notifies it (fz_server_init ends the grace period). */
 	snprintf(p, sizeof p, "%s/state/nsm", fz.root);
 	if (mkdir(p, 0700) < 0)
-		die(p);
+		fz_die(p);
 	snprintf(p, sizeof p, "%s/state/nsm/hosts", fz.root);
 	if (mkdir(p, 0700) < 0)
-		die(p);
+		fz_die(p);
 	snprintf(p, sizeof p, "%s/state/nsm/hosts/127.0.0.2", fz.root);
 	FILE *rec = fopen(p, "w");
 	if (!rec || fputs("fuzzhost2\n127.0.0.1\n", rec) < 0 || fclose(rec) != 0)
-		die(p);
+		fz_die(p);
 	snprintf(p, sizeof p, "%s/fuzz.conf", fz.root);
 	write_conf(p);
 	char err[1024];
@@ -335,15 +278,15 @@ static int listen_any(uint16_t *port)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 128) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0)
-		die("listen");
+		fz_die("listen");
 	if (port)
 		*port = ntohs(a.sin_port);
 	return fd;
 }
 
 /* A network namespace of its own with only the loopback up (as root): the lock manager's
- * callbacks to the fuzzed client (127.0.0.1, 127.0.0.2) reach the fake client host below and
- * nothing of the machine's. Before any thread or socket exists. */
+ * callbacks to the fuzzed client (127.0.0.1, 127.0.0.2) reach the fake client host
+ * (fz_client.c) and nothing of the machine's. Before any thread or socket exists. */
 static bool private_net(void)
 {
 	if (unshare(CLONE_NEWNET) < 0)
@@ -353,442 +296,53 @@ static bool private_net(void)
 	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-		die("loopback of the network namespace");
+		fz_die("loopback of the network namespace");
 	ifr.ifr_flags |= IFF_UP;
 	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-		die("loopback of the network namespace");
+		fz_die("loopback of the network namespace");
 	close(fd);
 	return true;
-}
-
-/* ---- the client host the lock manager calls back ----
- * Sockets on port 111 of each fuzzed client's address, UDP and TCP, play the client's
- * portmapper (GETPORT of NLM or NSM, UDP or TCP: 111 itself, anything else 0), its lockd and its
- * statd. A GRANTED callback is answered as its lock's svid says (fz_marks.h: FZ_GRANTED_*); the
- * _RES calls of _MSG procedures and SM_NOTIFY get an empty SUCCESS. Over TCP a call is a record
- * and so is its answer; the connection stays until the lock manager closes it. */
-
-static size_t put_res(uint8_t *out, size_t cap, uint32_t xid, enum rpc_accept st, xdrproc_t enc,
-		      void *res)
-{
-	size_t n = rpc_encode_accepted(out, xid, st);
-	if (!enc)
-		return n;
-	XDR x;
-	xdrmem_create(&x, (char *)out + n, (u_int)(cap - n), XDR_ENCODE);
-	bool ok = enc(&x, res);
-	n += xdr_getpos(&x);
-	xdr_destroy(&x);
-	return ok ? n : 0;
-}
-
-static bool decode_args(const struct rpc_call *c, xdrproc_t dec, void *obj)
-{
-	XDR x;
-	xdrmem_create(&x, (char *)c->args, (u_int)c->args_len, XDR_DECODE);
-	bool ok = dec(&x, obj);
-	xdr_destroy(&x);
-	return ok;
-}
-
-static size_t granted_reply(uint32_t xid, const netobj *cookie, nlm4_stats st, uint8_t *out,
-			    size_t cap)
-{
-	nlm4_res r = {.cookie = *cookie, .stat.stat = st};
-	return put_res(out, cap, xid, ACCEPT_SUCCESS, (xdrproc_t)xdr_nlm4_res, &r);
-}
-
-/* Keep the call unanswered: true, or false when it cannot be kept (then answer it now). A
- * retransmission of one held already stays held. */
-static bool hold(struct client_host *ch, uint32_t xid, const struct client_origin *o,
-		 const netobj *cookie)
-{
-	for (size_t i = 0; i < ch->nheld; i++)
-		if (ch->held[i].xid == xid && ch->held[i].o.udp == o->udp &&
-		    (o->udp >= 0 || ch->held[i].o.gen == o->gen))
-			return true;
-	if (ch->nheld == HELD_MAX || cookie->n_len > LK_OH_MAX)
-		return false;
-	struct client_held *h = &ch->held[ch->nheld++];
-	h->xid = xid;
-	h->o = *o;
-	h->cookie_len = cookie->n_len;
-	if (cookie->n_len)
-		memcpy(h->cookie, cookie->n_bytes, cookie->n_len);
-	atomic_store(&ch->held_now, ch->nheld);
-	return true;
-}
-
-static size_t granted_answer(struct client_host *ch, const struct rpc_call *c,
-			     const struct client_origin *o, uint8_t *out, size_t cap)
-{
-	nlm4_testargs a4;
-	nlm_testargs a1;
-	memset(&a4, 0, sizeof a4);
-	memset(&a1, 0, sizeof a1);
-	bool v4 = c->vers == NLM4_VERS;
-	bool ok = v4 ? decode_args(c, (xdrproc_t)xdr_nlm4_testargs, &a4)
-		     : decode_args(c, (xdrproc_t)xdr_nlm_testargs, &a1);
-	netobj cookie = v4 ? a4.cookie : a1.cookie;
-	int32_t svid = v4 ? a4.alock.svid : a1.alock.svid;
-	size_t n = 0;
-	if (!ok) {
-		n = put_res(out, cap, c->xid, ACCEPT_GARBAGE_ARGS, NULL, NULL);
-		goto out;
-	}
-	pthread_mutex_lock(&ch->mu);
-	ch->have_cookie = cookie.n_len == sizeof ch->cookie;
-	if (ch->have_cookie)
-		memcpy(ch->cookie, cookie.n_bytes, sizeof ch->cookie);
-	pthread_mutex_unlock(&ch->mu);
-	switch ((uint32_t)svid % 4) {
-	case FZ_GRANTED_SILENT:
-		if (hold(ch, c->xid, o, &cookie))
-			break;
-		/* fall through: as many held as it may */
-	case FZ_GRANTED_TAKE:
-		n = granted_reply(c->xid, &cookie, NLM4_GRANTED, out, cap);
-		break;
-	case FZ_GRANTED_REFUSE:
-		n = granted_reply(c->xid, &cookie, NLM4_DENIED, out, cap);
-		break;
-	default:
-		n = put_res(out, cap, c->xid, ACCEPT_GARBAGE_ARGS, NULL, NULL);
-		break;
-	}
-out:
-	xdr_free(v4 ? (xdrproc_t)xdr_nlm4_testargs : (xdrproc_t)xdr_nlm_testargs,
-		 v4 ? (char *)&a4 : (char *)&a1);
-	return n;
-}
-
-/* The answer to one call (a datagram, or a TCP record) from o; 0: none (now). */
-static size_t client_answer(struct client_host *ch, const uint8_t *in, size_t len,
-			    const struct client_origin *o, uint8_t *out, size_t cap)
-{
-	struct rpc_call c;
-	if (rpc_decode_call(in, len, &c) != RPC_OK)
-		return 0;
-	if (c.prog == PMAPPROG && c.vers == PMAPVERS && c.proc == PMAPPROC_GETPORT) {
-		struct pmap pm;
-		memset(&pm, 0, sizeof pm);
-		if (!decode_args(&c, (xdrproc_t)xdr_pmap, &pm))
-			return put_res(out, cap, c.xid, ACCEPT_GARBAGE_ARGS, NULL, NULL);
-		u_int port = (pm.pm_prog == NLM_PROG || pm.pm_prog == SM_PROG) &&
-			     (pm.pm_prot == IPPROTO_UDP || pm.pm_prot == IPPROTO_TCP) ? PMAP_PORT : 0;
-		return put_res(out, cap, c.xid, ACCEPT_SUCCESS, (xdrproc_t)xdr_u_int, &port);
-	}
-	if (c.prog == NLM_PROG && c.proc == NLMPROC_GRANTED)
-		return granted_answer(ch, &c, o, out, cap);
-	if (c.prog == NLM_PROG || c.prog == SM_PROG)
-		return put_res(out, cap, c.xid, ACCEPT_SUCCESS, NULL, NULL);
-	return put_res(out, cap, c.xid, ACCEPT_PROG_UNAVAIL, NULL, NULL);
-}
-
-/* Send an answer (out[4..4 + n): room for a record mark before it) to where o's call came from. */
-static void client_send(struct client_host *ch, const struct client_origin *o, uint8_t *out,
-			size_t n)
-{
-	if (o->udp >= 0) {
-		if (sendto(ch->udp[o->udp], out + 4, n, 0, (const struct sockaddr *)&o->from,
-			   o->fromlen) < 0) {
-			/* the engine retransmits */
-		}
-		return;
-	}
-	struct client_conn *c = &ch->conn[o->conn];
-	if (c->fd < 0 || c->gen != o->gen)
-		return;                   /* the lock manager gave up on it */
-	recmark_put(out, (uint32_t)n);
-	if (send(c->fd, out, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(n + 4)) {
-		/* a full or closed connection: the engine calls again or gives up */
-	}
-}
-
-/* Answer everything held: the client takes every lock it was granted. */
-static void client_release(struct client_host *ch)
-{
-	uint8_t out[4 + 2048];
-	for (size_t i = 0; i < ch->nheld; i++) {
-		struct client_held *h = &ch->held[i];
-		netobj cookie = {h->cookie_len, (char *)h->cookie};
-		size_t n = granted_reply(h->xid, &cookie, NLM4_GRANTED, out + 4, sizeof out - 4);
-		if (n)
-			client_send(ch, &h->o, out, n);
-	}
-	ch->nheld = 0;
-	atomic_store(&ch->held_now, 0);
-	atomic_fetch_add(&ch->releases, 1);
-}
-
-static void conn_close(struct client_conn *c)
-{
-	close(c->fd);
-	free(c->buf);
-	*c = (struct client_conn){.fd = -1};
-}
-
-static void conn_accept(struct client_host *ch, int lfd)
-{
-	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (int i = 0; i < CONN_MAX; i++)
-		if (ch->conn[i].fd < 0) {
-			ch->conn[i] = (struct client_conn){.fd = fd, .gen = ++ch->next_gen};
-			return;
-		}
-	close(fd);   /* the engine connects again */
-}
-
-/* The whole records at the head of connection i's buffer, answered; false when the connection
- * is done. */
-static bool conn_serve(struct client_host *ch, int i, uint8_t *rec, uint8_t *out, size_t cap)
-{
-	struct client_conn *c = &ch->conn[i];
-	struct client_origin o = {.udp = -1, .conn = i, .gen = c->gen};
-	for (;;) {
-		size_t at = 0, n = 0;
-		bool last = false;
-		while (!last) {
-			if (c->len - at < 4)
-				return true;
-			uint32_t m = recmark_get(c->buf + at);
-			size_t fl = recmark_len(m);
-			if (fl > CONN_RECORD_MAX - n)
-				return false;
-			if (c->len - at - 4 < fl)
-				return true;
-			memcpy(rec + n, c->buf + at + 4, fl);
-			n += fl;
-			at += 4 + fl;
-			last = recmark_is_last(m);
-		}
-		memmove(c->buf, c->buf + at, c->len - at);
-		c->len -= at;
-		size_t r = client_answer(ch, rec, n, &o, out + 4, cap - 4);
-		if (r)
-			client_send(ch, &o, out, r);
-	}
-}
-
-static bool conn_readable(struct client_host *ch, int i, uint8_t *rec, uint8_t *out, size_t cap)
-{
-	struct client_conn *c = &ch->conn[i];
-	if (c->cap - c->len < 65536) {
-		size_t want = c->cap ? 2 * c->cap : 65536;
-		if (want > 2 * CONN_RECORD_MAX)
-			return false;
-		uint8_t *b = realloc(c->buf, want);
-		if (!b)
-			return false;
-		c->buf = b;
-		c->cap = want;
-	}
-	ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
-	if (n <= 0)
-		return n < 0 && (errno == EAGAIN || errno == EINTR);
-	c->len += (size_t)n;
-	return conn_serve(ch, i, rec, out, cap);
-}
-
-static void *client_main(void *arg)
-{
-	struct client_host *ch = arg;
-	static uint8_t in[CONN_RECORD_MAX];
-	static struct pollfd p[5 + CONN_MAX];
-	uint8_t out[4 + 1024];
-	while (!atomic_load(&ch->stop)) {
-		int np = 0;
-		for (int i = 0; i < 2; i++) {
-			p[np++] = (struct pollfd){.fd = ch->udp[i], .events = POLLIN};
-			p[np++] = (struct pollfd){.fd = ch->tcp[i], .events = POLLIN};
-		}
-		p[np++] = (struct pollfd){.fd = ch->wake, .events = POLLIN};
-		for (int i = 0; i < CONN_MAX; i++)
-			p[np++] = (struct pollfd){.fd = ch->conn[i].fd, .events = POLLIN};   /* -1: ignored */
-		if (poll(p, (nfds_t)np, 50) <= 0)
-			continue;
-		for (int i = 0; i < 2; i++) {
-			if (p[2 * i + 1].revents)
-				conn_accept(ch, ch->tcp[i]);
-			if (!p[2 * i].revents)
-				continue;
-			struct client_origin o = {.udp = i, .fromlen = sizeof o.from, .conn = -1};
-			ssize_t n = recvfrom(ch->udp[i], in, sizeof in, MSG_DONTWAIT,
-					     (struct sockaddr *)&o.from, &o.fromlen);
-			if (n <= 0)
-				continue;
-			size_t m = client_answer(ch, in, (size_t)n, &o, out + 4, sizeof out - 4);
-			if (m)
-				client_send(ch, &o, out, m);
-		}
-		if (p[4].revents) {
-			uint64_t v;
-			if (read(ch->wake, &v, sizeof v) == (ssize_t)sizeof v)
-				client_release(ch);
-		}
-		for (int i = 0; i < CONN_MAX; i++)
-			if (ch->conn[i].fd >= 0 && p[5 + i].revents &&
-			    !conn_readable(ch, i, in, out, sizeof out))
-				conn_close(&ch->conn[i]);
-	}
-	return NULL;
-}
-
-static int client_socket(int type, int i)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(PMAP_PORT),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK + (unsigned)i)};
-	int one = 1, fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, 64) < 0))
-		die("the client host's port 111");
-	return fd;
-}
-
-static void client_start(void)
-{
-	struct client_host *ch = &fz.client;
-	for (int i = 0; i < 2; i++) {
-		ch->udp[i] = client_socket(SOCK_DGRAM, i);
-		ch->tcp[i] = client_socket(SOCK_STREAM, i);
-	}
-	for (int i = 0; i < CONN_MAX; i++)
-		ch->conn[i].fd = -1;
-	ch->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ch->wake < 0)
-		die("eventfd");
-	if (pthread_create(&ch->thr, NULL, client_main, ch) != 0)
-		die("the client host's thread");
-	ch->running = true;
-}
-
-static void client_stop(void)
-{
-	struct client_host *ch = &fz.client;
-	if (!ch->running)
-		return;
-	atomic_store(&ch->stop, true);
-	pthread_join(ch->thr, NULL);
-	for (int i = 0; i < 2; i++) {
-		close(ch->udp[i]);
-		close(ch->tcp[i]);
-	}
-	for (int i = 0; i < CONN_MAX; i++)
-		if (ch->conn[i].fd >= 0)
-			conn_close(&ch->conn[i]);
-	close(ch->wake);
-	ch->running = false;
-}
-
-/* Until every callback in flight has been answered and its answer taken by the lock manager,
- * but those the client host holds (at most 100 ms: a lost datagram waits for its
- * retransmission): after each record, so the next one finds the GRANTED callbacks its
- * predecessors caused settled (or held, their cookie known). */
-static void settle_callbacks(void)
-{
-	if (!fz.client.running || !fz.cb)
-		return;
-	for (int i = 0; i < 2000; i++) {
-		struct rpccb_counters c;
-		rpccb_counters(fz.cb, &c);
-		uint64_t ended = c.ok + c.timeouts + c.errors + c.cancelled;
-		if (c.started <= ended + atomic_load(&fz.client.held_now))
-			return;
-		usleep(50);
-	}
-	if (fz_trace)
-		fprintf(stderr, "fz: callbacks still in flight after 100 ms\n");
-}
-
-/* The client host answers what it held (so no call waits out its 30 s), and the lock manager
- * takes the answers. */
-static void release_held(void)
-{
-	struct client_host *ch = &fz.client;
-	if (!ch->running)
-		return;
-	uint64_t before = atomic_load(&ch->releases), one = 1;
-	if (write(ch->wake, &one, sizeof one) != (ssize_t)sizeof one)
-		die("eventfd");
-	while (atomic_load(&ch->releases) == before)
-		usleep(50);
-	settle_callbacks();
-}
-
-/* main.c's portmapper_prepare() for PMAP_OWN; also at every tree reset, so that what the
- * fuzzer registered does not pile up (between inputs: no call reads the registry). */
-static void portmapper_prepare(void)
-{
-	struct pmap_prog_port list[SERVICE_PROGS_MAX];
-	size_t n = service_programs(&fz.srv, true, list);
-	pmap_reg_free(fz.srv.pmap);
-	fz.srv.pmap = pmap_reg_new(pmap_families(&fz.cfg));
-	if (!fz.srv.pmap || pmap_reg_add_own_list(fz.srv.pmap, list, n) < 0)
-		die("portmapper registry");
-}
-
-/* main.c's lock_manager_start(); the engine's pointer is kept for its counters. */
-static void lock_manager_start(void)
-{
-	struct server *srv = &fz.srv;
-	struct nsm *nsm = nsm_open(fz.cfg.state_dir);
-	fz.cb = nsm ? rpccb_start() : NULL;
-	srv->nlm = fz.cb ? nlm_new(&fz.cfg, nsm, fz.cb) : NULL;
-	if (!srv->nlm)
-		die("lock manager");
 }
 
 /* At exit, as serve() ends: the lock manager (its engine cancels what is in flight), the
  * registry, the client host. The rings stay: no call runs between inputs. */
 static void stop_side_programs(void)
 {
-	nlm_free(fz.srv.nlm, true);
-	fz.srv.nlm = NULL;
+	nlm_free(fz.d.nlm, true);
+	fz.d.nlm = NULL;
 	fz.cb = NULL;
-	pmap_reg_free(fz.srv.pmap);
-	fz.srv.pmap = NULL;
-	client_stop();
+	pmap_reg_free(fz.d.pmap);
+	fz.d.pmap = NULL;
+	fz_client_stop();
 }
 
+/* The daemon as daemon_build() makes it (the same code as nfsd-uc's), with a fixed handle key
+ * (handles are the same in every run of the same tree) and small handle caches; then, rather
+ * than the configured ports, one TCP port of any number, and one ring. */
 static void start_server(void)
 {
-	struct server *srv = &fz.srv;
-	srv->cfg = &fz.cfg;
-	srv->mounts = mount_list_new(64);
 	if (sodium_init() < 0)
-		die("sodium_init");
-	/* A fixed key: handles are the same in every run of the same tree. */
-	memcpy(srv->fh_key, "nfsd-uc fuzz key", 16);
-	server_rotate_verf(srv);
-	if (exptable_open(srv) < 0)
-		die("exports");
-	if (fileio_cache_create(srv) < 0 || climits_create(&fz.cfg, &srv->limits) < 0)
-		die("cache");
-	if (fz.cfg.reply_cache_entries &&
-	    drc_create(fz.cfg.reply_cache_entries, fz.cfg.reply_cache_size, &srv->drc) < 0)
-		die("drc");
-	srv->pool = pool_new(fz.cfg.blocking_threads, NULL, NULL);
-	if (!srv->pool)
-		die("pool");
-	srv->fh_cache_max = 256;
+		fz_die("sodium_init");
+	/* The fake client host answers the lock manager from its start on. */
 	if (fz.netns)
-		client_start();
-	lock_manager_start();
-	if (pmap_decide(&fz.cfg) != PMAP_OWN)
-		die("rpcbind = own");
-	portmapper_prepare();
-	srv->listen_fd[0] = listen_any(&fz.port);
-	srv->nlisten_fds = 1;
-	if (workers_start(srv, 1) < 0)
-		die("workers_start");
+		fz_client_start();
+	const struct daemon_opts opts = {.fh_key = (const uint8_t *)"nfsd-uc fuzz key",
+					 .fh_cache_max = 256};
+	if (daemon_build(&fz.d, &fz.cfg, &opts) < 0)
+		fz_die("daemon_build");
+	if (!fz.d.nlm || fz.d.pmap_mode != PMAP_OWN)
+		fz_die("the lock manager and rpcbind = own");
+	fz.cb = fz.d.cb;
+	struct svc *svc = fz.d.svc;
+	svc->listen_fd[0] = listen_any(&fz.port);
+	svc->nlisten_fds = 1;
+	if (svc_start(svc, 1) < 0)
+		fz_die("svc_start");
 }
 
 void fz_server_init(int *argc, char ***argv)
 {
-	if (fz.srv.workers)
+	if (fz.d.svc && svc_running(fz.d.svc))
 		return;
 	/* As main(): client modes are already filtered by the client's umask. Writes to a
 	 * connection the server closed must not kill the harness. */
@@ -827,13 +381,13 @@ void fz_server_init(int *argc, char ***argv)
 	la->sin_port = htons(fz.port);
 	la->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	/* As serve(): the hosts that held locks are notified. */
-	nlm_notify_restart(fz.srv.nlm);
+	nlm_notify_restart(fz.d.nlm);
 	end_grace();
 }
 
-struct server *fz_server_get(void)
+struct daemon *fz_daemon(void)
 {
-	return &fz.srv;
+	return &fz.d;
 }
 
 uint16_t fz_server_port(void)
@@ -850,15 +404,15 @@ void fz_server_dump(void)
 {
 	struct climit_stats l;
 	struct drc_stats d = {0};
-	climits_get_stats(fz.srv.limits, &l);
-	if (fz.srv.drc)
-		drc_get_stats(fz.srv.drc, &d);
+	climits_get_stats(fz.d.svc->limits, &l);
+	if (fz.d.svc->drc)
+		drc_get_stats(fz.d.svc->drc, &d);
 	/* read racily from another thread: a diagnostic, printed once before aborting */
 	fprintf(stderr, "fz_server: connections %llu, record memory %llu bytes (waits %llu), ring "
 		"inflight %u, connections waiting for memory %u; reply cache %llu entries\n",
 		(unsigned long long)l.connections, (unsigned long long)l.mem_bytes,
-		(unsigned long long)l.mem_waits, fz.srv.workers[0].inflight,
-		fz.srv.workers[0].nmem_wait, (unsigned long long)d.entries);
+		(unsigned long long)l.mem_waits, fz.d.svc->workers[0].inflight,
+		fz.d.svc->workers[0].nmem_wait, (unsigned long long)d.entries);
 }
 
 /* ---- placeholders ---- */
@@ -897,10 +451,7 @@ static size_t subst_one(const uint8_t *p, size_t len, uint8_t **o)
 	unsigned exp = p[8];
 	if (p[7] == FZ_MARK_COOKIE && n == FZ_MARK_COOKIE_LEN) {
 		uint8_t c[8] = {0};
-		pthread_mutex_lock(&fz.client.mu);
-		if (fz.client.have_cookie)
-			memcpy(c, fz.client.cookie, sizeof c);
-		pthread_mutex_unlock(&fz.client.mu);
+		fz_client_cookie(c);
 		*o = put_opaque(*o, c, sizeof c);
 		return took;
 	}
@@ -956,8 +507,8 @@ struct job {
 static uint64_t drc_hits(void)
 {
 	struct drc_stats st = {0};
-	if (fz.srv.drc)
-		drc_get_stats(fz.srv.drc, &st);
+	if (fz.d.svc->drc)
+		drc_get_stats(fz.d.svc->drc, &st);
 	return st.hits;
 }
 
@@ -1042,8 +593,8 @@ static uint8_t *place(const uint8_t *rec, size_t len, void **mem)
 	struct dispatch_peek pk;
 	dispatch_peek(rec, len, &pk);
 	if (pk.write)
-		shift = (size_t)((pk.file_off - pk.payload_idx) & (fz.srv.place_align - 1));
-	if (posix_memalign(mem, fz.srv.place_align, shift + len + 1) != 0)
+		shift = (size_t)((pk.file_off - pk.payload_idx) & (fz.d.svc->place_align - 1));
+	if (posix_memalign(mem, fz.d.svc->place_align, shift + len + 1) != 0)
 		FZ_FAIL("out of memory");
 	memcpy((uint8_t *)*mem + shift, rec, len);
 	return (uint8_t *)*mem + shift;
@@ -1053,13 +604,13 @@ static uint8_t *place(const uint8_t *rec, size_t len, void **mem)
 static bool run_record(const uint8_t *rec, size_t len, const struct sockaddr_storage *peer,
 		       int proto, struct fz_fh *fh)
 {
-	struct worker *w = &fz.srv.workers[0];
+	struct worker *w = &fz.d.svc->workers[0];
 	struct job j = {.msg = {.fn = on_job}, .w = w, .peer = peer, .proto = proto, .orig = rec,
-			.len = len, .creds = {.w = w}};
+			.len = len, .creds = {.ch = w->fs}};
 	j.rec = place(rec, len, &j.rm.mem);
 	fiber_sched_post(w->sched, &j.msg);
 	wait_done(&j.done);
-	settle_callbacks();
+	fz_client_settle(fz.cb);
 	if (j.got)
 		*fh = j.fh;
 	return j.got;
@@ -1183,19 +734,19 @@ static void quiesce_look(struct quiesce *q)
 
 void fz_input_end(void)
 {
-	struct worker *w = &fz.srv.workers[0];
+	struct worker *w = &fz.d.svc->workers[0];
 	struct quiesce q = {.msg = {.fn = on_quiesce_msg}, .w = w};
 	fiber_sched_post(w->sched, &q.msg);
 	wait_done(&q.done);
 	/* The ring is idle: what its calls made the lock manager send has been answered. */
-	settle_callbacks();
+	fz_client_settle(fz.cb);
 	if (fz_trace && fz.cb) {
 		struct rpccb_counters c;
 		rpccb_counters(fz.cb, &c);
 		fprintf(stderr, "fz: callbacks: %llu started, %llu ok, %llu timed out, %llu failed; "
 			"%llu held by the client host\n", (unsigned long long)c.started,
 			(unsigned long long)c.ok, (unsigned long long)c.timeouts,
-			(unsigned long long)c.errors, (unsigned long long)atomic_load(&fz.client.held_now));
+			(unsigned long long)c.errors, (unsigned long long)fz_client_held());
 	}
 }
 
@@ -1204,14 +755,12 @@ void fz_input_end(void)
  * limits. And the portmapper forgets what they registered. */
 static void reset_side_programs(void)
 {
-	release_held();
+	fz_client_release(fz.cb);
 	struct sockaddr_storage other = other_host();
-	nlm_host_rebooted(fz.srv.nlm, NULL, &fz.peer, true);
-	nlm_host_rebooted(fz.srv.nlm, NULL, &other, true);
-	portmapper_prepare();
-	pthread_mutex_lock(&fz.client.mu);
-	fz.client.have_cookie = false;
-	pthread_mutex_unlock(&fz.client.mu);
+	nlm_host_rebooted(fz.d.nlm, NULL, &fz.peer, true);
+	nlm_host_rebooted(fz.d.nlm, NULL, &other, true);
+	pmap_reg_drop_set(fz.d.pmap);
+	fz_client_forget_cookie();
 }
 
 void fz_input_begin(void)
@@ -1222,3 +771,4 @@ void fz_input_begin(void)
 		reset_tree();
 	}
 }
+

@@ -50,9 +50,12 @@ uint16_t fz_server_port(void);
 size_t fz_server_max_record(void);
 /* The server itself (its configuration may be completed before what reads it starts: the metrics
  * endpoint). */
-struct server;
-struct server *fz_server_get(void);
+struct daemon;
+struct daemon *fz_daemon(void);
 /* The server's connection and record-memory counts, to stderr: what a stuck connection waits for. */
 void fz_server_dump(void);
+/* Print what could not be set up, with errno's message, and exit: the harness cannot run without
+ * it (fz_server.c and fz_client.c). */
+_Noreturn void fz_die(const char *what);
 
 #endif

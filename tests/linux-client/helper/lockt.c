@@ -115,9 +115,91 @@ static int usage(void)
 	return 2;
 }
 
-int main(int argc, char **argv)
+/* hold: lock, report, wait for SIGUSR1 or SIGTERM (or the alarm of TMO s), unlock. */
+static int hold(int fd, char kind, unsigned tmo)
 {
 	long long t;
+
+	catch(SIGUSR1);
+	catch(SIGTERM);
+	catch(SIGALRM);
+	alarm(tmo);
+	t = ms();
+	if (trylock(fd, kind) != 0)
+		return printf("DENIED %s took=%lld\n", ename(errno), ms() - t), 1;
+	printf("LOCKED %lld took=%lld pid=%d\n", ms(), ms() - t, (int)getpid());
+	while (!got_signal)
+		pause();
+	if (got_signal == SIGALRM)
+		printf("hold: no SIGUSR1 in time, unlocking\n");
+	t = ms();
+	if (unlock(fd, kind) != 0)
+		return error("unlock");
+	printf("UNLOCKED %lld call=%lld\n", t, ms() - t);
+	return got_signal == SIGALRM ? 1 : 0;
+}
+
+/* try: lock and unlock at once, or DENIED. */
+static int try(int fd, char kind)
+{
+	long long t = ms();
+
+	if (trylock(fd, kind) != 0) {
+		int e = errno;
+		printf("DENIED %s took=%lld\n", ename(e), ms() - t);
+		return e == EAGAIN || e == EACCES ? 1 : 2;
+	}
+	printf("OK took=%lld\n", ms() - t);
+	if (unlock(fd, kind) != 0)
+		return error("unlock");
+	return 0;
+}
+
+/* test: F_GETLK for a write lock on the whole file, and what holds it. */
+static int test(int fd)
+{
+	long long t;
+	struct flock f;
+
+	memset(&f, 0, sizeof f);
+	f.l_type = F_WRLCK;
+	f.l_whence = SEEK_SET;
+	t = ms();
+	if (fcntl(fd, F_GETLK, &f) != 0)
+		return error("F_GETLK");
+	t = ms() - t;
+	if (f.l_type == F_UNLCK)
+		printf("none took=%lld\n", t);
+	else
+		printf("held type=%s pid=%d start=%lld len=%lld took=%lld\n",
+		       f.l_type == F_WRLCK ? "W" : "R", (int)f.l_pid, (long long)f.l_start,
+		       (long long)f.l_len, t);
+	return 0;
+}
+
+/* wait: F_SETLKW until granted or the alarm of TMO s, then unlock. */
+static int wait_lock(int fd, unsigned tmo)
+{
+	long long t;
+
+	catch(SIGALRM);
+	alarm(tmo);
+	t = ms();
+	printf("REQ %lld pid=%d\n", t, (int)getpid());
+	if (posix_lock(fd, F_SETLKW, F_WRLCK) != 0) {
+		if (errno == EINTR && got_signal == SIGALRM)
+			return printf("TIMEOUT %lld\n", ms()), 1;
+		return error("F_SETLKW");
+	}
+	long long g = ms();
+	printf("GOT %lld waited=%lld\n", g, g - t);
+	if (posix_lock(fd, F_SETLK, F_UNLCK) != 0)
+		return error("unlock");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
 	int fd;
 	char kind = 0;
 	const char *file;
@@ -136,69 +218,13 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return error("open");
 
-	if (strcmp(argv[1], "hold") == 0) {
-		catch(SIGUSR1);
-		catch(SIGTERM);
-		catch(SIGALRM);
-		alarm(argc > 4 ? (unsigned)atoi(argv[4]) : 300);
-		t = ms();
-		if (trylock(fd, kind) != 0)
-			return printf("DENIED %s took=%lld\n", ename(errno), ms() - t), 1;
-		printf("LOCKED %lld took=%lld pid=%d\n", ms(), ms() - t, (int)getpid());
-		while (!got_signal)
-			pause();
-		if (got_signal == SIGALRM)
-			printf("hold: no SIGUSR1 in time, unlocking\n");
-		t = ms();
-		if (unlock(fd, kind) != 0)
-			return error("unlock");
-		printf("UNLOCKED %lld call=%lld\n", t, ms() - t);
-		return got_signal == SIGALRM ? 1 : 0;
-	}
-	if (strcmp(argv[1], "try") == 0) {
-		t = ms();
-		if (trylock(fd, kind) != 0) {
-			int e = errno;
-			printf("DENIED %s took=%lld\n", ename(e), ms() - t);
-			return e == EAGAIN || e == EACCES ? 1 : 2;
-		}
-		printf("OK took=%lld\n", ms() - t);
-		if (unlock(fd, kind) != 0)
-			return error("unlock");
-		return 0;
-	}
-	if (strcmp(argv[1], "test") == 0) {
-		struct flock f;
-		memset(&f, 0, sizeof f);
-		f.l_type = F_WRLCK;
-		f.l_whence = SEEK_SET;
-		t = ms();
-		if (fcntl(fd, F_GETLK, &f) != 0)
-			return error("F_GETLK");
-		t = ms() - t;
-		if (f.l_type == F_UNLCK)
-			printf("none took=%lld\n", t);
-		else
-			printf("held type=%s pid=%d start=%lld len=%lld took=%lld\n",
-			       f.l_type == F_WRLCK ? "W" : "R", (int)f.l_pid, (long long)f.l_start,
-			       (long long)f.l_len, t);
-		return 0;
-	}
-	if (strcmp(argv[1], "wait") == 0) {
-		catch(SIGALRM);
-		alarm(argc > 3 ? (unsigned)atoi(argv[3]) : 120);
-		t = ms();
-		printf("REQ %lld pid=%d\n", t, (int)getpid());
-		if (posix_lock(fd, F_SETLKW, F_WRLCK) != 0) {
-			if (errno == EINTR && got_signal == SIGALRM)
-				return printf("TIMEOUT %lld\n", ms()), 1;
-			return error("F_SETLKW");
-		}
-		long long g = ms();
-		printf("GOT %lld waited=%lld\n", g, g - t);
-		if (posix_lock(fd, F_SETLK, F_UNLCK) != 0)
-			return error("unlock");
-		return 0;
-	}
+	if (strcmp(argv[1], "hold") == 0)
+		return hold(fd, kind, argc > 4 ? (unsigned)atoi(argv[4]) : 300);
+	if (strcmp(argv[1], "try") == 0)
+		return try(fd, kind);
+	if (strcmp(argv[1], "test") == 0)
+		return test(fd);
+	if (strcmp(argv[1], "wait") == 0)
+		return wait_lock(fd, argc > 3 ? (unsigned)atoi(argv[3]) : 120);
 	return usage();
 }

@@ -130,8 +130,10 @@ static int pieces(const struct iovec *iov, int iovcnt)
 	return n;
 }
 
-/* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length. */
-static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt)
+/* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length.
+ * eof: the file's last block through the page cache, where only off must be aligned. */
+static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt,
+		     bool eof)
 {
 	uint64_t len = 0;
 	int rc = 0;
@@ -157,6 +159,7 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 		if (d->writes < FAKE_LOG_MAX)
 			d->log[d->writes] = (struct fake_write){ off, len, pieces(iov, iovcnt) };
 		d->writes++;
+		d->eof_writes += eof;
 		if (writer_mode == 0)
 			d->server_writes++;
 		else if (writer_mode == 1)
@@ -164,7 +167,7 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 		reserve(d, off + len);
 		uint64_t at = off;
 		for (int i = 0; i < iovcnt; at += iov[i].iov_len, i++) {
-			if (!aligned(d, at, iov[i].iov_base, iov[i].iov_len))
+			if (eof ? at % d->align != 0 : !aligned(d, at, iov[i].iov_base, iov[i].iov_len))
 				d->misaligned++;
 			memcpy(d->data + at, iov[i].iov_base, iov[i].iov_len);
 		}
@@ -182,7 +185,17 @@ static int fake_write(void *io, uint64_t off, const void *buf, size_t len)
 {
 	struct iovec v = { (void *)buf, len };
 
-	return write_vec(io, off, &v, 1);
+	return write_vec(io, off, &v, 1, false);
+}
+
+static int fake_write_eof(void *io, uint64_t off, const void *buf, size_t len)
+{
+	struct fake_disk *d = io;
+	struct iovec v = { (void *)buf, len };
+
+	if (d->no_write_eof)
+		return -EOPNOTSUPP;
+	return write_vec(d, off, &v, 1, true);
 }
 
 static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
@@ -192,7 +205,7 @@ static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovc
 	pthread_mutex_lock(&d->lock);
 	d->vectored++;
 	pthread_mutex_unlock(&d->lock);
-	return write_vec(d, off, iov, iovcnt);
+	return write_vec(d, off, iov, iovcnt, false);
 }
 
 static ssize_t fake_read(void *io, uint64_t off, void *buf, size_t len)
@@ -318,4 +331,5 @@ const struct bcache_ops fake_ops = {
 	.writer_end = fake_writer_end,
 	.spawn = fake_spawn,
 	.hole = fake_hole,
+	.write_eof = fake_write_eof,
 };

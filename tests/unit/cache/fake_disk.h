@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bcache.h"
+#include "cache/bcache.h"
 
 #define FAKE_LOG_MAX 4096
 #define FAKE_HELPERS_MAX 256
@@ -31,6 +31,8 @@ struct fake_disk {
 	unsigned char *durable;    /* contents as of the last successful sync */
 	uint64_t durable_size;
 	unsigned reads, writes, syncs, truncates, misaligned;
+	unsigned eof_writes;       /* of the writes, those through ops.write_eof (not aligned) */
+	bool no_write_eof;         /* ops.write_eof refuses (-EOPNOTSUPP), as with no tail fd */
 	unsigned vectored;         /* of the writes, those made through writev */
 	/* of the writes, those made inside writer_begin/end, as the server or restricted */
 	unsigned server_writes, restricted_writes;

@@ -18,7 +18,6 @@
 
 #include "test_env.h"
 
-#define MiB (1u << 20)
 #define NTHREADS 4
 
 static enum bcache_mode mode;   /* of this pass (main) */

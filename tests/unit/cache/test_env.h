@@ -4,14 +4,26 @@
 #ifndef TEST_ENV_H
 #define TEST_ENV_H
 
+/* What every test source of the cache uses, CMocka's prerequisites before it. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "bcache.h"
+#include <cmocka.h>
+
+#include "cache/bcache.h"
 #include "fake_disk.h"
 
 #define BS 4096u
+#define MiB (1u << 20)
 #define EXPECT_MAX (32u << 20)
 
 struct env {

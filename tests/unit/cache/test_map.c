@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "bc_internal.h"
+#include "cache/bc_internal.h"
 
 #define DOMAIN 4096u   /* indexes 0..DOMAIN-1, plus FAR + the same (sparse, huge offsets) */
 #define FAR (UINT64_C(1) << 40)

@@ -17,7 +17,6 @@
 
 #include "test_env.h"
 
-#define MiB (1u << 20)
 #define CACHE (64 * MiB)          /* written_limit: an eighth, 8 MiB */
 #define RECORD 47008u
 

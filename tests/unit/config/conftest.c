@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "conftest.h"
 
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include <fcntl.h>
 #include <ftw.h>
 #include <malloc.h>
@@ -79,4 +84,58 @@ void heap_gauge_init(char **argv)
 	setenv("GLIBC_TUNABLES", val, 1);
 	execv("/proc/self/exe", argv);
 	/* Not fatal: the heap comparisons will say so if the cache blurs them. */
+}
+
+/* ---- loads checked (the config tests) ---- */
+
+/* TEMPLATE with every "{D}" replaced by the scratch directory. */
+void expand(const struct scratch *s, const char *templ, char *out, size_t len)
+{
+	size_t n = 0;
+	while (*templ && n + 1 < len) {
+		if (strncmp(templ, "{D}", 3) == 0) {
+			n += (size_t)snprintf(out + n, len - n, "%s", s->dir);
+			templ += 3;
+		} else {
+			out[n++] = *templ++;
+		}
+	}
+	out[n < len ? n : len - 1] = '\0';
+}
+
+struct config load_ok(const struct scratch *s, const char *text)
+{
+	struct config cfg;
+	char err[512] = "";
+	int rc = scratch_load(s, text, &cfg, err, sizeof err);
+	if (rc != 0)
+		print_error("unexpected error: %s\n", err);
+	assert_int_equal(rc, 0);
+	return cfg;
+}
+
+/* TEXT must fail with exactly "CONF:" WANT ({D} = scratch dir), leave *cfg empty, and give
+ * back every byte it took. The first load warms up libc (stdio, locale) so the second can be
+ * measured exactly. */
+void expect_error(const struct scratch *s, const char *text, const char *want)
+{
+	char err[8192], tail[2048], full[sizeof s->conf + sizeof tail + 1];
+	struct config cfg;
+	expand(s, want, tail, sizeof tail);
+	snprintf(full, sizeof full, "%s:%s", s->conf, tail);
+
+	assert_int_equal(scratch_load(s, text, &cfg, err, sizeof err), -1);
+	size_t before = heap_in_use();
+	memset(&cfg, 0xa5, sizeof cfg);
+	assert_int_equal(config_load(s->conf, &cfg, err, sizeof err), -1);
+	assert_int_equal(heap_in_use(), before);
+
+	if (strcmp(err, full) != 0)
+		print_error("conf:\n%s\n", text);
+	assert_string_equal(err, full);
+	assert_null(cfg.listen);
+	assert_null(cfg.state_dir);
+	assert_null(cfg.exports);
+	assert_int_equal(cfg.nexports, 0);
+	config_free(&cfg);   /* harmless on a failed load */
 }

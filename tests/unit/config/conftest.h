@@ -1,12 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Helpers shared by the config and export tests: a scratch directory holding a conf file and
- * the directories it exports, and a heap gauge for leak checks without a sanitizer. */
+ * the directories it exports, a heap gauge for leak checks without a sanitizer, and the config
+ * tests' checked loads (test_config's two sources share them). */
 #ifndef NFSD_UC_CONFTEST_H
 #define NFSD_UC_CONFTEST_H
 
 #include <limits.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "conf/config.h"
 
 struct scratch {
 	char dir[PATH_MAX];       /* canonical, so it compares equal to realpath'd export paths */
@@ -28,5 +30,26 @@ size_t heap_in_use(void);
 /* glibc's per-thread cache keeps freed chunks counted as in use, which would blur a
  * before/after comparison: re-execute the test once with the cache turned off. */
 void heap_gauge_init(char **argv);
+
+/* ---- loads checked (test_config.c, test_config_errors.c) ---- */
+
+/* TEMPLATE with every "{D}" replaced by the scratch directory. */
+void expand(const struct scratch *s, const char *templ, char *out, size_t len);
+/* TEXT loads; the test fails with the error otherwise. */
+struct config load_ok(const struct scratch *s, const char *text);
+/* TEXT must fail with exactly "CONF:" WANT ({D} = scratch dir), leave *cfg empty, and give
+ * back every byte it took. */
+void expect_error(const struct scratch *s, const char *text, const char *want);
+
+/* ---- the tests of test_config_errors.c, listed by test_config.c ---- */
+
+void test_structure_errors(void **state);
+void test_export_errors(void **state);
+void test_value_errors(void **state);
+void test_client_errors(void **state);
+void test_host_names_and_wildcards(void **state);
+void test_unreadable_files(void **state);
+void test_error_truncated_to_buffer(void **state);
+void test_success_takes_back_everything(void **state);
 
 #endif

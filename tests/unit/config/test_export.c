@@ -16,9 +16,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "config.h"
+#include "conf/config.h"
 #include "conftest.h"
-#include "export.h"
+#include "conf/export.h"
 
 struct fixture {
 	struct scratch s;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drc.h"
+#include "rpc/drc.h"
 
 static struct sockaddr_storage peer(const char *addr, uint16_t port)
 {

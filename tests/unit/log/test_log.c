@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static void test_plain(void **state)
 {

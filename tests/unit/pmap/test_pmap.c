@@ -20,18 +20,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "dispatch.h"
-#include "nfsd.h"
+#include "conf/config.h"
+#include "svc/dispatch.h"
 #include "pmap/pmap.h"
+#include "svc/dispatch.h"
 
 #define NFS 100003u
 #define MOUNT 100005u
 #define NSM 100024u
 
+/* The programs' state, as the daemon registers them with it. */
 struct env {
-	struct server srv;
-	struct worker w;
+	struct pmap_reg *reg;
 };
 
 static struct sockaddr_storage addr(const char *host, uint16_t port)
@@ -62,10 +62,9 @@ static int setup_families(void **state, unsigned families)
 {
 	struct env *e = calloc(1, sizeof *e);
 	assert_non_null(e);
-	e->srv.pmap = pmap_reg_new(families);
-	assert_non_null(e->srv.pmap);
-	assert_int_equal(pmap_reg_add_own_list(e->srv.pmap, own, sizeof own / sizeof own[0]), 0);
-	e->w.srv = &e->srv;
+	e->reg = pmap_reg_new(families);
+	assert_non_null(e->reg);
+	assert_int_equal(pmap_reg_add_own_list(e->reg, own, sizeof own / sizeof own[0]), 0);
 	*state = e;
 	return 0;
 }
@@ -83,7 +82,7 @@ static int setup_v4(void **state)
 static int teardown(void **state)
 {
 	struct env *e = *state;
-	pmap_reg_free(e->srv.pmap);
+	pmap_reg_free(e->reg);
 	free(e);
 	return 0;
 }
@@ -113,7 +112,7 @@ static void call(struct env *e, const struct prog_desc *prog, uint32_t proc, xdr
 	assert_true(pd->decode(&x, a));
 	xdr_destroy(&x);
 
-	struct nfs_req rq = {.w = &e->w, .peer = peer, .local = local};
+	struct svc_call rq = {.prog = e->reg, .peer = peer, .local = local};
 	pd->handler(&rq, a, r);
 
 	xdrmem_create(&x, out, sizeof out, XDR_ENCODE);
@@ -536,16 +535,13 @@ static void test_time_stat_null(void **state)
 	call(e, &pmap2_program, PMAPPROC_NULL, X(xdr_void), NULL, X(xdr_void), &dummy, REMOTE, NOWHERE);
 }
 
-/* A server that is not the portmapper: not served (PROG_UNAVAIL); called anyway, every handler
- * answers, with nothing. */
+/* A server that is not the portmapper does not register these programs (PROG_UNAVAIL); called
+ * anyway, without a registry, every handler answers, with nothing. */
 static void test_no_registry(void **state)
 {
 	(void)state;
 	struct env e0 = {0};
 	struct env *e = &e0;
-	e->w.srv = &e->srv;
-	assert_false(pmap2_program.serves(&e->w));
-	assert_false(rpcb3_program.serves(NULL));
 	assert_int_equal(getport(e, NFS, 3, IPPROTO_TCP), 0);
 	char u[PMAP_UADDR_MAX];
 	getaddr(e, &rpcb3_program, RPCBPROC_GETADDR, NFS, 3, "tcp", "", addr("192.168.1.20", 111),
@@ -561,14 +557,6 @@ static void test_no_registry(void **state)
 	assert_null(r);
 }
 
-static void test_serves(void **state)
-{
-	struct env *e = *state;
-	assert_true(pmap2_program.serves(&e->w));
-	assert_true(rpcb3_program.serves(&e->w));
-	assert_true(rpcb4_program.serves(&e->w));
-}
-
 /* ---- the pieces below the handlers --------------------------------------------------------- */
 
 static void test_uaddr_syntax(void **state)
@@ -579,22 +567,22 @@ static void test_uaddr_syntax(void **state)
 	static const char *const good[] = {"1.2.3.4.0.111", "0.0.0.0.255.255", "::1.0.111",
 					   "::.8.1", "fe80::1:2.1.0", "::ffff:10.0.0.1.8.1"};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-		assert_true(pmap_uaddr_parse(good[i], &ss));
-		assert_true(pmap_uaddr_format((struct sockaddr *)&ss, u, sizeof u));
+		assert_true(uaddr_parse(good[i], &ss));
+		assert_true(uaddr_format((struct sockaddr *)&ss, u, sizeof u));
 		assert_string_equal(u, good[i]);
 	}
 	static const char *const bad[] = {"", "1.2.3.4", "1.2.3.4.1", "1.2.3.4.256.0", "1.2.3.4.1.x",
 					  "1.2.3.4..1", "1.2.3.4.1.", ".1.2", "1.2.3.0.1.2.3",
 					  "::1.1", "nope.1.2", "1.2.3.4.-1.0", "1.2.3.4.0001.0"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		if (pmap_uaddr_parse(bad[i], &ss))
+		if (uaddr_parse(bad[i], &ss))
 			print_error("accepted '%s'\n", bad[i]);
-		assert_false(pmap_uaddr_parse(bad[i], &ss));
+		assert_false(uaddr_parse(bad[i], &ss));
 	}
-	assert_false(pmap_uaddr_parse(NULL, &ss));
+	assert_false(uaddr_parse(NULL, &ss));
 	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(2049)};
-	assert_false(pmap_uaddr_format((struct sockaddr *)&s6, u, 5));   /* "::.8.1" needs 7 */
-	assert_true(pmap_uaddr_format((struct sockaddr *)&s6, u, 7));
+	assert_false(uaddr_format((struct sockaddr *)&s6, u, 5));   /* "::.8.1" needs 7 */
+	assert_true(uaddr_format((struct sockaddr *)&s6, u, 7));
 	assert_string_equal(u, "::.8.1");
 }
 
@@ -692,7 +680,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_uaddr_taddr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_getaddrlist, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_stat_null, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_serves, setup, teardown),
 		cmocka_unit_test(test_no_registry),
 		cmocka_unit_test(test_uaddr_syntax),
 		cmocka_unit_test(test_loopback),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MOUNT v3 codecs: every type round trips and refuses every truncation; the RFC's limits
  * (MNTPATHLEN, MNTNAMLEN, FHSIZE3) are enforced; a MNT reply has the RFC 1813 wire layout. */
 #include <rpc/rpc.h>
@@ -10,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
 #include "xdr_harness.h"
 
 struct scratch {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "mount3_prot.h"
-#include "nfs3_prot.h"
+#include "xdr/mount3_prot.h"
+#include "xdr/nfs3_prot.h"
 #include "xdr_harness.h"
 
 /* An XDR string of n bytes (any bytes) at p; returns past it. */

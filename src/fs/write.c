@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* WRITE and COMMIT, per the export's mode: through nfsd-uc's cache (write_mode cached: write-
+ * behind; direct: the middle written through), or through the page cache (dontcache, buffered).
+ * Also SETATTR's truncate and the size a client must see. A WRITE that must wait for the
+ * neighbour of a partial block parks (park.c); one that finds the disk full lets deleted files
+ * go and tries again (nospace.c). The mtime touch of a cached WRITE goes to the blocking pool. */
+#include "fs/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "cache/bcache.h"
+#include "fs/fs_int.h"
+#include "fs/verifier.h"
+#include "io/ring.h"
+
+
+static ssize_t write_all(struct io_ring *r, int fd, const char *buf, size_t len, uint64_t off, int rwf)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = io_pwrite(r, fd, buf + done, len - done, off + done, rwf);
+		if (n == -EOPNOTSUPP && rwf) {   /* kernel without RWF_DONTCACHE */
+			rwf = 0;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -ENOSPC;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static bool covers_whole_block(uint64_t off, uint32_t len, uint64_t bs)
+{
+	uint64_t first = (off + bs - 1) / bs, end = (off + len) / bs;
+	return end > first;
+}
+
+#define TOUCH_EVERY_NS (4 * 1000 * 1000u)
+
+/* A WRITE that only reached the cache changed the file all the same: its mtime and ctime move now,
+ * not at the later flush (clients judge their caches by them). */
+static long do_touch(void *arg)
+{
+	const struct timespec t[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", *(int *)arg);
+	return utimensat(AT_FDCWD, path, t, 0) < 0 ? -errno : 0;
+}
+
+static void touch_mtime(struct fs_chan *ch, struct fh_obj *o)
+{
+	/* One touch per few milliseconds is as fine as the file system keeps times anyway (ext4's
+	 * are jiffies), and spares a journalled metadata update per small WRITE. */
+	struct file_io *fio = fh_file_io(o);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (fio->touched_ns && ns - fio->touched_ns < TOUCH_EVERY_NS)
+		return;
+	fio->touched_ns = ns;
+	long rc = cred_offload(ch, do_touch, &o->fd);
+	if (rc < 0)
+		log_debug("mtime of a cached WRITE: %s", strerror((int)-rc));
+}
+
+static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+			uint32_t count, enum fs_stable stable)
+{
+	int err = 0;
+	struct bcache_file *bf = cache_of(fc, o, &err);
+	if (!bf)
+		return -err;
+	struct fs_chan *ch = fc->ch;
+	fh_hint_extents(ch, o);
+	if (!ch->creds.is_root && ch->creds.cur.uid != 0)
+		bcache_file_restrict(bf);
+	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(fc->rec))
+			   : bcache_write(bf, off, data, count);
+	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */
+	if (rc == 0 && (behind(o) || !covers_whole_block(off, count, o->exp->block)))
+		touch_mtime(ch, o);
+	if (rc < 0)
+		return rc;
+	if (behind(o) && bcache_writeback_wanted(ch->fs->cache))
+		fs_writeback(ch);
+	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
+	 * disk, not when it arrived; and last, as it reads every ring's counter. In cached mode
+	 * the cache's own hold of the writer ahead does what holding back does here. */
+	if (stable == FS_UNSTABLE)
+		return hold_back(o, bf, off, count) && ch->fs->ops.busy(ch->ring)
+			       ? FILEIO_WAIT : 0;
+	/* Making a partial end block durable now means reading what nobody wrote yet; the WRITE
+	 * that brings it may be a moment away: one running now, or, while other WRITEs wait for
+	 * theirs, one of the next the clients send (replies of a group commit go out together,
+	 * and for a moment every WRITE left may be a parked one: committed at once, they made
+	 * 0.0015 device reads per 6000-byte FILE_SYNC WRITE). A lone writer's is not coming. */
+	if (bcache_range_partial(bf, off, count)) {
+		if (ch->fs->ops.busy(ch->ring) || ch->fs->ops.parked(ch->ring))
+			return FILEIO_WAIT;
+		count_alone(ch->fs);
+	}
+	return bcache_commit(bf, off, count, sync_of(stable));
+}
+
+/* A paged-mode call on a file that a cached export of the same file system may hold in nfsd-uc's
+ * cache (export_rt.shares_cache): the cache's dirty blocks go to disk first (else they would land
+ * later, over this call's newer bytes) and its clean ones are dropped (this call may change
+ * them). 0 or the flush's -errno. */
+int fileio_paged_coherent(struct fs_call *fc, struct fh_obj *o)
+{
+	if (!o->exp->shares_cache)
+		return 0;
+	int err = 0;
+	struct bcache_file *bf = cache_of(fc, o, &err);
+	if (!bf || bcache_file_entries(bf) == 0)
+		return 0;   /* no handle (another block size): nothing can be cached for it */
+	int rc = bcache_commit(bf, 0, 0, BCACHE_SYNC_NONE);
+	bcache_file_evict_clean(bf);
+	return rc;
+}
+
+static int write_paged(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+		       uint32_t count, enum fs_stable stable)
+{
+	int prc = fileio_paged_coherent(fc, o);
+	if (prc < 0)
+		return prc;
+	int fd = fh_io_fd(fc->ch, o, false);
+	if (fd < 0)
+		return fd;
+	int rwf = o->exp->write_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
+	ssize_t n = write_all(fc->ch->io, fd, data, count, off, rwf);
+	if (n < 0)
+		return (int)n;
+	if (stable != FS_UNSTABLE)
+		return io_fsync(fc->ch->io, fd, stable == FS_DATA_SYNC);
+	return 0;
+}
+
+/* synced: the failure may be a sync's (a stable WRITE), which reports data written before. */
+void fileio_write_failed(struct fs_call *fc, uint64_t off, uint32_t count, int rc, bool synced)
+{
+	bool lost = fs_verf_lost(rc, synced);
+	/* A full disk fails every WRITE: one line a second says so, with how many it stands for. */
+	log_ratelimited(&fc->ch->fs->write_errors, LOG_WARNING, "WRITE of %u bytes at %llu failed: %s%s",
+			count, (unsigned long long)off, strerror(-rc),
+			lost ? "; write verifier changed" : "");
+	if (lost)
+		fs_rotate_verf(fc->ch->fs);
+}
+
+static int write_once(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+		      uint32_t count, enum fs_stable stable)
+{
+	return uses_cache(o) ? write_cached(fc, o, off, data, count, stable)
+			       : write_paged(fc, o, off, data, count, stable);
+}
+
+/* The WRITE's bytes into the file or the cache, the disk full tried again; FILEIO_WAIT when it
+ * is to wait for a neighbour (fileio_write_wait). */
+static int write_tries(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+		       uint32_t count, enum fs_stable stable)
+{
+	int rc = write_once(fc, o, off, data, count, stable);
+	/* Once in every mode; more only in cached mode, where the failure may be a write-behind's
+	 * whose blocks fileio_retry_cached lets go again. */
+	for (int tries = 0; (tries == 0 || behind(o)) && fileio_space_again(fc, rc, tries, true); tries++) {
+		if (fileio_freed_lately(fc->ch->fs))
+			fileio_retry_cached(fc, o);
+		rc = write_once(fc, o, off, data, count, stable);
+	}
+	if (rc < 0)
+		fileio_write_failed(fc, off, count, rc, stable != FS_UNSTABLE);
+	return rc;
+}
+
+/* *synced: the error is the writing or syncing of held data's, not the handle's. */
+static int commit_once(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count,
+		       bool *synced)
+{
+	int err = 0;
+	*synced = false;
+	if (uses_cache(o)) {
+		struct bcache_file *bf = cache_of(fc, o, &err);
+		*synced = bf != NULL;
+		return bf ? bcache_commit(bf, off, count, BCACHE_SYNC_FILE) : -err;
+	}
+	int fd = fh_io_fd(fc->ch, o, false);
+	*synced = fd >= 0;
+	return fd < 0 ? fd : io_fsync(fc->ch->io, fd, false);
+}
+
+int fs_write(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
+	     uint32_t count, enum fs_stable stable)
+{
+	if (fs_as_caller(fc) < 0)
+		return -FS_ESERVERFAULT;
+	int rc = write_tries(fc, o, off, data, count, stable);
+	if (rc == FILEIO_WAIT)
+		rc = fileio_write_wait(fc, o, off, count, stable);
+	return rc;
+}
+
+int fs_commit(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count)
+{
+	if (fs_as_caller(fc) < 0)
+		return -FS_ESERVERFAULT;
+	bool synced;
+	int rc = commit_once(fc, o, off, count, &synced);
+	/* In cached mode a full disk shows here, not in the WRITEs: what is still dirty gets
+	 * written once more. Not in the others: an fsync that failed has reported (and cleared)
+	 * the file's write-back error, and a second one would succeed over the lost pages. */
+	for (int tries = 0; behind(o) && fileio_space_again(fc, rc, tries, false); tries++)
+		rc = commit_once(fc, o, off, count, &synced);
+	if (rc < 0 && fs_verf_lost(rc, synced)) {
+		log_warn("COMMIT failed: %s; write verifier changed", strerror(-rc));
+		fs_rotate_verf(fc->ch->fs);
+	} else if (rc < 0) {
+		log_debug("COMMIT failed: %s", strerror(-rc));
+	}
+	return rc;
+}
+
+int fileio_truncate(struct fs_call *fc, struct fh_obj *o, uint64_t size)
+{
+	int err = 0;
+	if (uses_cache(o)) {
+		struct bcache_file *bf = cache_of(fc, o, &err);
+		return bf ? bcache_truncate(bf, size) : -err;
+	}
+	int fd = fh_io_fd(fc->ch, o, false);
+	if (fd < 0)
+		return fd;
+	int rc = fileio_paged_coherent(fc, o);
+	return rc < 0 ? rc : fileio_truncate_fd(fd, size);
+}
+
+/* Also through a paged export of a file system a cached one serves (shares_cache). */
+void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st)
+{
+	if (!o->exp || !(uses_cache(o) || o->exp->shares_cache) || !S_ISREG(st->stx_mode))
+		return;
+	int err;
+	struct bcache_file *bf = fh_bcache(ch, o, (uint32_t)o->exp->block, &err);
+	if (!bf)
+		return;
+	int64_t size = bcache_file_size(bf);
+	if (size >= 0)
+		st->stx_size = (uint64_t)size;
+}

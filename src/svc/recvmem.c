@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Receive memory (conf receive_memory): what the records being received or run and the READ
+ * replies not yet sent hold, over every ring (connlimit.h keeps the count), and one connection's
+ * share of it (receive_memory_per_connection).
+ *
+ * A record's bytes are charged as they arrive, never as its record mark promises them: clients
+ * that each sent the mark of a 1 MiB WRITE and 600 bytes of it once held the whole bound, and
+ * every other client's WRITE waited until record_timeout closed them. A direct receive into a
+ * record asks for at most the connection's window: one of a stream buffer's size (64 KiB) is
+ * charged when its bytes come, like a read into the stream buffer; a larger one is charged
+ * before the receive is posted, so that the bound holds however many connections receive at once.
+ * The window doubles whenever the record has received half of it, up to a record: a client
+ * that streams WRITEs gets each in one receive, charged once, into a buffer allocated whole, as
+ * before; one that sent nothing has no more than a stream buffer's worth charged or allocated. Each ring takes back the charged windows of
+ * receives that brought nothing for STALL_NS (the recv is cancelled and posted again, small): a
+ * client that earned a large window and then stopped sending holds it a tenth of a second, not
+ * until record_timeout. So a client that promises and does not send holds what it sent.
+ *
+ * Records begun always have a way to finish: past the bound, one begun record per ring at a time
+ * goes on (the ring's token), so that half-received records filling receive_memory (their
+ * clients sent that much and stopped) cannot stop every record for good; the one holding the
+ * token is on its client's clock (record_timeout). */
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "svc/conn.h"
+#include "io/fiber.h"
+#include "io/ring.h"
+#include "base/log.h"
+#include "svc/worker.h"
+
+#define RECV_WIN_MIN SBUF_SIZE        /* charged when it arrives, like a stream buffer's read */
+#define MEM_RETRY_NS (10 * 1000 * 1000ull) /* waiting for record memory freed on another ring */
+#define STALL_NS (100 * 1000 * 1000ull)    /* a charged window that brought nothing for this long */
+#define WIN_CHECK_NS (50 * 1000 * 1000ull)
+
+static size_t conn_held(const struct conn *c)
+{
+	return c->rec_charged + c->run_charged + c->read_charged;
+}
+
+/* Within its share? A connection holding nothing always is. */
+static bool share_room(const struct conn *c, size_t n)
+{
+	size_t held = conn_held(c);
+	return held == 0 || held + n <= climits_mem_share(c->w->srv->limits);
+}
+
+static void on_mem_timer(struct fiber_timer *t);
+
+static void wait_end(struct conn *c)
+{
+	if (!c->mem_wait)
+		return;
+	c->mem_wait = c->mem_wait_all = false;
+	c->w->nmem_wait--;
+}
+
+/* The connection stops reading until memory comes back: of the bound (all), or of its share
+ * (its own requests give it back). Its ring's retry timer and every request that ends look
+ * again. */
+static void wait_begin(struct conn *c, bool all)
+{
+	struct worker *w = c->w;
+	struct svc *srv = w->srv;
+	if (c->mem_wait && c->mem_wait_all != all)
+		wait_end(c);
+	if (!c->mem_wait) {
+		c->mem_wait = true;
+		c->mem_wait_all = all;
+		w->nmem_wait++;
+		climits_count(srv->limits, CLE_MEM_WAIT);
+		if (all) {
+			log_ratelimited(&srv->mem_log, LOG_WARNING,
+					"receive_memory (%zu bytes) in use: connections wait to be read",
+					srv->cfg->receive_memory);
+		} else {
+			char a[INET6_ADDRSTRLEN];
+			climits_count(srv->limits, CLE_SHARE_WAIT);
+			log_ratelimited(&srv->share_log, LOG_WARNING,
+					"client %s: receive_memory_per_connection (%zu bytes) reached: "
+					"its connection waits for its own calls", conn_peer_str(&c->peer, a),
+					srv->cfg->receive_memory_per_connection);
+		}
+	}
+	if (!w->mem_timer.armed) {
+		w->mem_timer.fire = on_mem_timer;
+		fiber_timer_arm(&w->mem_timer, fiber_now_ns() + MEM_RETRY_NS);
+	}
+}
+
+bool mem_take(struct conn *c, size_t len, bool force)
+{
+	struct conn_limits *cl = c->w->srv->limits;
+	if (force) {
+		climits_mem_force(cl, len);
+	} else if (!share_room(c, len)) {
+		wait_begin(c, false);
+		return false;
+	} else if (!climits_mem_take(cl, len)) {
+		wait_begin(c, true);
+		return false;
+	}
+	wait_end(c);
+	return true;
+}
+
+void mem_run_begin(struct conn *c, size_t len)
+{
+	climits_mem_force(c->w->srv->limits, len);
+	c->run_charged += len;
+}
+
+void mem_run_end(struct conn *c, size_t charged)
+{
+	climits_mem_put(c->w->srv->limits, charged);
+	c->run_charged -= charged;
+}
+
+bool mem_may_begin(struct conn *c)
+{
+	if (!share_room(c, 1)) {
+		wait_begin(c, false);
+		return false;
+	}
+	if (!climits_mem_room(c->w->srv->limits)) {
+		wait_begin(c, true);
+		return false;
+	}
+	wait_end(c);
+	return true;
+}
+
+bool mem_rec_grow(struct conn *c)
+{
+	struct worker *w = c->w;
+	if (!share_room(c, 1)) {
+		wait_begin(c, false);
+		return false;
+	}
+	if (!climits_mem_room(w->srv->limits)) {
+		if (w->mem_token && w->mem_token != c) {
+			wait_begin(c, true);
+			return false;
+		}
+		w->mem_token = c;
+	}
+	wait_end(c);
+	return true;
+}
+
+void mem_rec_arrived(struct conn *c)
+{
+	if (c->ra.len > c->rec_charged) {
+		climits_mem_force(c->w->srv->limits, c->ra.len - c->rec_charged);
+		c->rec_charged = c->ra.len;
+	}
+}
+
+static void on_win_timer(struct fiber_timer *t);
+
+size_t mem_window(struct conn *c, size_t left)
+{
+	struct worker *w = c->w;
+	if (c->win < RECV_WIN_MIN)
+		c->win = RECV_WIN_MIN;      /* a new connection's */
+	size_t want = left < c->win ? left : c->win;
+	size_t ahead = c->rec_charged - c->ra.len;
+	if (want > RECV_WIN_MIN && want > ahead) {
+		size_t more = want - ahead;
+		if (share_room(c, more) && climits_mem_take(w->srv->limits, more)) {
+			c->rec_charged += more;
+			ahead = want;
+		} else {
+			want = left < RECV_WIN_MIN ? left : RECV_WIN_MIN;
+		}
+	}
+	if (want > ahead && !mem_rec_grow(c))
+		return 0;
+	wait_end(c);
+	c->posted_ns = fiber_now_ns();
+	c->win_charged = ahead > 0;
+	if (c->win_charged) {
+		w->nwin++;
+		if (!w->win_timer.armed) {
+			w->win_timer.fire = on_win_timer;
+			fiber_timer_arm(&w->win_timer, c->posted_ns + WIN_CHECK_NS);
+		}
+	}
+	return want;
+}
+
+void mem_window_done(struct conn *c, size_t got)
+{
+	if (c->win_charged) {
+		c->win_charged = false;
+		c->w->nwin--;
+	}
+	mem_rec_arrived(c);
+	if (c->rec_charged > c->ra.len) {
+		climits_mem_put(c->w->srv->limits, c->rec_charged - c->ra.len);
+		c->rec_charged = c->ra.len;
+	}
+	/* Grown by what the client sends, not by how it is cut: a receive gives what the socket has
+	 * (part of a window, on a real network), so a window that had to fill before growing would
+	 * stay small, and the record's buffer grow (and be copied) a window at a time. */
+	size_t max = c->w->srv->cfg->max_record;
+	if (got && 2 * c->ra.len >= c->win && c->win < max)
+		c->win = 2 * c->win < max ? 2 * c->win : max;
+}
+
+void mem_window_revoked(struct conn *c)
+{
+	mem_window_done(c, 0);
+	c->win = RECV_WIN_MIN;
+	/* What the window would have received is allocated but empty: give its pages back (the
+	 * allocator's recycled memory is resident), until the client sends again. */
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)recasm_tail(&c->ra) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	uintptr_t to = (uintptr_t)(c->ra.rec + c->ra.cap) & ~((uintptr_t)page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
+/* Every charged window whose recv brought nothing for STALL_NS: the recv is cancelled
+ * (conn_on_recv gives the window back and posts a small one). */
+static void on_win_timer(struct fiber_timer *t)
+{
+	struct worker *w = (struct worker *)((char *)t - offsetof(struct worker, win_timer));
+	struct svc *srv = w->srv;
+	uint64_t now = fiber_now_ns();
+	if (w->stopping || !w->nwin)
+		return;
+	for (struct conn *c = w->conns; c; c = c->next) {
+		if (!c->win_charged || c->revoking || c->dead || now - c->posted_ns < STALL_NS)
+			continue;
+		c->revoking = true;
+		io_ring_cancel_op(w->ring, &c->recv_op);
+		climits_count(srv->limits, CLE_WIN_REVOKED);
+	}
+	fiber_timer_arm(t, now + WIN_CHECK_NS);
+}
+
+size_t mem_rec_done(struct conn *c)
+{
+	size_t charged = c->rec_charged;
+	if (c->w->mem_token == c)
+		c->w->mem_token = NULL;
+	c->rec_charged = 0;
+	c->run_charged += charged;
+	return charged;
+}
+
+/* Its replies give their READs' memory back as they are freed (reply_done); nothing of it runs. */
+void mem_conn_free(struct conn *c)
+{
+	struct worker *w = c->w;
+	wait_end(c);
+	if (c->win_charged)
+		w->nwin--;
+	if (w->mem_token == c)
+		w->mem_token = NULL;
+	climits_mem_put(w->srv->limits, c->rec_charged);
+}
+
+/* Look again at the connections waiting for memory, until one still finds none of the bound
+ * (one waiting for its share says nothing of the others). */
+void mem_retry(struct worker *w)
+{
+	for (struct conn *c = w->conns, *next; c && w->nmem_wait; c = next) {
+		next = c->next;
+		if (!c->mem_wait)
+			continue;
+		conn_pump(c);
+		bool full = c->mem_wait && c->mem_wait_all;
+		conn_settle(c);
+		if (full)
+			break;
+	}
+}
+
+static void on_mem_timer(struct fiber_timer *t)
+{
+	struct worker *w = (struct worker *)((char *)t - offsetof(struct worker, mem_timer));
+	if (!w->stopping)
+		mem_retry(w);
+}
+
+void mem_ring_stop(struct worker *w)
+{
+	fiber_timer_disarm(&w->mem_timer);
+	fiber_timer_disarm(&w->win_timer);
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The block that ends a file, written before its neighbour has come (a stable WRITE or a COMMIT
+ * at the file's end): through ops.write_eof up to the end alone, so the size is never padded
+ * and nothing is truncated (on Linux the truncate of a block just written O_DIRECT reads it back
+ * to zero its tail); without that op, padded and trimmed as before; each way counted; a failing
+ * write keeps the data for the next COMMIT. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "test_env.h"
+
+/* A file of BS + 1000 bytes, made durable by a COMMIT of its range before any neighbour comes:
+ * its last block went one way (write_eof: truncates 0) or the other (trims: 1), all aligned,
+ * and the disk holds the file's 5096 bytes exactly. */
+static void commit_tail(struct env *e, unsigned eof_writes, unsigned trims)
+{
+	put(e, 0, BS + 1000, 1);
+	assert_int_equal(bcache_commit(e->f, 0, BS + 1000, BCACHE_SYNC_DATA), 0);
+	struct bcache_stats s = stats(e);
+	assert_int_equal(s.eof_writes, eof_writes);
+	assert_int_equal(s.eof_trims, trims);
+	assert_int_equal(e->disk.eof_writes, eof_writes);
+	assert_int_equal(e->disk.truncates, trims);
+	assert_int_equal(e->disk.misaligned, 0);
+	check_disk(e, true);
+}
+
+/* A stable WRITE's tail past the end of file, then the neighbour: one write_eof of exactly the
+ * data, no truncate and no read; the neighbour completes the block, written whole. */
+static void test_tail_written_to_its_end(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+
+	(void)state;
+	commit_tail(e, 1, 0);
+	put(e, BS + 1000, BS - 1000, 2);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.eof_writes, 1);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* Interleaved stable WRITEs that each end the file: every tail goes through write_eof, the
+ * file is never seen longer than its data, and nothing is read. */
+static void test_growing_file_never_padded(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+	const uint64_t rec = 47008;
+
+	(void)state;
+	for (unsigned i = 0; i < 8; i++) {
+		put(e, i * rec, rec, 1 + i);
+		assert_int_equal(bcache_commit(e->f, i * rec, rec, BCACHE_SYNC_FILE), 0);
+		assert_int_equal(bcache_file_size(e->f), (int64_t)((i + 1) * rec));
+		check_disk(e, true);
+	}
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.truncates, 0);
+	assert_int_equal(stats(e).eof_trims, 0);
+	assert_true(stats(e).eof_writes >= 8);
+	env_free(e);
+}
+
+/* Without write_eof (no such descriptor, or a kernel that refuses): the block is written whole
+ * and the size put back, counted as a trim. */
+static void test_tail_padded_without_write_eof(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+
+	(void)state;
+	e->disk.no_write_eof = true;
+	commit_tail(e, 0, 1);
+	env_free(e);
+}
+
+/* A full disk at the tail's write: the COMMIT says so, the bytes stay in the cache, and the
+ * next COMMIT writes them. */
+static void test_tail_write_error_kept(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+
+	(void)state;
+	put(e, 0, BS + 1000, 1);
+	fake_fail_writes(&e->disk, ENOSPC, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -ENOSPC);
+	assert_true(stats(e).dirty >= 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(stats(e).dirty, 0);
+	assert_int_equal(e->disk.truncates, 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tail_written_to_its_end),
+		cmocka_unit_test(test_growing_file_never_padded),
+		cmocka_unit_test(test_tail_padded_without_write_eof),
+		cmocka_unit_test(test_tail_write_error_kept),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
