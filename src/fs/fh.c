@@ -536,7 +536,8 @@ struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t blo
 	if (!e->fio.fd_set) {
 		/* Set before the opens yield: other fibers may open the cache's handle and write
 		 * through fd meanwhile, and through the others once they are set (atomic). */
-		e->fio.fd = e->fio.wfd = fd;
+		e->fio.fd = fd;
+		e->fio.wfd = fd;
 		e->fio.tfd = -1;
 		e->fio.fd_set = true;
 		cache_write_fds(ch, o, &e->fio);
