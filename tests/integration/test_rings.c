@@ -376,15 +376,16 @@ static bool readable(int fd)
 }
 
 /* GETATTRs on fd, one at a time, until the keeper's reply is in and STREAM_MS more have passed.
- * The longest pause between two of them, in ms. */
-static long long stream_getattrs(struct pair *p, int fd, uint32_t keeper_xid)
+ * The time of the last reply in *last; the longest pause between two of them, in ms. */
+static long long stream_getattrs(struct pair *p, int fd, uint32_t keeper_xid, long long *last_out)
 {
 	struct xb *b = malloc(sizeof *b);
 	uint8_t *buf = malloc(65536);
 	assert_non_null(b);
 	assert_non_null(buf);
 	long long keeper_done = 0, last = ms_now(), gap = 0;
-	for (uint32_t xid = 0x7a00100; !keeper_done || ms_now() - keeper_done < STREAM_MS; xid++) {
+	for (uint32_t xid = keeper_xid + 0x100; !keeper_done || ms_now() - keeper_done < STREAM_MS;
+	     xid++) {
 		if (!keeper_done && readable(p->keep)) {
 			drain_keeper(p, keeper_xid);
 			keeper_done = ms_now();
@@ -400,30 +401,55 @@ static long long stream_getattrs(struct pair *p, int fd, uint32_t keeper_xid)
 	}
 	free(buf);
 	free(b);
+	*last_out = last;
 	return gap;
 }
 
-static void test_parked_write_waits_while_calls_arrive(void **state)
+/* One try: device reads of the block's completion, and in *gap the longest pause in the calls
+ * the parked WRITE saw arrive, up to the neighbour's send. */
+static uint64_t parked_while_arriving(const struct itest *t, unsigned n, long long *gap)
 {
-	const struct itest *t = *state;
-	struct pair p = open_pair(t, "parked.arrivals");
+	char name[32];
+	snprintf(name, sizeof name, "parked.arrivals.%u", n);
+	uint32_t xid = 0x7a00000 + n * 0x10000;
+	struct pair p = open_pair(t, name);
 	int other = connect_nfs(t);
 	uint64_t reads0 = rn_counter_must(t->port, "cache_fill_reads");
-	send_keeper(t, &p, "parked.arrivals", 0x7a00000);
-	send_write(p.a, &p.fa, 0, SPLIT, RN_FILE_SYNC, 0x7a00001);
-	long long gap = stream_getattrs(&p, other, 0x7a00000);
-	send_write(p.b, &p.fb, SPLIT, END - SPLIT, RN_FILE_SYNC, 0x7a00002);
-	expect_write(p.a, 0x7a00001, SPLIT, RN_FILE_SYNC);
-	expect_write(p.b, 0x7a00002, END - SPLIT, RN_FILE_SYNC);
+	send_keeper(t, &p, name, xid);
+	send_write(p.a, &p.fa, 0, SPLIT, RN_FILE_SYNC, xid + 1);
+	long long last;
+	*gap = stream_getattrs(&p, other, xid, &last);
+	send_write(p.b, &p.fb, SPLIT, END - SPLIT, RN_FILE_SYNC, xid + 2);
+	if (ms_now() - last > *gap)
+		*gap = ms_now() - last;
+	expect_write(p.a, xid + 1, SPLIT, RN_FILE_SYNC);
+	expect_write(p.b, xid + 2, END - SPLIT, RN_FILE_SYNC);
 	check_file(&p);
 	uint64_t reads = rn_counter_must(t->port, "cache_fill_reads") - reads0;
 	close(other);
 	close_pair(&p);
-	/* A pause in the stream as long as the quiet time (this machine busy elsewhere) lets the
-	 * WRITE give up, rightly: not the case this test is about. */
-	if (reads && gap >= 8)
+	return reads;
+}
+
+/* A pause in the calls as long as the park's quiet time lets the WRITE give up, rightly; so does
+ * the daemon itself not running for that long on a machine busy elsewhere, which the client
+ * cannot see. Neither is the case this test is about: up to three tries, one without a read
+ * passes. A WRITE that does not wait for arriving calls reads every time. */
+static void test_parked_write_waits_while_calls_arrive(void **state)
+{
+	const struct itest *t = *state;
+	bool quiet_pause = true;
+	for (unsigned n = 0; n < 3; n++) {
+		long long gap;
+		if (parked_while_arriving(t, n, &gap) == 0)
+			return;
+		print_message("try %u: the block was read (longest pause in the calls %lld ms)\n", n,
+			      gap);
+		quiet_pause = quiet_pause && gap >= 8;
+	}
+	if (quiet_pause)
 		skip();
-	assert_int_equal(reads, 0);
+	fail_msg("a parked FILE_SYNC WRITE gave up while calls kept arriving, three times");
 }
 
 /* ---- a blocking call held on the pool while the ring serves its connection ---- */
