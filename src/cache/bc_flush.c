@@ -131,7 +131,7 @@ static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcach
 }
 
 /* The block ends past both the data's logical end and the disk's end. Through ops->write_eof
- * where there is one; else writing it whole pads the file with zeros to the block's end, so the
+ * where there is one and the disk holds nothing in the block; else writing it whole pads the file with zeros to the block's end, so the
  * size goes back right after. Done under the lock from the size probe to the write (and the
  * truncate): no WRITE can start past the logical end meanwhile (its span would move the end)
  * and no size query can see the padding. */
@@ -149,7 +149,10 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 		e->filled = true;
 	}
 	bool pads = size < base + ino->bs;
-	if (pads && (rc = flush_eof_tail(ino, e, h, size)) <= 0)
+	/* Only a block wholly past the on-disk end: where the disk holds data in the block (an
+	 * overwrite's last block), the kernel reads the block before a partial buffered write, so
+	 * a failing disk would fail the write at that read, and the read is the trim's anyway. */
+	if (pads && (uint64_t)disk_size <= base && (rc = flush_eof_tail(ino, e, h, size)) <= 0)
 		return rc;
 	if (pads) {
 		atomic_fetch_add(&ino->pad_seq, 1);   /* bcache_file_size() takes the lock now */

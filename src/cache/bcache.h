@@ -97,8 +97,9 @@ struct bcache_ops {
 	 * completed over such a range is zero-filled, with no device read: on a new file the
 	 * bytes a missing neighbour would have brought are a hole. */
 	int (*hole)(void *file_io, uint64_t off, size_t len);
-	/* A write that ends the file at off + len, inside a block (off aligned, len not): the
-	 * block's last data when the cache holds what comes before it in the block. Through the
+	/* A write that ends the file at off + len, inside a block (off aligned, len not) that
+	 * lies wholly past the on-disk end of file, the cache holding every byte of it before the
+	 * end. Through the
 	 * kernel's page cache, which zero-fills the rest of a block past the end of file without
 	 * reading it, and drops the page once written. 0, -errno, or -EOPNOTSUPP (optional, as
 	 * NULL): the cache then writes the block whole and puts the size back (ops->trim), which

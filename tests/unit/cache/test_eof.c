@@ -79,6 +79,22 @@ static void test_tail_padded_without_write_eof(void **state)
 	env_free(e);
 }
 
+/* An overwrite's last block, where the disk holds data: not through write_eof (the kernel would
+ * read the block first, and a failing disk fail the write there), padded and trimmed. */
+static void test_overwritten_tail_not_through_write_eof(void **state)
+{
+	struct env *e = env_new(64 * MiB, 0);
+	unsigned char old[BS + 1000];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(old); i++)
+		old[i] = (unsigned char)(i * 7 + 3);
+	fake_disk_put(&e->disk, 0, old, sizeof(old));
+	apply(e, 0, sizeof(old), 9);
+	commit_tail(e, 0, 1);
+	env_free(e);
+}
+
 /* A full disk at the tail's write: the COMMIT says so, the bytes stay in the cache, and the
  * next COMMIT writes them. */
 static void test_tail_write_error_kept(void **state)
@@ -103,6 +119,7 @@ int main(void)
 		cmocka_unit_test(test_tail_written_to_its_end),
 		cmocka_unit_test(test_growing_file_never_padded),
 		cmocka_unit_test(test_tail_padded_without_write_eof),
+		cmocka_unit_test(test_overwritten_tail_not_through_write_eof),
 		cmocka_unit_test(test_tail_write_error_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
