@@ -131,10 +131,10 @@ static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcach
 }
 
 /* The block ends past both the data's logical end and the disk's end. Through ops->write_eof
- * where there is one and the disk holds nothing in the block; else writing it whole pads the file with zeros to the block's end, so the
- * size goes back right after. Done under the lock from the size probe to the write (and the
- * truncate): no WRITE can start past the logical end meanwhile (its span would move the end)
- * and no size query can see the padding. */
+ * where there is one and the disk holds nothing in the block; else writing it whole pads the
+ * file with zeros to the block's end, so the size goes back right after. Done under the lock
+ * from the size probe to the write (and the truncate): no WRITE can start past the logical end
+ * meanwhile (its span would move the end) and no size query can see the padding. */
 static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
 			  int64_t disk_size, uint64_t logical_end, enum bc_fill_why why)
 {
