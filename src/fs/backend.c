@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The cache's back end: struct bcache_ops over a handle's O_DIRECT descriptors (and a buffered
  * one for the block that ends a file), through the calling fiber's ring (io_ring_thread()).
- * Calls with no io_uring op: ftruncate goes to the blocking pool; fstat in the cache's disk_size runs in place (memory only, and called under the
- * inode lock, where the shortest call is best); every op on a thread without a ring (the main
- * thread closing the empty handle cache of a ring that never started) is a plain syscall. And the
- * record a cached WRITE lends the cache. */
+ * Calls with no io_uring op: ftruncate goes to the blocking pool; fstat in the cache's disk_size
+ * runs in place (memory only, and called under the inode lock, where the shortest call is best);
+ * every op on a thread without a ring (the main thread closing the empty handle cache of a ring
+ * that never started) is a plain syscall. And the record a cached WRITE lends the cache. */
 #include "fs/fileio.h"
 
 #include <errno.h>
