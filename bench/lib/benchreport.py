@@ -6,6 +6,7 @@ Layout of a results directory (the same as docs/, so that the page's links work 
   bench/results.csv, bench/sustained.csv, bench/runtimes.csv, bench/*.png"""
 
 import csv
+import math
 import os
 import shutil
 import subprocess
@@ -871,6 +872,72 @@ def peers_section(rows):
     return L
 
 
+# ---- another build of nfsd-uc beside this one (bench/run --baseline)
+
+BASELINE_SLOWER = 0.95      # "no case more than 5% slower than before" (issue 35)
+
+
+def _geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def baseline_pairs(rows):
+    """{(mode, case): [(this build's row, the baseline's row)]}: the i-th verified run of a
+    case by each build, paired in the order they ran (a group's two runs are minutes apart at
+    most, so a pair shares the disk's mood)."""
+    mine, base = {}, {}
+    for r in rows:
+        if is_guest(r) or not verified(r) or not num(r.get('mib_s')):
+            continue
+        if r['server'] == 'nfsd-uc':
+            mine.setdefault((r['mode'], _key(r)), []).append(r)
+        elif r['server'].startswith('nfsd-uc@'):
+            base.setdefault((r['mode'], _key(r)), []).append(r)
+    return {k: list(zip(v, base[k])) for k, v in mine.items() if k in base}
+
+
+def baseline_section(rows):
+    """'Against the baseline': per case, this build over the baseline's, median over pairs."""
+    revs = sorted({r['server'][len('nfsd-uc@'):] for r in rows
+                   if r['server'].startswith('nfsd-uc@')})
+    pairs = baseline_pairs(rows)
+    if not revs or not pairs:
+        return []
+    L = ['## Against the baseline\n',
+         f"This build's nfsd-uc against the build of {', '.join(revs)} (`--baseline`), in the "
+         'same run on the same disk, taking turns. Per case: the median over its pairs of runs '
+         "of this build's figure over the baseline's (MiB/s: above 1 is faster; CPU s/GiB: "
+         f'below 1 is cheaper), and the range of the MiB/s ratios. A case is slower when its '
+         f'median MiB/s ratio is below {BASELINE_SLOWER:g}.\n']
+    table, all_mib, slower = [], [], []
+    for (mode, key), ps in pairs.items():
+        mib = [num(a['mib_s']) / num(b['mib_s']) for a, b in ps]
+        cpu = [num(a['cpu_s_per_gib']) / num(b['cpu_s_per_gib']) for a, b in ps
+               if num(a.get('cpu_s_per_gib')) and num(b.get('cpu_s_per_gib'))]
+        all_mib += mib
+        med = bh_median(mib)
+        if med < BASELINE_SLOWER:
+            slower.append(f'{mode} {" ".join(key[:4])} {variant_name(key[4:])}')
+        table.append([mode, ' '.join(key[:4]), variant_name(key[4:]), len(ps),
+                      f'{med:.3f}', f'{min(mib):.2f}-{max(mib):.2f}',
+                      f'{bh_median(cpu):.3f}' if cpu else '-'])
+    L.append(md_table(['mode', 'case', 'shape, image', 'pairs', 'MiB/s ratio (median)',
+                       'range', 'CPU s/GiB ratio (median)'], table))
+    L.append('')
+    L.append(f'{len(table)} cases, {len(all_mib)} pairs; geometric mean of every pair\'s MiB/s '
+             f'ratio {_geomean(all_mib):.3f}. ' +
+             (f'{len(slower)} case(s) slower by more than {100 - BASELINE_SLOWER * 100:.0f}%: '
+              + '; '.join(slower) if slower else
+              f'No case is slower by more than {100 - BASELINE_SLOWER * 100:.0f}%.') + '\n')
+    return L
+
+
+def bh_median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] + xs[(n - 1) // 2]) / 2 if n else None
+
+
 # ---- the page
 
 NOISE = ('This machine is shared: other engineers build and test on the same 2 CPUs while the '
@@ -985,6 +1052,7 @@ def page(rows, series, info, goal_rows, plots, runtimes):
     L.append(md_table(['goal', 'target', 'measured', 'verdict'],
                       [[g['goal'], g['target'], g['measured'], g['verdict']] for g in goal_rows]))
     L.append('')
+    L += baseline_section(rows)
 
     if any(r['workload'] == 'interleave' for r in host):
         L.append('## Interleaved records (the seeds\' workload)\n')
@@ -1137,6 +1205,9 @@ def summary(rows, goal_rows):
     out = ['', '## Goals', md_table(['goal', 'target', 'measured', 'verdict'],
                                     [[g['goal'], g['target'], g['measured'], g['verdict']]
                                      for g in goal_rows])]
+    base = baseline_section(rows)
+    if base:
+        out += [''] + base
     if any(r['workload'] == 'interleave' for r in host):
         out += ['', '## Interleaved records', interleave_tables(host, '###')]
         out += [''] + peers_section(rows)

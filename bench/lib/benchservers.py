@@ -126,13 +126,15 @@ class NfsdUc(Server):
     server = 'nfsd-uc'
     comm = 'nfsd-uc'
 
-    def __init__(self, host, log, exe, mode, threads=None, cache=None):
+    def __init__(self, host, log, exe, mode, threads=None, cache=None, rev=None):
         super().__init__(host, log)
         self.exe = exe
         self.mode = mode
         self.threads = threads
         self.cache = cache
-        self.dir = os.path.join(host.work, f'nfsd-uc-{mode}')
+        if rev:     # another build of nfsd-uc (bench/run --baseline): its rows say which
+            self.server = f'nfsd-uc@{rev}'
+        self.dir = os.path.join(host.work, f'{self.server}-{mode}')
         os.makedirs(os.path.join(self.dir, 'state'), exist_ok=True)
         self.conf = os.path.join(self.dir, 'nfsd-uc.conf')
         self.logfile = os.path.join(self.dir, 'daemon.log')
