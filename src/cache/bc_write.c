@@ -214,6 +214,11 @@ static int refused(struct bc_inode *ino)
 	return ino->wb_stuck;
 }
 
+static int make_room(struct bcache_file *h);
+
+/* The middle to disk now, from the caller's buffer; the ends into the cache. A BEHIND handle
+ * makes room as write-behind does (make_room); a THROUGH one evicts, and may complete a partial
+ * block by reading it: it has no write-behind to wait for. */
 static int write_through(struct bcache_file *h, uint64_t off, const void *data, size_t len)
 {
 	struct bc_inode *ino = h->ino;
@@ -249,7 +254,10 @@ static int write_through(struct bcache_file *h, uint64_t off, const void *data, 
 		co_mutex_unlock(&ino->lock);
 	}
 	free(bounce);
-	bc_reclaim(h);   /* a failed eviction leaves its block dirty for the next COMMIT */
+	if (h->mode == BCACHE_BEHIND)
+		make_room(h);
+	else
+		bc_reclaim(h);   /* a failed eviction leaves its block dirty for the next COMMIT */
 	return rc ? rc : mrc;
 }
 
@@ -273,10 +281,6 @@ static bool worth_adopting(const struct bcache_buf *buf, uint64_t len)
 	return buf && (!buf->size || 2 * len >= buf->size);
 }
 
-/* A WRITE whose middle is this large is adopted even where its file is being filled side by
- * side: its blocks are a long run of their own, and copying them would cost more than it saves. */
-#define ADOPT_ALWAYS (BC_CHUNK / 2)
-
 /* Where a WRITE's blocks go. Into its file's frames when the file is being filled side by side
  * (bc_frame_wanted): the record then goes back to the allocator with the reply, warm, to be
  * received into again, and the frame, laid out as the file, is written behind as one piece of
@@ -292,7 +296,7 @@ static enum frames plan_images(struct bc_inode *ino, uint64_t off, size_t len, u
 				      worth_adopting(buf, mid_len)) &&
 		      !bc_frame_closed_recently(ino, off >> ino->bshift);
 
-	*adopt = worth_adopting(buf, mid_len) && (!framed || mid_len >= ADOPT_ALWAYS);
+	*adopt = worth_adopting(buf, mid_len) && !framed;
 	return *adopt ? FRAMES_NONE : framed ? FRAMES_OPEN : FRAMES_USE;
 }
 
@@ -416,6 +420,21 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 	return rc ? rc : brc;
 }
 
+/* A middle this large goes to disk as the WRITE arrives, in BEHIND mode too: its blocks are a
+ * run of their own, as large as write-behind would make, and nothing is gained by holding them.
+ * Held (adopted), each such record stayed until written behind, so that the next ones were
+ * received into memory the kernel had to fault in and clear: 1 MiB WRITEs in order ran at 325
+ * MiB/s cached against 744 direct. Written now, the record goes back to the allocator with the
+ * reply, warm. The ends still wait in the cache for the WRITEs that share their blocks. */
+#define STRAIGHT_MIN (BC_CHUNK / 2)
+
+static bool goes_straight(const struct bc_inode *ino, uint64_t off, size_t len)
+{
+	uint64_t mask = ino->bs - 1, up = (off + mask) & ~mask, down = (off + len) & ~mask;
+
+	return down > up && down - up >= STRAIGHT_MIN;
+}
+
 int bcache_write_buf(struct bcache_file *h, uint64_t off, const void *data, size_t len,
 		     struct bcache_buf *buf)
 {
@@ -424,7 +443,7 @@ int bcache_write_buf(struct bcache_file *h, uint64_t off, const void *data, size
 		return 0;
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
 		return -EFBIG;
-	if (h->mode == BCACHE_BEHIND)
+	if (h->mode == BCACHE_BEHIND && !goes_straight(h->ino, off, len))
 		return write_behind(h, off, data, len, buf);
 	return write_through(h, off, data, len);
 }

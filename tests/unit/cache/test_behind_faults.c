@@ -78,7 +78,7 @@ void test_writeback_error_reported_by_commit(void **state)
 	struct env *e = behind_env(64 * MiB);
 
 	(void)state;
-	put_ok(e, 0, MiB, 1);
+	put_cached(e, 0, MiB, 1);
 	fake_fail_writes(&e->disk, EIO, 1);
 	assert_int_equal(bcache_writeback(e->c), -EIO);
 	assert_int_equal(stats(e).wb_failures, 1);

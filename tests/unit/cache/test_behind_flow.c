@@ -233,7 +233,7 @@ void test_file_bound_frees_clean_without_waiting(void **state)
 	(void)state;
 	bcache_file_set_mode(e->f, BCACHE_BEHIND);
 	for (unsigned i = 0; i < 4; i++) {
-		put_ok(e, (uint64_t)i * MiB, MiB, i + 1);
+		put_cached(e, (uint64_t)i * MiB, MiB, i + 1);
 		assert_int_equal(bcache_commit(e->f, (uint64_t)i * MiB, MiB, BCACHE_SYNC_DATA), 0);
 	}
 	struct bcache_stats s = stats(e);

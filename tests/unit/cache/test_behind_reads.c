@@ -369,7 +369,7 @@ void test_overwrite_during_writeback(void **state)
 	struct overwrite o = { .e = e };
 
 	(void)state;
-	put_ok(e, 0, MiB, 1);
+	put_cached(e, 0, MiB, 1);
 	e->disk.write_hook = overwrite_hook;
 	e->disk.hook_arg = &o;
 	assert_int_equal(bcache_writeback(e->c), MiB);

@@ -170,6 +170,14 @@ void put_ok(struct env *e, uint64_t off, size_t len, unsigned id)
 	apply(e, off, len, id);
 }
 
+void put_cached(struct env *e, uint64_t off, size_t len, unsigned id)
+{
+	for (size_t done = 0, n; done < len; done += n) {
+		n = len - done < 256 * 1024 ? len - done : 256 * 1024;
+		put_ok(e, off + done, n, id);
+	}
+}
+
 void drain_writeback(struct env *e)
 {
 	while (bcache_writeback(e->c) > 0)

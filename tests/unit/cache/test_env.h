@@ -77,6 +77,9 @@ void rec_release(struct bcache_buf *b);
 int put_rec(struct env *e, uint64_t off, size_t len, unsigned id, atomic_int *released);
 /* put_rec, must succeed, then apply. */
 void put_ok(struct env *e, uint64_t off, size_t len, unsigned id);
+/* put_ok in WRITEs of 256 KiB at most, so that every block stays in the cache: a WRITE whose
+ * middle is 512 KiB or more goes straight to disk (see test_straight.c). */
+void put_cached(struct env *e, uint64_t off, size_t len, unsigned id);
 /* bcache_writeback until it finds nothing to do. */
 void drain_writeback(struct env *e);
 /* A READ of [off, off + len) served by the cache alone (bcache_read_pinned), copied into buf:

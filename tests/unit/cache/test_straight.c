@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Large WRITEs in BEHIND mode: a middle of 512 KiB or more goes straight to disk as the WRITE
+ * arrives (its record is not held), its partial ends wait in the cache for their neighbours;
+ * under cached blocks and frames of the same stretch the newest bytes win; a failing or full
+ * disk fails the WRITE and loses nothing; and a crash among stable WRITEs whose middles went
+ * straight keeps every byte that was acknowledged. */
+#include "test_env.h"
+
+#define CACHE (64 * MiB)
+#define LARGE (2 * MiB + 1000)   /* a middle of 2 MiB less a block, partial ends */
+#define RECORD 47008u
+
+/* The middle is on disk when the WRITE returns, the record is freed, the ends are cached; the
+ * neighbours complete the ends in the cache and the COMMIT writes them without a read. */
+static void test_large_write_goes_straight(void **state)
+{
+	struct env *e = behind_env(CACHE);
+	atomic_int released = 0;
+
+	(void)state;
+	assert_int_equal(put_rec(e, 100, LARGE, 1, &released), 0);
+	apply(e, 100, LARGE, 1);
+	assert_int_equal(e->disk.writes, 1);               /* the middle, at once */
+	assert_int_equal(atomic_load(&released), 1);       /* not held */
+	struct bcache_stats s = stats(e);
+	assert_int_equal(s.direct_middles, 1);
+	assert_int_equal(s.dirty, 2);                      /* the two partial blocks */
+	put_ok(e, 0, 100, 2);                              /* the neighbours */
+	put_ok(e, 100 + LARGE, RECORD, 3);
+	check_cached(e, 0, 100);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(stats(e).fill_reads, 0);
+	env_free(e);
+}
+
+/* Below the threshold a WRITE stays in the cache: no device write until write-behind. */
+static void test_smaller_write_stays_behind(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	put_ok(e, 0, 256 * 1024 + 1000, 1);
+	assert_int_equal(e->disk.writes, 0);
+	assert_int_equal(stats(e).direct_middles, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* What a READ of [off, off + len) returns (the disk's bytes, the cache's over them) is what was
+ * written last. */
+static void check_read(struct env *e, uint64_t off, uint64_t len)
+{
+	unsigned char *buf = malloc(len);
+
+	assert_non_null(buf);
+	assert_int_equal(read_through(e, off, buf, len), 0);
+	assert_memory_equal(buf, e->expect + off, len);
+	free(buf);
+}
+
+/* Records filling a stretch side by side (frames), a large WRITE straight over part of it, then
+ * records again over part of that: the newest bytes win, in the cache and on disk, with the
+ * write-behind of the older blocks in between. (The large WRITEs' ends share blocks with bytes
+ * written before and maybe already let go: completing those may read, as any overwrite's.) */
+static void test_straight_over_frames(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	for (unsigned i = 0; i < 90; i++)
+		put_ok(e, (uint64_t)i * RECORD, RECORD, 1 + i % 2);
+	assert_true(stats(e).frames > 0);
+	put_ok(e, 20 * RECORD + 333, LARGE, 3);
+	check_read(e, 0, 20 * RECORD + LARGE + RECORD);
+	bcache_writeback(e->c);
+	for (unsigned i = 30; i < 40; i++)
+		put_ok(e, (uint64_t)i * RECORD + 77, RECORD, 4 + i % 2);
+	drain_writeback(e);
+	put_ok(e, 50 * RECORD, LARGE, 6);
+	check_read(e, 0, 50 * RECORD + LARGE);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* The middle's write fails (EIO, then ENOSPC): the WRITE gets the error, its cached ends and
+ * the file's other dirty blocks stay for the COMMIT, and once the disk takes writes again the
+ * client's resend and a COMMIT put every byte there. */
+static void test_straight_write_errors(void **state)
+{
+	static const int errs[] = { EIO, ENOSPC };
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct env *e = behind_env(CACHE);
+
+		put_ok(e, 0, RECORD, 1);
+		fake_fail_writes(&e->disk, errs[k], 1);
+		assert_int_equal(put_rec(e, RECORD, LARGE, 2, NULL), -errs[k]);
+		assert_true(stats(e).dirty > 0);
+		assert_int_equal(put_rec(e, RECORD, LARGE, 2, NULL), 0);   /* the resend */
+		apply(e, RECORD, LARGE, 2);
+		assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+		check_disk(e, true);
+		env_free(e);
+	}
+}
+
+/* Stable WRITEs of large records sharing blocks (each answered after its bcache_commit of its
+ * range, as FILE_SYNC is), out of order, one device write failing among them: every byte of a
+ * WRITE that was acknowledged is on the durable image, the one a crash right then leaves. */
+static void test_straight_stable_writes_survive_a_crash(void **state)
+{
+	const unsigned n = 10;
+	struct env *e = behind_env(CACHE);
+	unsigned char *acked = calloc(1, (size_t)n * LARGE);
+	unsigned failed = 0;
+
+	(void)state;
+	assert_non_null(acked);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t off = (uint64_t)(i % 2 ? i - 1 : i + 1) * LARGE;   /* pairs out of order */
+
+		if (i == 5)
+			fake_fail_writes(&e->disk, EIO, 1);
+		int rc = put_rec(e, off, LARGE, 1, NULL);
+
+		apply(e, off, LARGE, 1);   /* what the client will resend if it was not acknowledged */
+		if (rc == 0 && bcache_commit(e->f, off, LARGE, BCACHE_SYNC_FILE) == 0)
+			memset(acked + off, 1, LARGE);
+		else
+			failed++;
+	}
+	assert_true(failed >= 1);
+	assert_true(stats(e).direct_middles >= n - 1);
+	pthread_mutex_lock(&e->disk.lock);   /* the crash: what the last sync made durable */
+	for (uint64_t i = 0; i < (uint64_t)n * LARGE; i++)
+		if (acked[i] && (i >= e->disk.durable_size || e->disk.durable[i] != e->expect[i]))
+			fail_msg("byte %llu acknowledged stable but not durable", (unsigned long long)i);
+	pthread_mutex_unlock(&e->disk.lock);
+	fake_fail_writes(&e->disk, 0, 0);
+	for (unsigned i = 0; i < n; i++)     /* the client resends what was not acknowledged */
+		if (!acked[(uint64_t)i * LARGE])
+			put_ok(e, (uint64_t)i * LARGE, LARGE, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	free(acked);
+	env_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_large_write_goes_straight),
+		cmocka_unit_test(test_smaller_write_stays_behind),
+		cmocka_unit_test(test_straight_over_frames),
+		cmocka_unit_test(test_straight_write_errors),
+		cmocka_unit_test(test_straight_stable_writes_survive_a_crash),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
