@@ -61,6 +61,7 @@ static void inode_free(struct bc_inode *ino)
 	bc_entry_free_all(ino);  /* empty unless a caller forgot a close */
 	bc_map_fini(&ino->map);
 	bc_chunks_fini(&ino->chunks);
+	free(ino->seen);
 	co_mutex_destroy(&ino->lock);
 	free(ino);
 }
@@ -316,6 +317,7 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.fill_holes = bc_load(&c->n.fill_holes),
 		.eof_writes = bc_load(&c->n.eof_writes),
 		.eof_trims = bc_load(&c->n.eof_trims),
+		.read_once = bc_load(&c->n.read_once),
 		.forced = bc_load(&c->n.forced),
 		.io_errors = bc_load(&c->n.io_errors),
 		.adopted = bc_load(&c->n.adopted),

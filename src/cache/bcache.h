@@ -289,6 +289,12 @@ int bcache_read_pinned(struct bcache_file *f, uint64_t off, uint64_t len, struct
  * copied. */
 void bcache_read_keep(struct bcache_file *f, const struct bcache_read *rd, uint64_t off,
 		      uint64_t len, const void *buf, struct bcache_buf *owner);
+/* BEHIND mode, a READ of [off, off + len) that missed: should its blocks be kept? Not when the
+ * READ is large (512 KiB or more) and this is the first time lately that any READ of such size
+ * touched its chunks: a stream read once (a backup, a copy) then goes straight from disk to the
+ * reply in memory used again, while a file read twice is kept the second time. Records the
+ * touch. */
+bool bcache_read_worth_keeping(struct bcache_file *f, uint64_t off, uint64_t len);
 /* Readahead for a sequential reader: true and [*ra_off, *ra_off + *ra_len) when the READ at
  * [off, off + len) follows the last one, the window after it is not cached and no readahead is
  * on its way: the caller reads the window along with the READ and then calls
@@ -343,6 +349,8 @@ struct bcache_stats {
 	uint64_t eof_writes;      /* blocks ending the file written through ops->write_eof */
 	uint64_t eof_trims;       /* blocks written whole past the end of file and trimmed back:
 				   * the kernel may read each to zero its tail */
+	uint64_t read_once;       /* large READs that missed and were not kept: the first READ of
+				   * their chunks lately (bcache_read_worth_keeping) */
 	uint64_t forced;          /* dirty entries written and freed by the memory bounds */
 	uint64_t io_errors;       /* failed ops->write, ops->read, ops->sync, ops->truncate */
 	uint64_t entries;         /* entries held now, clean ones included */

@@ -73,9 +73,9 @@ static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_
 
 /* The disk's bytes with the cache's newer ones laid over them. A cached block that left the cache
  * between the disk read and the overlay may have reached the disk after the read: read again.
- * In cached mode the blocks read stay in the cache, clean. */
+ * In cached mode the blocks read stay in the cache, clean, when keep says so. */
 static int read_overlaid(struct fs_call *fc, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
-			 uint32_t len, uint64_t extra, struct disk_read *dr)
+			 uint32_t len, uint64_t extra, bool keep, struct disk_read *dr)
 {
 	uint64_t a0, a1;
 	read_cover(o, off, len, extra, &a0, &a1);
@@ -89,7 +89,7 @@ static int read_overlaid(struct fs_call *fc, struct fh_obj *o, struct bcache_fil
 			return rc;
 		}
 		if (bcache_read_overlay(bf, &rd, dr->mem) == 0) {
-			if (behind(o) && dr->keep_len)
+			if (keep && behind(o) && dr->keep_len)
 				bcache_read_keep(bf, &rd, a0, dr->keep_len, dr->mem, dr->hold);
 			return 0;
 		}
@@ -151,17 +151,19 @@ static int read_cached(struct fs_call *fc, struct fh_obj *o, struct bcache_file 
 		       uint32_t len, uint64_t size, struct disk_read *dr, struct fs_payload *out)
 {
 	if (!behind(o))
-		return read_overlaid(fc, o, bf, off, len, 0, dr);
+		return read_overlaid(fc, o, bf, off, len, 0, false, dr);
 	int rc = read_hit(bf, off, len, out);
 	if (rc != 0)
 		return rc;   /* 1: answered */
+	if (!bcache_read_worth_keeping(bf, off, len))
+		return read_overlaid(fc, o, bf, off, len, 0, false, dr);   /* a stream's, read once */
 	uint64_t ra_off, ra_len, extra = 0;
 	bool ra = bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
 	if (ra && ra_off + ra_len > off + len)
 		extra = ra_off + ra_len - (off + len);
 	if (off + len + extra > size)    /* not past the end of file */
 		extra = size > off + len ? size - (off + len) : 0;
-	rc = read_overlaid(fc, o, bf, off, len, extra, dr);
+	rc = read_overlaid(fc, o, bf, off, len, extra, true, dr);
 	if (ra)
 		bcache_readahead_end(bf);
 	return rc;

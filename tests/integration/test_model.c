@@ -317,12 +317,14 @@ static void test_random_operations(void **state)
 		NFS_OK(m.c[0], nc_commit(m.c[0], &f->fh, 0, 0, NULL));
 		check_on_disk(&m, f);
 	}
-	/* The default run goes where it is meant to: the cache full, write-behind writing, READs
-	 * kept and hit. Another seed or fewer operations (a failure being chased) need not. */
+	/* The default run goes where it is meant to: the cache half full or more, write-behind
+	 * writing, READs kept and hit. (A third of its READs are of 1 MiB, and the first of a
+	 * stretch is not kept, as a stream read once: 41 MiB at the peak, 48 when they were.)
+	 * Another seed or fewer operations (a failure being chased) need not. */
 	const char *mode = getenv("NFSD_UC_MODEL_MODE");
 	bool cached = !mode || !*mode || strcmp(mode, "cached") == 0;
 	if (cached && !getenv("NFSD_UC_MODEL_SEED") && !getenv("NFSD_UC_MODEL_OPS")) {
-		assert_true(rn_counter_must(m.t->port, "cache_bytes_peak") >= 48 * MIB);
+		assert_true(rn_counter_must(m.t->port, "cache_bytes_peak") >= 32 * MIB);
 		assert_true(rn_counter_must(m.t->port, "cache_wb_writes") > wb);
 		assert_true(rn_counter_must(m.t->port, "cache_read_kept_blocks") > kept);
 		assert_true(rn_counter_must(m.t->port, "cache_read_hits") > hits);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Large WRITEs in BEHIND mode: a middle of 512 KiB or more goes straight to disk as the WRITE
- * arrives (its record is not held), its partial ends wait in the cache for their neighbours;
- * under cached blocks and frames of the same stretch the newest bytes win; a failing or full
- * disk fails the WRITE and loses nothing; and a crash among stable WRITEs whose middles went
- * straight keeps every byte that was acknowledged. */
+/* Large WRITEs and READs in BEHIND mode. A WRITE's middle of 512 KiB or more goes straight to
+ * disk as the WRITE arrives (its record is not held), its partial ends wait in the cache for
+ * their neighbours; under cached blocks and frames of the same stretch the newest bytes win; a
+ * failing or full disk fails the WRITE and loses nothing; and a crash among stable WRITEs
+ * whose middles went straight keeps every byte that was acknowledged. A large READ that
+ * misses is kept only when its chunks were read before. */
 #include "test_env.h"
 
 #define CACHE (64 * MiB)
@@ -151,6 +152,23 @@ static void test_straight_stable_writes_survive_a_crash(void **state)
 	env_free(e);
 }
 
+/* The first large READ of a stretch is not kept, the second is; small READs always are. */
+static void test_large_read_kept_the_second_time(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	assert_true(bcache_read_worth_keeping(e->f, 0, 64 * 1024));
+	assert_false(bcache_read_worth_keeping(e->f, 0, MiB));
+	assert_false(bcache_read_worth_keeping(e->f, 4 * MiB + 100, MiB));   /* two chunks */
+	assert_int_equal(stats(e).read_once, 2);
+	assert_true(bcache_read_worth_keeping(e->f, 0, MiB));
+	assert_true(bcache_read_worth_keeping(e->f, 5 * MiB, MiB));        /* the second of those */
+	assert_false(bcache_read_worth_keeping(e->f, 9 * MiB, MiB / 2));
+	assert_int_equal(stats(e).read_once, 3);
+	env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -159,6 +177,7 @@ int main(void)
 		cmocka_unit_test(test_straight_over_frames),
 		cmocka_unit_test(test_straight_write_errors),
 		cmocka_unit_test(test_straight_stable_writes_survive_a_crash),
+		cmocka_unit_test(test_large_read_kept_the_second_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
