@@ -155,15 +155,14 @@ static int read_cached(struct fs_call *fc, struct fh_obj *o, struct bcache_file 
 	int rc = read_hit(bf, off, len, out);
 	if (rc != 0)
 		return rc;   /* 1: answered */
-	if (!bcache_read_worth_keeping(bf, off, len))
-		return read_overlaid(fc, o, bf, off, len, 0, false, dr);   /* a stream's, read once */
+	bool keep = bcache_read_worth_keeping(bf, off, len);   /* not a stream's first READ */
 	uint64_t ra_off, ra_len, extra = 0;
-	bool ra = bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
+	bool ra = keep && bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
 	if (ra && ra_off + ra_len > off + len)
 		extra = ra_off + ra_len - (off + len);
 	if (off + len + extra > size)    /* not past the end of file */
 		extra = size > off + len ? size - (off + len) : 0;
-	rc = read_overlaid(fc, o, bf, off, len, extra, true, dr);
+	rc = read_overlaid(fc, o, bf, off, len, extra, keep, dr);
 	if (ra)
 		bcache_readahead_end(bf);
 	return rc;
