@@ -103,6 +103,15 @@ struct bcache_stats stats(struct env *e)
 	return s;
 }
 
+void check_acked_durable(struct env *e, const unsigned char *acked, uint64_t len)
+{
+	pthread_mutex_lock(&e->disk.lock);
+	for (uint64_t i = 0; i < len; i++)
+		if (acked[i] && (i >= e->disk.durable_size || e->disk.durable[i] != e->expect[i]))
+			fail_msg("byte %llu acknowledged stable but not durable", (unsigned long long)i);
+	pthread_mutex_unlock(&e->disk.lock);
+}
+
 int read_through(struct env *e, uint64_t off, unsigned char *buf, uint64_t len)
 {
 	struct bcache_read rd;

@@ -53,6 +53,9 @@ void put(struct env *e, uint64_t off, size_t len, unsigned id);
 void set_expect_size(struct env *e, uint64_t size);
 /* The fake disk holds exactly the expected bytes and size (durable: as of the last sync). */
 void check_disk(struct env *e, bool durable);
+/* A crash now: every byte i of [0, len) with acked[i] set (acknowledged as stable) is on the
+ * durable image (as of the last sync) as expected. */
+void check_acked_durable(struct env *e, const unsigned char *acked, uint64_t len);
 struct bcache_stats stats(struct env *e);
 /* What a READ returns: the disk's bytes (zeros past its end) with the cache's overlaid. */
 int read_through(struct env *e, uint64_t off, unsigned char *buf, uint64_t len);

@@ -137,11 +137,7 @@ static void test_straight_stable_writes_survive_a_crash(void **state)
 	}
 	assert_true(failed >= 1);
 	assert_true(stats(e).direct_middles >= n - 1);
-	pthread_mutex_lock(&e->disk.lock);   /* the crash: what the last sync made durable */
-	for (uint64_t i = 0; i < (uint64_t)n * LARGE; i++)
-		if (acked[i] && (i >= e->disk.durable_size || e->disk.durable[i] != e->expect[i]))
-			fail_msg("byte %llu acknowledged stable but not durable", (unsigned long long)i);
-	pthread_mutex_unlock(&e->disk.lock);
+	check_acked_durable(e, acked, (uint64_t)n * LARGE);   /* the crash: the last sync's */
 	fake_fail_writes(&e->disk, 0, 0);
 	for (unsigned i = 0; i < n; i++)     /* the client resends what was not acknowledged */
 		if (!acked[(uint64_t)i * LARGE])
