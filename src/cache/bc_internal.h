@@ -541,6 +541,8 @@ void bc_reclaim_clean(struct bcache *c);
 /* Free the oldest WRITTEN blocks while they hold more than written_limit, or more than
  * written_floor while the reserve is low. No lock held. */
 void bc_trim_written(struct bcache *c);
+/* The same for the inode's own written blocks, a few batches at most. Inode lock held. */
+void bc_trim_written_of(struct bc_inode *ino);
 bool bc_over_limit(struct bcache *c);
 
 /* bcache.c */

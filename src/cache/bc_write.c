@@ -410,6 +410,7 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 		rc = cache_middle(ino, p.mid, p.mid_end, src + (p.mid - off), buf, adopt, fr);
 	if (rc == 0)
 		rc = write_parts(h, &p, off, src, fr);
+	bc_trim_written_of(ino);
 	bool next = next_to_data(ino, off, off + len);
 	ino->win_next += next;
 	/* At the front: it began a chunk, and nobody had written next to it. */
