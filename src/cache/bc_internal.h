@@ -168,6 +168,11 @@ struct bc_inode {
 	unsigned nclosed;                            /* and how many ever */
 	uint64_t *seen;          /* chunks large READs touched lately, key + 1 per slot (bc_read.c:
 				  * bcache_read_worth_keeping); NULL until the first */
+#define BC_RECENT 128
+	struct bc_extent { uint64_t start, end; } recent[BC_RECENT];  /* the last aligned WRITEs */
+	unsigned recent_next;    /* (a ring, next slot), */
+	uint64_t front;          /* the furthest end of any, */
+	uint32_t al_writes, al_near;  /* and how many lately, and near the front then: lands_alone */
 	struct bc_sync_group {   /* rounds of write + sync, one at a time (bc_commit.c) */
 		struct bc_sync_req *queue;  /* callers for the next round */
 		bool running;
@@ -187,7 +192,7 @@ struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
 	_Atomic uint64_t fill_reads, fill_reads_bound, fill_zeros, fill_holes, forced, io_errors;
 	_Atomic uint64_t eof_writes, eof_trims;
-	_Atomic uint64_t read_once;
+	_Atomic uint64_t read_once, lone_writes;
 	_Atomic uint64_t adopted, copied, frames, frames_warm;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;

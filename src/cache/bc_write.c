@@ -387,6 +387,60 @@ static bool next_to_data(struct bc_inode *ino, uint64_t off, uint64_t end)
 	return (off > 0 && byte_cached(ino, off - 1)) || byte_cached(ino, end);
 }
 
+/* Does [off, end) start where one of the file's last aligned WRITEs ended, or end where one
+ * began (or start the file)? Records it. Inode lock held. */
+static bool touches_recent(struct bc_inode *ino, uint64_t off, uint64_t end)
+{
+	bool found = off == 0;
+
+	for (unsigned i = 0; i < BC_RECENT; i++)
+		found |= ino->recent[i].end == off || ino->recent[i].start == end;
+	ino->recent[ino->recent_next++ % BC_RECENT] = (struct bc_extent){ off, end };
+	return found;
+}
+
+/* Do the file's aligned WRITEs land near its front (three in four, lately, within the spread
+ * the cache allows writers, bc_hold_ahead), as a file being filled by one writer or many in
+ * step does, and a random writer's all over a large file do not? Counts the WRITE ending at
+ * end. Inode lock held. */
+static bool streams(struct bc_inode *ino, uint64_t end)
+{
+	uint64_t span = (uint64_t)ino->cache->spread_chunks * BC_CHUNK;
+
+	if (end > ino->front)
+		ino->front = end;
+	ino->al_near += end + span >= ino->front;
+	if (++ino->al_writes >= 4096) {
+		ino->al_writes /= 2;
+		ino->al_near /= 2;
+	}
+	return (uint64_t)ino->al_near * 4 >= (uint64_t)ino->al_writes * 3;
+}
+
+/* A WRITE of whole blocks that lands next to nothing cached, and next to none of the file's
+ * recent WRITEs, in a file whose WRITEs do not land side by side: a random writer's (a
+ * database, 4 KiB WRITEs all over a file). Its blocks go to disk now, as in THROUGH: nothing
+ * will come to join them, and held, each kept its record (or a copy) in memory until written
+ * behind, so that the next WRITEs were received into memory the kernel faulted in and cleared
+ * (40000 random 4 KiB WRITEs: 52 MiB/s cached, 95 direct, at 2.6 times direct's CPU). A
+ * sequential or interleaved writer's WRITEs meet one another's ends (the last 128: as many as
+ * 32 writers with 4 in flight each, whose neighbours may have gone straight too), or find the
+ * blocks beside them cached, and stay behind. Inode lock held. */
+static bool lands_alone(struct bc_inode *ino, uint64_t off, size_t len)
+{
+	uint64_t mask = ino->bs - 1;
+
+	if ((off & mask) || (len & mask))
+		return false;
+	bool near = touches_recent(ino, off, off + len);   /* (both count every WRITE) */
+	bool streaming = streams(ino, off + len);
+
+	if (near || streaming || next_to_data(ino, off, off + len))
+		return false;
+	bc_count(&ino->cache->n.lone_writes);
+	return true;
+}
+
 static int write_behind(struct bcache_file *h, uint64_t off, const void *data, size_t len,
 			struct bcache_buf *buf)
 {
@@ -400,6 +454,10 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 	if ((rc = refused(ino))) {
 		co_mutex_unlock(&ino->lock);
 		return rc;
+	}
+	if (lands_alone(ino, off, len)) {
+		co_mutex_unlock(&ino->lock);
+		return write_through(h, off, data, len);
 	}
 	count_window(ino);
 	wait_spans(ino, off >> ino->bshift, (off + len - 1) >> ino->bshift);

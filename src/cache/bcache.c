@@ -318,6 +318,7 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.eof_writes = bc_load(&c->n.eof_writes),
 		.eof_trims = bc_load(&c->n.eof_trims),
 		.read_once = bc_load(&c->n.read_once),
+		.lone_writes = bc_load(&c->n.lone_writes),
 		.forced = bc_load(&c->n.forced),
 		.io_errors = bc_load(&c->n.io_errors),
 		.adopted = bc_load(&c->n.adopted),

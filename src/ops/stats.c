@@ -128,6 +128,7 @@ static void collect_cache(const struct ops *o, const struct stats_sink *k)
 	C(k, "cache_eof_writes", b.eof_writes);
 	C(k, "cache_eof_trims", b.eof_trims);
 	C(k, "cache_read_once", b.read_once);
+	C(k, "cache_lone_writes", b.lone_writes);
 	C(k, "cache_evictions", b.forced);
 	C(k, "cache_io_errors", b.io_errors);
 	G(k, "cache_entries", b.entries);

@@ -119,7 +119,7 @@ void test_commit_writes_runs_side_by_side(void **state)
 	e->disk.spawn = true;
 	e->disk.write_delay_us = 2000;
 	for (unsigned i = 0; i < 64; i++)     /* every other block, in no order: 64 runs */
-		put_ok(e, (uint64_t)(i * 7 % 64) * 2 * BS, BS, 1 + i % 8);
+		put_halves(e, (uint64_t)(i * 7 % 64) * 2 * BS, 1 + i % 8);
 	assert_int_equal(e->disk.writes, 0);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);

@@ -142,10 +142,10 @@ void test_dirty_threshold(void **state)
 
 	(void)state;
 	for (unsigned i = 0; i < 60; i++)
-		put_ok(e, (uint64_t)i * 4 * BS, BS, 1);
+		put_halves(e, (uint64_t)i * 4 * BS, 1);
 	assert_false(bcache_writeback_wanted(e->c));
 	for (unsigned i = 60; i < 80; i++)
-		put_ok(e, (uint64_t)i * 4 * BS, BS, 1);
+		put_halves(e, (uint64_t)i * 4 * BS, 1);
 	assert_true(bcache_writeback_wanted(e->c));
 	assert_int_equal(bcache_writeback(e->c), BS);
 	assert_int_equal(e->disk.log[0].off, 0);   /* the oldest */
@@ -156,15 +156,18 @@ void test_dirty_threshold(void **state)
 	env_free(e);
 }
 
-/* Blocks a random writer left, one per chunk: none will be completed by a neighbour. */
+/* Blocks a writer of small records left, one per chunk: none will be completed by a neighbour.
+ * (Each is written in halves: a random writer's whole blocks go straight to disk.) */
 static void put_scattered(struct env *e, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		put_ok(e, (uint64_t)i * MiB / 4 + (i % 7) * BS, BS, 1);
+		put_halves(e, (uint64_t)i * MiB / 4 + (i % 7) * BS, 1);
 }
 
 /* Dirty data nobody completes goes once it is older than young_ns, far below the dirty
- * threshold: the device does not idle until the COMMIT while it waits for nothing. */
+ * threshold: the device does not idle until the COMMIT while it waits for nothing. (Here five
+ * times young_ns: the halves land next to each other, as a file filled side by side, whose
+ * chunks get that long to close.) */
 void test_old_dirty_blocks_written_behind(void **state)
 {
 	struct env *e = flow_env(MINUTE_NS, 20 * 1000 * 1000);
@@ -173,7 +176,7 @@ void test_old_dirty_blocks_written_behind(void **state)
 	put_scattered(e, 24);
 	assert_false(bcache_writeback_wanted(e->c));   /* young: nothing is written yet */
 	assert_int_equal(bcache_writeback(e->c), 0);
-	usleep(60 * 1000);
+	usleep(120 * 1000);
 	assert_true(bcache_writeback_wanted(e->c));
 	drain_writeback(e);
 	assert_int_equal(e->disk.writes, 24);

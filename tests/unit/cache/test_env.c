@@ -187,6 +187,12 @@ void put_cached(struct env *e, uint64_t off, size_t len, unsigned id)
 	}
 }
 
+void put_halves(struct env *e, uint64_t off, unsigned id)
+{
+	put_ok(e, off, BS / 2, id);
+	put_ok(e, off + BS / 2, BS / 2, id);
+}
+
 void drain_writeback(struct env *e)
 {
 	while (bcache_writeback(e->c) > 0)

@@ -83,6 +83,10 @@ void put_ok(struct env *e, uint64_t off, size_t len, unsigned id);
 /* put_ok in WRITEs of 256 KiB at most, so that every block stays in the cache: a WRITE whose
  * middle is 512 KiB or more goes straight to disk (see test_straight.c). */
 void put_cached(struct env *e, uint64_t off, size_t len, unsigned id);
+/* Block-sized data of writer id at off (aligned) in two WRITEs of half a block: complete, dirty
+ * and held, as a writer of small records leaves a block. (One WRITE of the whole block that
+ * lands next to nothing goes straight to disk: a random writer's, test_straight.c.) */
+void put_halves(struct env *e, uint64_t off, unsigned id);
 /* bcache_writeback until it finds nothing to do. */
 void drain_writeback(struct env *e);
 /* A READ of [off, off + len) served by the cache alone (bcache_read_pinned), copied into buf:

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Large WRITEs and READs in BEHIND mode. A WRITE's middle of 512 KiB or more goes straight to
- * disk as the WRITE arrives (its record is not held), its partial ends wait in the cache for
- * their neighbours; under cached blocks and frames of the same stretch the newest bytes win; a
- * failing or full disk fails the WRITE and loses nothing; and a crash among stable WRITEs
- * whose middles went straight keeps every byte that was acknowledged. A large READ that
- * misses is kept only when its chunks were read before. */
+/* Large WRITEs and READs, and WRITEs that land alone, in BEHIND mode. A WRITE's middle of 512
+ * KiB or more goes straight to disk as the WRITE arrives (its record is not held), its partial
+ * ends wait in the cache for their neighbours; under cached blocks and frames of the same
+ * stretch the newest bytes win; a failing or full disk fails the WRITE and loses nothing; and a
+ * crash among stable WRITEs whose middles went straight keeps every byte that was
+ * acknowledged. A random writer's whole blocks go straight too; a stream of small WRITEs, or
+ * one next to cached data, stays behind. A large READ that misses is kept only when its chunks
+ * were read before. */
 #include "test_env.h"
 
 #define CACHE (64 * MiB)
@@ -45,6 +47,90 @@ static void test_smaller_write_stays_behind(void **state)
 	put_ok(e, 0, 256 * 1024 + 1000, 1);
 	assert_int_equal(e->disk.writes, 0);
 	assert_int_equal(stats(e).direct_middles, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A random writer: a block at 31 MiB (a file's first WRITE says nothing yet of its writers),
+ * then n whole blocks apart from each other and far below it (the cache's spread is 16 MiB),
+ * ids from 2. Returns how many records were freed by then. */
+static int put_random(struct env *e, unsigned n)
+{
+	atomic_int released = 0;
+
+	put_ok(e, 31 * MiB, BS, 1);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t off = (uint64_t)(i * 37 % n + 1) * 64 * BS;
+
+		assert_int_equal(put_rec(e, off, BS, 2 + i, &released), 0);
+		apply(e, off, BS, 2 + i);
+		assert_int_equal(e->disk.writes, i + 1);   /* on disk when its WRITE returns */
+	}
+	return atomic_load(&released);
+}
+
+/* A random writer's whole blocks go to disk as they come, their records freed, nothing held;
+ * a failed one gets the error and its resend lands. */
+static void test_lone_blocks_go_straight(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	assert_int_equal(put_random(e, 24), 24);
+	struct bcache_stats s = stats(e);
+	assert_int_equal(s.lone_writes, 24);
+	assert_int_equal(s.dirty, 1);                      /* the first */
+	fake_fail_writes(&e->disk, EIO, 1);
+	assert_int_equal(put_rec(e, 3 * BS, BS, 30, NULL), -EIO);
+	assert_int_equal(stats(e).dirty, 1);
+	assert_int_equal(put_rec(e, 3 * BS, BS, 30, NULL), 0);     /* the resend */
+	apply(e, 3 * BS, BS, 30);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	env_free(e);
+}
+
+/* Blocks written one after another stay behind and go as one run: from the start of a file,
+ * and from where a random writer's block went, each WRITE starting where the last one ended. */
+static void test_block_stream_stays_behind(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	for (unsigned i = 0; i < 32; i++)
+		put_ok(e, (uint64_t)i * BS, BS, 1);
+	assert_int_equal(e->disk.writes, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.writes, 1);
+	check_disk(e, true);
+	env_free(e);
+
+	e = behind_env(CACHE);
+	put_random(e, 8);
+	for (unsigned i = 0; i < 32; i++)
+		put_ok(e, 4 * MiB + (uint64_t)i * BS, BS, 20);
+	assert_int_equal(e->disk.writes, 8 + 1);           /* the stream's first WRITE alone */
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.writes, 9 + 2);           /* the first, and the rest of the stream */
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A random writer's whole block next to cached bytes stays behind with them. */
+static void test_block_next_to_cached_stays_behind(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	put_random(e, 8);
+	put_ok(e, 100 * BS - 100, 100, 20);                /* the end of block 99 */
+	put_ok(e, 100 * BS, BS, 21);
+	put_ok(e, 200 * BS, 100, 22);                      /* and the start of block 200 */
+	put_ok(e, 199 * BS, BS, 23);
+	assert_int_equal(e->disk.writes, 8);
+	assert_int_equal(stats(e).lone_writes, 8);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
 	env_free(e);
@@ -174,6 +260,9 @@ int main(void)
 		cmocka_unit_test(test_straight_write_errors),
 		cmocka_unit_test(test_straight_stable_writes_survive_a_crash),
 		cmocka_unit_test(test_large_read_kept_the_second_time),
+		cmocka_unit_test(test_lone_blocks_go_straight),
+		cmocka_unit_test(test_block_stream_stays_behind),
+		cmocka_unit_test(test_block_next_to_cached_stays_behind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
