@@ -349,8 +349,9 @@ struct bcache_stats {
 	uint64_t eof_writes;      /* blocks ending the file written through ops->write_eof */
 	uint64_t eof_trims;       /* blocks written whole past the end of file and trimmed back:
 				   * the kernel may read each to zero its tail */
-	uint64_t lone_writes;     /* BEHIND: aligned WRITEs next to nothing cached and after no
-				   * recent WRITE, written straight to disk (a random writer's) */
+	uint64_t lone_writes;     /* BEHIND: aligned WRITEs next to nothing cached nor recent, far
+				   * from the file's front, written straight to disk (a random
+				   * writer's) */
 	uint64_t read_once;       /* large READs that missed and were not kept: the first READ of
 				   * their chunks lately (bcache_read_worth_keeping) */
 	uint64_t forced;          /* dirty entries written and freed by the memory bounds */
