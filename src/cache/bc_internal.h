@@ -245,6 +245,9 @@ struct bcache {
 	uint64_t young_ns;       /* and how long a chunk's opening holds WRITEs back */
 	size_t spread_chunks;    /* open chunks a file's interleaved writers may spread over */
 	struct bc_counters n;
+#define BC_GHOST_SLOTS 16384u
+	_Atomic uint64_t ghost[BC_GHOST_SLOTS];  /* blocks small READs missed lately, by tag
+						  * (bc_read.c: read_again); races only lose one */
 
 	pthread_mutex_t lock;    /* the inode table and inode refs */
 	struct bc_inode *table[BC_TABLE_SIZE];

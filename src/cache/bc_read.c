@@ -240,13 +240,46 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
  * sequential to it). A table per inode remembers which chunks were read that way; the blocks
  * of a chunk read a second time are kept, so that data read again and again is still served
  * from the cache. */
+/* Did a small READ miss block index of ino lately? Records that this one did. A tag per slot of
+ * a table the whole cache shares: another block's tag in the slot counts as not read. */
+static bool read_again(struct bc_inode *ino, uint64_t index)
+{
+	uint64_t tag = ((uint64_t)(uintptr_t)ino ^ (index * UINT64_C(0x9E3779B97F4A7C15))) | 1;
+	_Atomic uint64_t *slot = &ino->cache->ghost[(tag >> 20) % BC_GHOST_SLOTS];
+	bool again = atomic_load_explicit(slot, memory_order_relaxed) == tag;
+
+	atomic_store_explicit(slot, tag, memory_order_relaxed);
+	return again;
+}
+
+/* A small READ's blocks are kept when it starts the file or continues the file's last READ (a
+ * stream, which readahead serves) or when its first block missed lately already (data read
+ * again); a random reader's first READ of a block is not: held, each READ's buffer kept the
+ * next ones in memory new to the process (40000 random 4 KiB READs over 2 GiB: 68 MiB/s
+ * cached, 94 direct, 139 through the kernel's page cache dropped behind). */
+static bool small_worth_keeping(struct bc_inode *ino, uint64_t off, uint64_t len)
+{
+	co_mutex_lock(&ino->lock);
+	bool keep = off == 0 || (ino->seq_read_known && off == ino->seq_read_end) ||
+		    read_again(ino, off >> ino->bshift);
+
+	if (!keep) {   /* (readahead, which records it otherwise, is only asked for kept READs) */
+		ino->seq_read_known = true;
+		ino->seq_read_end = off + len;
+	}
+	co_mutex_unlock(&ino->lock);
+	if (!keep)
+		bc_count(&ino->cache->n.read_once);
+	return keep;
+}
+
 bool bcache_read_worth_keeping(struct bcache_file *h, uint64_t off, uint64_t len)
 {
 	struct bc_inode *ino = h->ino;
 	bool keep = false;
 
 	if (len < READ_LARGE)
-		return true;
+		return small_worth_keeping(ino, off, len);
 	co_mutex_lock(&ino->lock);
 	if (!ino->seen)
 		ino->seen = calloc(SEEN_SLOTS, sizeof(*ino->seen));

@@ -292,8 +292,9 @@ void bcache_read_keep(struct bcache_file *f, const struct bcache_read *rd, uint6
 /* BEHIND mode, a READ of [off, off + len) that missed: should its blocks be kept? Not when the
  * READ is large (512 KiB or more) and this is the first time lately that any READ of such size
  * touched its chunks: a stream read once (a backup, a copy) then goes straight from disk to the
- * reply in memory used again, while a file read twice is kept the second time. Records the
- * touch. */
+ * reply in memory used again, while a file read twice is kept the second time. Nor when it is
+ * small, neither starts the file nor continues its last READ, and its first block was not
+ * missed lately: a random reader's. Records the touch. */
 bool bcache_read_worth_keeping(struct bcache_file *f, uint64_t off, uint64_t len);
 /* Readahead for a sequential reader: true and [*ra_off, *ra_off + *ra_len) when the READ at
  * [off, off + len) follows the last one, the window after it is not cached and no readahead is
@@ -352,8 +353,9 @@ struct bcache_stats {
 	uint64_t lone_writes;     /* BEHIND: aligned WRITEs next to nothing cached nor recent, far
 				   * from the file's front, written straight to disk (a random
 				   * writer's) */
-	uint64_t read_once;       /* large READs that missed and were not kept: the first READ of
-				   * their chunks lately (bcache_read_worth_keeping) */
+	uint64_t read_once;       /* READs that missed and were not kept: a large one's chunks, a
+				   * small random one's block, not read lately
+				   * (bcache_read_worth_keeping) */
 	uint64_t forced;          /* dirty entries written and freed by the memory bounds */
 	uint64_t io_errors;       /* failed ops->write, ops->read, ops->sync, ops->truncate */
 	uint64_t entries;         /* entries held now, clean ones included */

@@ -6,7 +6,7 @@
  * crash among stable WRITEs whose middles went straight keeps every byte that was
  * acknowledged. A random writer's whole blocks go straight too; a stream of small WRITEs, or
  * one next to cached data, stays behind. A large READ that misses is kept only when its chunks
- * were read before. */
+ * were read before, a small one when its blocks were or it continues a stream. */
 #include "test_env.h"
 
 #define CACHE (64 * MiB)
@@ -251,6 +251,23 @@ static void test_large_read_kept_the_second_time(void **state)
 	env_free(e);
 }
 
+/* A small READ's blocks are kept when it starts the file, continues the last READ or reads a
+ * block a READ missed lately; a random reader's first READ of a block is not kept. */
+static void test_small_random_read_kept_the_second_time(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	assert_true(bcache_read_worth_keeping(e->f, 0, BS));                 /* the file's start */
+	assert_false(bcache_read_worth_keeping(e->f, 40 * BS, BS));          /* random */
+	assert_true(bcache_read_worth_keeping(e->f, 41 * BS, BS));           /* continues it */
+	assert_false(bcache_read_worth_keeping(e->f, 900 * BS, 2 * BS));
+	assert_false(bcache_read_worth_keeping(e->f, 7 * BS, BS));
+	assert_true(bcache_read_worth_keeping(e->f, 900 * BS, BS));          /* read again */
+	assert_int_equal(stats(e).read_once, 3);
+	env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_straight_write_errors),
 		cmocka_unit_test(test_straight_stable_writes_survive_a_crash),
 		cmocka_unit_test(test_large_read_kept_the_second_time),
+		cmocka_unit_test(test_small_random_read_kept_the_second_time),
 		cmocka_unit_test(test_lone_blocks_go_straight),
 		cmocka_unit_test(test_block_stream_stays_behind),
 		cmocka_unit_test(test_block_next_to_cached_stays_behind),
