@@ -233,13 +233,6 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
  * as not seen (kept from the second READ on, as before the table). 4096 chunks: 4 GiB. */
 #define SEEN_SLOTS 4096u
 
-/* Kept blocks of a READ read once cost more than they save: each READ's buffer stays in the
- * cache, so every next one is received into memory the kernel must fault in and clear, and a
- * cold sequential read of 1 MiB READs, 32 in flight, ran at a quarter of direct mode's speed
- * at seven times its CPU (readahead could not help: READs that arrive out of order are not
- * sequential to it). A table per inode remembers which chunks were read that way; the blocks
- * of a chunk read a second time are kept, so that data read again and again is still served
- * from the cache. */
 /* Did a small READ miss block index of ino lately? Records that this one did. A tag per slot of
  * a table the whole cache shares: another block's tag in the slot counts as not read. */
 static bool read_again(struct bc_inode *ino, uint64_t index)
@@ -273,6 +266,13 @@ static bool small_worth_keeping(struct bc_inode *ino, uint64_t off, uint64_t len
 	return keep;
 }
 
+/* Kept blocks of a READ read once cost more than they save: each READ's buffer stays in the
+ * cache, so every next one is received into memory the kernel must fault in and clear, and a
+ * cold sequential read of 1 MiB READs, 32 in flight, ran at a quarter of direct mode's speed
+ * at seven times its CPU (readahead could not help: READs that arrive out of order are not
+ * sequential to it). A table per inode remembers which chunks were read that way; the blocks
+ * of a chunk read a second time are kept, so that data read again and again is still served
+ * from the cache. */
 bool bcache_read_worth_keeping(struct bcache_file *h, uint64_t off, uint64_t len)
 {
 	struct bc_inode *ino = h->ino;
