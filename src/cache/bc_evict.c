@@ -349,19 +349,20 @@ static size_t free_collected(struct bc_inode *ino, const uint64_t *index, const 
 /* Free the inode's oldest clean blocks (written and unread first, then 2Q's probation list; its
  * shard's, where other inodes' are passed over), a batch at a time. Whether any went. Inode
  * lock held. */
+/* One batch of the inode's oldest blocks of list `which` in its shard, freed while bound b is
+ * passed. How many went. Inode lock held. */
+static size_t free_batch_of_inode(struct bc_inode *ino, uint8_t which, enum bound b)
+{
+	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
+	size_t n = collect_clean(ino->cache, &ino->cache->shard[ino->shard], which, &ino, index, id);
+
+	return free_collected(ino, index, id, n, b);
+}
+
 static bool free_clean_of_inode(struct bc_inode *ino)
 {
-	static const uint8_t lists[] = { BC_GL_WRITTEN, BC_GL_CLEAN };
-	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
-
-	for (size_t k = 0; k < sizeof(lists); k++) {
-		size_t n = collect_clean(ino->cache, &ino->cache->shard[ino->shard], lists[k],
-					 &ino, index, id);
-
-		if (free_collected(ino, index, id, n, BOUND_FILE) > 0)
-			return true;
-	}
-	return false;
+	return free_batch_of_inode(ino, BC_GL_WRITTEN, BOUND_FILE) > 0 ||
+	       free_batch_of_inode(ino, BC_GL_CLEAN, BOUND_FILE) > 0;
 }
 
 /* Clean blocks first, at no cost; only then dirty ones (written: a chunk still filling is cut),
@@ -423,15 +424,9 @@ void bc_reclaim_clean(struct bcache *c)
 #define TRIM_BATCHES 4
 void bc_trim_written_of(struct bc_inode *ino)
 {
-	struct bcache *c = ino->cache;
-	uint64_t index[CLEAN_BATCH], id[CLEAN_BATCH];
-
-	for (int k = 0; k < TRIM_BATCHES && written_over(c); k++) {
-		size_t n = collect_clean(c, &c->shard[ino->shard], BC_GL_WRITTEN, &ino, index, id);
-
-		if (!free_collected(ino, index, id, n, BOUND_WRITTEN))
+	for (int k = 0; k < TRIM_BATCHES && written_over(ino->cache); k++)
+		if (!free_batch_of_inode(ino, BC_GL_WRITTEN, BOUND_WRITTEN))
 			return;
-	}
 }
 
 void bc_trim_written(struct bcache *c)

@@ -233,6 +233,12 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
  * as not seen (kept from the second READ on, as before the table). 4096 chunks: 4 GiB. */
 #define SEEN_SLOTS 4096u
 
+/* Does a READ at off continue the file's last READ? Inode lock held. */
+static bool continues_last_read(const struct bc_inode *ino, uint64_t off)
+{
+	return ino->seq_read_known && off == ino->seq_read_end;
+}
+
 /* Did a small READ miss block index of ino lately? Records that this one did. A tag per slot of
  * a table the whole cache shares: another block's tag in the slot counts as not read. */
 static bool read_again(struct bc_inode *ino, uint64_t index)
@@ -253,7 +259,7 @@ static bool read_again(struct bc_inode *ino, uint64_t index)
 static bool small_worth_keeping(struct bc_inode *ino, uint64_t off, uint64_t len)
 {
 	co_mutex_lock(&ino->lock);
-	bool keep = off == 0 || (ino->seq_read_known && off == ino->seq_read_end) ||
+	bool keep = off == 0 || continues_last_read(ino, off) ||
 		    read_again(ino, off >> ino->bshift);
 
 	if (!keep) {   /* (readahead, which records it otherwise, is only asked for kept READs) */
@@ -310,7 +316,7 @@ bool bcache_readahead(struct bcache_file *h, uint64_t off, uint64_t len, uint64_
 	bool want = false;
 
 	co_mutex_lock(&ino->lock);
-	bool sequential = ino->seq_read_known && off == ino->seq_read_end;
+	bool sequential = continues_last_read(ino, off);
 	if (!sequential)
 		ino->ra_window = RA_MIN;
 	uint64_t a = (end + mask) & ~mask, b = (end + ino->ra_window + mask) & ~mask;

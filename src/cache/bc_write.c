@@ -388,14 +388,13 @@ static bool next_to_data(struct bc_inode *ino, uint64_t off, uint64_t end)
 }
 
 /* Does [off, end) start where one of the file's last aligned WRITEs ended, or end where one
- * began (or start the file)? Records it. Inode lock held. */
-static bool touches_recent(struct bc_inode *ino, uint64_t off, uint64_t end)
+ * began (or start the file)? Inode lock held. */
+static bool touches_recent(const struct bc_inode *ino, uint64_t off, uint64_t end)
 {
 	bool found = off == 0;
 
-	for (unsigned i = 0; i < BC_RECENT; i++)
-		found |= ino->recent[i].end == off || ino->recent[i].start == end;
-	ino->recent[ino->recent_next++ % BC_RECENT] = (struct bc_extent){ off, end };
+	for (unsigned i = 0; i < BC_RECENT && !found; i++)
+		found = ino->recent[i].end == off || ino->recent[i].start == end;
 	return found;
 }
 
@@ -433,13 +432,15 @@ static bool lands_alone(struct bc_inode *ino, uint64_t off, size_t len)
 
 	if ((off & mask) || (len & mask))
 		return false;
-	bool near = touches_recent(ino, off, off + len);   /* (both count every WRITE) */
-	bool streaming = streams(ino, off + len);
+	/* (the ring is looked through only where the cheaper tests leave the WRITE alone: a
+	 * streaming writer's WRITEs pay a comparison and a store) */
+	bool alone = !streams(ino, off + len) && !next_to_data(ino, off, off + len) &&
+		     !touches_recent(ino, off, off + len);
 
-	if (near || streaming || next_to_data(ino, off, off + len))
-		return false;
-	bc_count(&ino->cache->n.lone_writes);
-	return true;
+	ino->recent[ino->recent_next++ % BC_RECENT] = (struct bc_extent){ off, off + len };
+	if (alone)
+		bc_count(&ino->cache->n.lone_writes);
+	return alone;
 }
 
 static int write_behind(struct bcache_file *h, uint64_t off, const void *data, size_t len,
