@@ -40,7 +40,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nfsd-uc -c FILE          serve the exports of FILE (foreground, logs to stderr)\n"
-		"       nfsd-uc --check -c FILE  validate FILE: exit 0, or print FILE:LINE: error and exit 2\n"
+		"       nfsd-uc --check -c FILE  validate FILE against this host: exit 0, or print\n"
+		"                                every FILE:LINE: error and exit 2\n"
+		"       nfsd-uc --check --reload -c FILE\n"
+		"                                the same, and fail where a reload would refuse FILE\n"
+		"       nfsd-uc --dump-config -c FILE\n"
+		"                                print the configuration in force, defaults included\n"
 		"       nfsd-uc --help | --version\n"
 		"options: -v, --verbose   debug logging\n");
 }
@@ -151,42 +156,70 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 	return rc;
 }
 
+enum action { SERVE, CHECK, CHECK_RELOAD, DUMP };
+
+/* Exit status 2 (the unit's RestartPreventExitStatus): the file is wrong, and starting again
+ * without an edit would fail the same way. */
+static int load(const char *file, enum action a, struct config *cfg)
+{
+	char err[8192];
+	int bad = config_load(file, cfg, err, sizeof err) < 0;
+	if (!bad)
+		bad = config_check_host(cfg, file, a != SERVE, err, sizeof err) > 0;
+	if (!bad && a == CHECK_RELOAD && !cfg->nexports) {
+		snprintf(err, sizeof err, "%s: no [export] section: a reload (SIGHUP) refuses such a "
+			 "file", file);
+		bad = 1;
+	}
+	if (bad) {
+		log_report(LOG_ERR, err);
+		config_free(cfg);
+		return -1;
+	}
+	/* Loads, but a reload would refuse it: say so, without failing an installed conf that
+	 * exports nothing yet. */
+	if (a == CHECK && !cfg->nexports) {
+		snprintf(err, sizeof err, "%s: no [export] section: nothing is served, and a reload "
+			 "(SIGHUP) refuses such a file", file);
+		log_report(LOG_WARNING, err);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
+		{"reload", no_argument, NULL, 'R'},       {"dump-config", no_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
 		{"verbose", no_argument, NULL, 'v'},      {0, 0, 0, 0}};
 	const char *file = NULL;
-	bool check = false, verbose = false;
+	bool check = false, reload = false, dump = false, verbose = false;
 	int o;
 	log_init();
 	while ((o = getopt_long(argc, argv, "c:hVv", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': file = optarg; break;
 		case 'C': check = true; break;
+		case 'R': reload = true; break;
+		case 'D': dump = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("nfsd-uc %s\n", NFSD_UC_VERSION); return 0;
 		case 'v': verbose = true; break;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!file || optind != argc) {
+	if (!file || optind != argc || (reload && !check) || (dump && check)) {
 		usage(stderr);
 		return 2;
 	}
+	enum action a = dump ? DUMP : check ? (reload ? CHECK_RELOAD : CHECK) : SERVE;
 	struct config cfg;
-	char err[1024];
-	if (config_load(file, &cfg, err, sizeof err) < 0) {
-		fprintf(stderr, "%s\n", err);
+	if (load(file, a, &cfg) < 0)
 		return 2;
-	}
-	if (check) {
-		/* Loads, but a reload would refuse it: say so, without failing an installed conf
-		 * that exports nothing yet. */
-		if (!cfg.nexports)
-			fprintf(stderr, "%s: no [export] section: nothing is served, and a reload "
-				"(SIGHUP) refuses such a file\n", file);
+	if (a != SERVE) {
+		if (a == DUMP)
+			config_dump(&cfg, stdout);
 		config_free(&cfg);
 		return 0;
 	}

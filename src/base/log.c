@@ -71,6 +71,19 @@ void log_msg(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+void log_report(int level, const char *text)
+{
+	bool journal = atomic_load(&to_journal);
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		if (journal)
+			fprintf(stderr, "<%d>%.*s\n", level & 7, (int)n, text);
+		else
+			fprintf(stderr, "%.*s\n", (int)n, text);
+		text += n + (text[n] == '\n');
+	}
+}
+
 void log_ratelimited(struct log_ratelimit *rl, int level, const char *fmt, ...)
 {
 	if (level > log_get_level())

@@ -11,6 +11,12 @@ void log_set_level(int level);
 int log_get_level(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A message for the person who ran a command (nfsd-uc --check, a start that cannot read its
+ * file): no timestamp, each line of text as its own line, but under the journal each with the
+ * level's <priority>, so `journalctl -p warning` shows a configuration error. Not filtered by
+ * the log level. */
+void log_report(int level, const char *text);
+
 /* At most one line a second for one kind of event; the next line says how many were held back. */
 struct log_ratelimit {
 	_Atomic long long last_sec;

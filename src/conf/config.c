@@ -17,18 +17,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "conf/config_int.h"
 
 static int vfail_at(struct parser *p, unsigned line, const char *fmt, va_list ap)
 {
-	if (!p->errlen)
+	if (++p->nerrors > CFG_MAX_ERRORS + 1 || !p->errlen)
 		return -1;
-	int n = line ? snprintf(p->err, p->errlen, "%s:%u: ", p->file, line)
-		     : snprintf(p->err, p->errlen, "%s: ", p->file);
-	if (n >= 0 && (size_t)n < p->errlen)
-		vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	size_t used = strlen(p->err);
+	if (used && used + 1 < p->errlen)
+		p->err[used++] = '\n';
+	char *o = p->err + used;
+	size_t room = p->errlen - used;
+	int n = line ? snprintf(o, room, "%s:%u: ", p->file, line) : snprintf(o, room, "%s: ", p->file);
+	if (n >= 0 && (size_t)n < room)
+		vsnprintf(o + n, room - (size_t)n, fmt, ap);
 	return -1;
 }
 
@@ -153,6 +158,8 @@ static int check_fsid(struct parser *p, const struct export_cfg *e)
 static int finish_export(struct parser *p)
 {
 	struct export_cfg *e = &p->cfg->exports[p->cfg->nexports - 1];
+	if (p->nerrors > p->sect_errors)
+		return -1;   /* its own error said it: "no clients line" would only repeat it */
 	if (e->nclients == 0)
 		return cfg_fail_at(p, e->line, "export %s has no clients line", e->path);
 	if (!p->fsid_line)
@@ -171,6 +178,7 @@ static int enter_section(struct parser *p, enum section s, const struct key_def 
 {
 	p->sect = s;
 	p->keys = keys;
+	p->sect_errors = p->nerrors;
 	memset(p->seen, 0, sizeof p->seen);
 	return 0;
 }
@@ -213,7 +221,13 @@ static int begin_export(struct parser *p, const char *given)
 		return -1;
 	for (size_t i = 0; i < c->nexports; i++) {
 		if (strcmp(c->exports[i].path, path) == 0) {
-			cfg_fail(p, "duplicate export %s (first on line %u)", path, c->exports[i].line);
+			const char *in = c->exports[i].dropin ? c->exports[i].dropin : p->cfg_file;
+			if (strcmp(in, p->file) == 0)
+				cfg_fail(p, "duplicate export %s (first on line %u)", path,
+					 c->exports[i].line);
+			else
+				cfg_fail(p, "duplicate export %s (first at %s:%u)", path, in,
+					 c->exports[i].line);
 			free(path);
 			return -1;
 		}
@@ -223,10 +237,15 @@ static int begin_export(struct parser *p, const char *given)
 		free(path);
 		return cfg_out_of_memory(p);
 	}
+	char *dropin = p->dropin ? strdup(p->file) : NULL;
+	if (p->dropin && !dropin) {
+		free(path);
+		return cfg_out_of_memory(p);
+	}
 	c->exports = grown;
 	c->exports[c->nexports++] = (struct export_cfg){
 		.path = path, .write_mode = IO_MODE_CACHED, .read_mode = IO_MODE_DIRECT,
-		.block = 0, .line = p->line,
+		.block = 0, .line = p->line, .dropin = dropin,
 	};
 	p->fsid_line = 0;
 	return enter_section(p, SECT_EXPORT, cfg_export_keys);
@@ -250,8 +269,11 @@ static int section_header(struct parser *p, char *s)
 		return cfg_fail(p, "unexpected text after ']': '%s'", trim(close + 1));
 	*close = '\0';
 	char *name = trim(s + 1);
-	if (end_section(p) < 0)
-		return -1;
+	end_section(p);   /* an error in the section before is its own; this one is read anyway */
+	bool export = strncmp(name, "export", 6) == 0 && (name[6] == '\0' || isspace((unsigned char)name[6]));
+	if (p->dropin && !export)
+		return cfg_fail(p, "[%s] in a file of exports_dir: only [export PATH] sections may be "
+			    "there", name);
 	if (strcmp(name, "server") == 0)
 		return open_section(p, SECT_SERVER, name, cfg_server_keys);
 	if (strcmp(name, "cache") == 0)
@@ -260,7 +282,7 @@ static int section_header(struct parser *p, char *s)
 		return open_section(p, SECT_METRICS, name, cfg_metrics_keys);
 	if (strcmp(name, "lock") == 0)
 		return open_section(p, SECT_LOCK, name, cfg_lock_keys);
-	if (strncmp(name, "export", 6) == 0 && (name[6] == '\0' || isspace((unsigned char)name[6])))
+	if (export)
 		return begin_export(p, trim(name + 6));
 	static const char *const known[] = {"server", "cache", "metrics", "lock", "export"};
 	const char *near = cfg_nearest(name, known, sizeof known / sizeof known[0]);
@@ -308,6 +330,36 @@ static int unknown_key(struct parser *p, const char *key)
 		    hint, names);
 }
 
+/* For the checks against the host (config_host.c), which come after the reading. */
+static void note_line(struct parser *p, const char *key)
+{
+	if (p->sect == SECT_SERVER && strcmp(key, "listen") == 0)
+		p->cfg->line.listen = p->line;
+	else if (p->sect == SECT_SERVER && strcmp(key, "state_dir") == 0)
+		p->cfg->line.state_dir = p->line;
+	else if (p->sect == SECT_SERVER && strcmp(key, "exports_dir") == 0)
+		p->cfg->line.exports_dir = p->line;
+	else if (p->sect == SECT_CACHE && strcmp(key, "size") == 0)
+		p->cfg->line.cache_size = p->line;
+}
+
+/* "value" or 'value' is value, as in the shell and in most INI dialects: kept literally, the
+ * quotes would become part of a path or a name and fail far from here. */
+static int unquote(struct parser *p, char **val)
+{
+	char *v = *val;
+	size_t n = strlen(v);
+	bool opens = v[0] == '"' || v[0] == '\'';
+	bool closes = n >= 2 && v[n - 1] == v[0];
+	if (!opens && (n == 0 || (v[n - 1] != '"' && v[n - 1] != '\'')))
+		return 0;
+	if (!opens || !closes)
+		return cfg_fail(p, "unbalanced quote in '%s'", v);
+	v[n - 1] = '\0';
+	*val = v + 1;
+	return 0;
+}
+
 static int key_value(struct parser *p, char *s)
 {
 	char *eq = strchr(s, '=');
@@ -327,9 +379,12 @@ static int key_value(struct parser *p, char *s)
 	unsigned *seen = &p->seen[k - p->keys];
 	if (*seen)
 		return cfg_fail(p, "duplicate key '%s' (first set on line %u)", key, *seen);
+	if (unquote(p, &val) < 0)
+		return -1;
 	if (*val == '\0')
 		return cfg_fail(p, "key '%s' has no value", key);
 	*seen = p->line;
+	note_line(p, k->name);
 	if (p->sect == SECT_SERVER && (strncmp(k->name, "receive_memory", 14) == 0 ||
 				       strcmp(k->name, "max_record") == 0))
 		p->memory_line = p->line;     /* for the checks of the three together, at the end */
@@ -344,29 +399,91 @@ static int parse_line(struct parser *p, char *line)
 	char *s = trim(line);
 	if (*s == '\0')
 		return 0;
-	if (*s == '[')
-		return section_header(p, s);
-	return key_value(p, s);
+	if (*s == '[') {
+		p->skip_keys = section_header(p, s) < 0;
+		return p->skip_keys ? -1 : 0;
+	}
+	return p->skip_keys ? 0 : key_value(p, s);
 }
 
 /* ---- load / free ------------------------------------------------------------------------ */
 
+/* Every line, past errors too: --check and a refused reload then list all that is wrong. */
 static int parse_stream(struct parser *p, FILE *f)
 {
 	char *buf = NULL;
 	size_t cap = 0;
-	int rc = 0;
 	errno = 0;
-	while (rc == 0 && getline(&buf, &cap, f) >= 0) {
+	while (p->nerrors < CFG_MAX_ERRORS && getline(&buf, &cap, f) >= 0) {
 		p->line++;
-		rc = parse_line(p, buf);
+		parse_line(p, buf);
 	}
-	if (rc == 0 && ferror(f))
-		rc = cfg_fail_at(p, 0, "%s", strerror(errno ? errno : EIO));
+	if (ferror(f))
+		cfg_fail_at(p, 0, "%s", strerror(errno ? errno : EIO));
+	else if (p->nerrors >= CFG_MAX_ERRORS && !feof(f))
+		cfg_fail_at(p, 0, "too many errors: the rest of the file was not read");
 	free(buf);
-	if (rc == 0)
-		rc = end_section(p);
-	return rc;
+	end_section(p);
+	return p->nerrors ? -1 : 0;
+}
+
+static int conf_name(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+	return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+/* One file of exports_dir, read as if its sections followed the main file's; relative export
+ * paths are against its own directory. */
+static void read_dropin(struct parser *p, const char *dir, const char *name)
+{
+	char *path = NULL;
+	if (asprintf(&path, "%s/%s", dir, name) < 0) {
+		cfg_out_of_memory(p);
+		return;
+	}
+	FILE *f = fopen(path, "re");
+	const char *file = p->file;
+	unsigned line = p->line;
+	p->file = path;
+	p->line = 0;
+	if (!f) {
+		cfg_fail_at(p, 0, "%s", strerror(errno));
+	} else {
+		parse_stream(p, f);
+		fclose(f);
+	}
+	p->file = file;
+	p->line = line;
+	free(path);
+}
+
+/* exports_dir's *.conf files, in name order (scandir's alphasort: the C locale's byte order,
+ * as the daemon never sets a locale). It may be missing, as /etc/exports.d may: nothing to add. */
+static void read_dropins(struct parser *p, struct config *c, unsigned dir_line)
+{
+	if (!c->exports_dir && !(c->exports_dir = cfg_resolve_path(p, "nfsd-uc.d"))) {
+		cfg_out_of_memory(p);
+		return;
+	}
+	struct dirent **names;
+	int n = scandir(c->exports_dir, &names, conf_name, alphasort);
+	if (n < 0) {
+		if (errno != ENOENT)
+			cfg_fail_at(p, dir_line, "exports_dir %s: %s", c->exports_dir, strerror(errno));
+		return;
+	}
+	char *main_dir = p->dir;
+	p->dir = c->exports_dir;
+	p->dropin = true;
+	for (int i = 0; i < n; i++) {
+		if (p->nerrors < CFG_MAX_ERRORS)
+			read_dropin(p, c->exports_dir, names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	p->dropin = false;
+	p->dir = main_dir;
 }
 
 /* The directory of FILE as the user named it (not of a symlink's target), made absolute so
@@ -445,7 +562,7 @@ static int check_memory(struct parser *p, struct config *c)
 int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
 {
 	struct config c;
-	struct parser p = {.file = file, .err = err, .errlen = errlen, .cfg = &c};
+	struct parser p = {.file = file, .cfg_file = file, .err = err, .errlen = errlen, .cfg = &c};
 	int rc = -1;
 	memset(cfg, 0, sizeof *cfg);
 	if (errlen)
@@ -460,6 +577,10 @@ int config_load(const char *file, struct config *cfg, char *err, size_t errlen)
 	else
 		rc = parse_stream(&p, f);
 	fclose(f);
+	if (p.dir) {
+		read_dropins(&p, &c, c.line.exports_dir);
+		rc = p.nerrors ? -1 : rc;
+	}
 	free(p.dir);
 	/* What an editor's truncate-then-write leaves for a moment: it is no configuration, and
 	 * serving defaults and no export from it is never what was meant. */
@@ -486,11 +607,13 @@ void config_free(struct config *cfg)
 	for (size_t i = 0; i < cfg->nexports; i++) {
 		free(cfg->exports[i].path);
 		free(cfg->exports[i].clients);
+		free(cfg->exports[i].dropin);
 	}
 	free(cfg->exports);
 	free(cfg->listen);
 	free(cfg->metrics_listen);
 	free(cfg->state_dir);
+	free(cfg->exports_dir);
 	memset(cfg, 0, sizeof *cfg);
 }
 

@@ -60,6 +60,7 @@ struct export_cfg {
 	enum io_mode read_mode;   /* default direct */
 	size_t block;             /* boundary-cache block; 0 = auto */
 	unsigned line;            /* line of the [export ...] header, for messages */
+	char *dropin;             /* the file of exports_dir it is in; NULL: the main file */
 };
 
 #define CFG_LISTEN_MAX 8           /* addresses of [server] listen */
@@ -86,6 +87,9 @@ struct config {
 	unsigned mount_list_entries;    /* MOUNT's list for DUMP, one per client and export; 4096 */
 	size_t reply_cache_size;        /* and its bytes, default 16M */
 	char *state_dir;          /* persistent state (file-handle key), default /var/lib/nfsd-uc */
+	/* [export] sections in files of their own (*.conf, read in name order), as
+	 * /etc/exports.d; default nfsd-uc.d beside the file, which may be missing */
+	char *exports_dir;
 	enum rpcbind_mode rpcbind;   /* rpcbind = auto | yes | no | own, default auto */
 	int log_level;            /* syslog level: LOG_ERR .. LOG_DEBUG, default LOG_INFO */
 	size_t cache_size;        /* [cache] size, default 1G */
@@ -102,6 +106,7 @@ struct config {
 	unsigned max_names_per_client;  /* [lock] names_per_client: hosts of one address, 64 */
 	struct export_cfg *exports;
 	size_t nexports;
+	struct { unsigned listen, state_dir, exports_dir, cache_size; } line;   /* where set; 0: the default */
 };
 
 /* Parse FILE into *cfg. Relative paths (export paths, state_dir) are resolved against the
@@ -112,6 +117,18 @@ struct config {
  * failure *cfg holds nothing that needs freeing. */
 int config_load(const char *file, struct config *cfg, char *err, size_t errlen);
 void config_free(struct config *cfg);
+
+/* What the file asks of this host that the parser does not see: a state_dir that can be made
+ * (its parent exists), a cache that fits in the host's memory and, with listen_too (--check:
+ * at start the bind itself says it), listen addresses this host has. Returns the number of
+ * problems, each a "FILE:LINE: ..." line added to err (which config_load's may already hold). */
+int config_check_host(const struct config *cfg, const char *file, bool listen_too, char *err,
+		      size_t errlen);
+
+/* The configuration in force, defaults included, as a file that loads to the same (but with
+ * host names resolved to their addresses). */
+#include <stdio.h>
+void config_dump(const struct config *cfg, FILE *f);
 
 /* "127.0.0.1:9101", "[::1]:9101" -> *ss. 0, or -1 when it is not ADDRESS:PORT. */
 struct sockaddr_storage;

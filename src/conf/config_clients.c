@@ -269,3 +269,49 @@ fail:
 	free(rules);
 	return -1;
 }
+
+/* ---- the rules as a clients line (--dump-config) ---------------------------------------- */
+
+static size_t show_host(const struct client_rule *r, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "";
+	unsigned full = r->family == AF_INET ? 32 : 128;
+	if (r->pattern[0])
+		return (size_t)snprintf(buf, len, "%s", r->pattern);
+	if (r->family == AF_UNSPEC)
+		return (size_t)snprintf(buf, len, "*");
+	inet_ntop(r->family, r->addr, a, sizeof a);
+	if (r->prefix == full)
+		return (size_t)snprintf(buf, len, "%s", a);
+	return (size_t)snprintf(buf, len, "%s/%u", a, r->prefix);
+}
+
+/* Every option spelled out, defaults too: the point of a dump is to show what is in force. */
+static size_t show_rule(const struct client_rule *r, char *buf, size_t len)
+{
+	size_t n = show_host(r, buf, len);
+	if (n >= len)
+		return n;
+	return n + (size_t)snprintf(buf + n, len - n, "(%s,%s,anonuid=%lu,anongid=%lu,%s,%s)",
+				    r->rw ? "rw" : "ro",
+				    r->squash == SQUASH_ALL ? "all_squash"
+				    : r->squash == SQUASH_NONE ? "no_root_squash" : "root_squash",
+				    (unsigned long)r->anonuid, (unsigned long)r->anongid,
+				    r->secure ? "secure" : "insecure",
+				    r->subtree_check ? "subtree_check" : "no_subtree_check");
+}
+
+void cfg_show_clients(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	(void)k;
+	const struct export_cfg *e = obj;
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < e->nclients && n + 1 < len; i++) {
+		if (i)
+			buf[n++] = ' ';
+		n += show_rule(&e->clients[i], buf + n, len - n);
+	}
+	if (n >= len)
+		buf[len - 1] = '\0';
+}

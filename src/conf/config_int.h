@@ -24,10 +24,13 @@ struct key_def {
 	int (*parse)(struct parser *p, const struct key_def *k, const char *val, void *obj);
 	size_t off;
 	unsigned long long min, max;
+	/* The value in force, as the file would spell it (--dump-config); "" when unset. */
+	void (*show)(const struct key_def *k, const void *obj, char *buf, size_t len);
 };
 
 struct parser {
 	const char *file;          /* as given: every message starts with it */
+	const char *cfg_file;      /* the main file (file is a drop-in's while one is read) */
 	char *dir;                 /* absolute directory of file: base of relative paths */
 	unsigned line;
 	char *err;
@@ -39,12 +42,20 @@ struct parser {
 	unsigned sect_line[SECT_COUNT]; /* first [server] / [cache] line, to refuse a second one */
 	unsigned fsid_line;             /* line of the current export's "fsid =", 0 = derive it */
 	unsigned memory_line;           /* the last of the receive_memory* and max_record lines */
+	unsigned nerrors;               /* every error is reported, not just the first */
+	unsigned sect_errors;           /* nerrors when the current section began */
+	bool skip_keys;                 /* its header was refused: its keys are not checked */
+	bool dropin;                    /* a file of exports_dir: [export] sections only */
 };
+
+/* Past this many errors the reading stops: a file that is not a configuration at all would
+ * otherwise bury the first (and usually only real) mistake. */
+#define CFG_MAX_ERRORS 20
 
 #define FIELD(type) ((type *)((char *)obj + k->off))
 
 /* config.c */
-/* Set the message (FILE:LINE: ...; no LINE when 0) and return -1. */
+/* Add "FILE:LINE: ..." (no LINE when 0) to the messages, one per line, and return -1. */
 __attribute__((format(printf, 3, 4)))
 int cfg_fail_at(struct parser *p, unsigned line, const char *fmt, ...);
 /* The same at the current line. */
@@ -66,5 +77,6 @@ extern const struct key_def cfg_server_keys[], cfg_cache_keys[], cfg_metrics_key
 /* config_clients.c */
 /* clients = ...: the export's client rules, host names resolved. */
 int cfg_parse_clients(struct parser *p, const struct key_def *k, const char *val, void *obj);
+void cfg_show_clients(const struct key_def *k, const void *obj, char *buf, size_t len);
 
 #endif

@@ -304,69 +304,126 @@ static int parse_dir(struct parser *p, const struct key_def *k, const char *val,
 	return 0;
 }
 
+/* ---- values as the file spells them (--dump-config) ------------------------------------ */
+
+#define SHOWN(type) ((const type *)((const char *)obj + k->off))
+
+static void show_u16(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", (unsigned)*SHOWN(uint16_t));
+}
+
+static void show_u32(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	snprintf(buf, len, "%lu", (unsigned long)*SHOWN(uint32_t));
+}
+
+static void show_unsigned(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", *SHOWN(unsigned));
+}
+
+static void show_size(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	char b[32];
+	snprintf(buf, len, "%s", fmt_size(*SHOWN(size_t), b));
+}
+
+static void show_block(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	if (*SHOWN(size_t) == 0)
+		snprintf(buf, len, "auto");
+	else
+		show_size(k, obj, buf, len);
+}
+
+static void show_rpcbind(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", rpcbind_mode_name(*SHOWN(enum rpcbind_mode)));
+}
+
+static void show_log_level(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	int l = *SHOWN(int);
+	snprintf(buf, len, "%s", l <= LOG_ERR ? "error" : l == LOG_WARNING ? "warning"
+			       : l == LOG_DEBUG ? "debug" : "info");
+}
+
+static void show_io_mode(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", io_mode_name(*SHOWN(enum io_mode)));
+}
+
+static void show_string(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	const char *v = *SHOWN(char *);
+	snprintf(buf, len, "%s", v ? v : "");
+}
+
 /* ---- tables ----------------------------------------------------------------------------- */
 
 #define CFG(field) offsetof(struct config, field)
 #define EXP(field) offsetof(struct export_cfg, field)
 
 const struct key_def cfg_server_keys[] = {
-	{"listen", parse_listen, CFG(listen), 0, 0},
-	{"port", parse_port, CFG(port), 1, 65535},
-	{"mount_port", parse_port, CFG(mount_port), 1, 65535},
-	{"threads", parse_unsigned, CFG(threads), 0, 1024},
-	{"requests_per_connection", parse_unsigned, CFG(requests_per_connection), 1, 65536},
-	{"requests_per_ring", parse_unsigned, CFG(requests_per_ring), 1, 1 << 20},
-	{"blocking_threads", parse_unsigned, CFG(blocking_threads), 1, 256},
-	{"max_record", parse_size, CFG(max_record), 64 * KIB, 64 * MIB},
-	{"connections", parse_unsigned, CFG(max_connections), 1, 1 << 20},
-	{"connections_per_client", parse_unsigned, CFG(max_connections_per_client), 1, 1 << 20},
-	{"receive_memory", parse_size, CFG(receive_memory), 1 * MIB, 1024 * GIB},
+	{"listen", parse_listen, CFG(listen), 0, 0, show_string},
+	{"port", parse_port, CFG(port), 1, 65535, show_u16},
+	{"mount_port", parse_port, CFG(mount_port), 1, 65535, show_u16},
+	{"threads", parse_unsigned, CFG(threads), 0, 1024, show_unsigned},
+	{"requests_per_connection", parse_unsigned, CFG(requests_per_connection), 1, 65536, show_unsigned},
+	{"requests_per_ring", parse_unsigned, CFG(requests_per_ring), 1, 1 << 20, show_unsigned},
+	{"blocking_threads", parse_unsigned, CFG(blocking_threads), 1, 256, show_unsigned},
+	{"max_record", parse_size, CFG(max_record), 64 * KIB, 64 * MIB, show_size},
+	{"connections", parse_unsigned, CFG(max_connections), 1, 1 << 20, show_unsigned},
+	{"connections_per_client", parse_unsigned, CFG(max_connections_per_client), 1, 1 << 20, show_unsigned},
+	{"receive_memory", parse_size, CFG(receive_memory), 1 * MIB, 1024 * GIB, show_size},
 	{"receive_memory_per_connection", parse_size, CFG(receive_memory_per_connection), 0,
-	 1024 * GIB},
-	{"idle_timeout", parse_unsigned, CFG(idle_timeout), 0, 86400},
-	{"record_timeout", parse_unsigned, CFG(record_timeout), 1, 3600},
-	{"reply_cache_entries", parse_unsigned, CFG(reply_cache_entries), 0, 1 << 24},
-	{"reply_cache_size", parse_size, CFG(reply_cache_size), 0, 16 * GIB},
-	{"mount_list_entries", parse_unsigned, CFG(mount_list_entries), 1, 1 << 20},
-	{"state_dir", parse_dir, CFG(state_dir), 0, 0},
-	{"rpcbind", parse_rpcbind, CFG(rpcbind), 0, 0},
-	{"log_level", parse_log_level, CFG(log_level), 0, 0},
-	{NULL, NULL, 0, 0, 0},
+	 1024 * GIB, show_size},
+	{"idle_timeout", parse_unsigned, CFG(idle_timeout), 0, 86400, show_unsigned},
+	{"record_timeout", parse_unsigned, CFG(record_timeout), 1, 3600, show_unsigned},
+	{"reply_cache_entries", parse_unsigned, CFG(reply_cache_entries), 0, 1 << 24, show_unsigned},
+	{"reply_cache_size", parse_size, CFG(reply_cache_size), 0, 16 * GIB, show_size},
+	{"mount_list_entries", parse_unsigned, CFG(mount_list_entries), 1, 1 << 20, show_unsigned},
+	{"state_dir", parse_dir, CFG(state_dir), 0, 0, show_string},
+	{"exports_dir", parse_dir, CFG(exports_dir), 0, 0, show_string},
+	{"rpcbind", parse_rpcbind, CFG(rpcbind), 0, 0, show_rpcbind},
+	{"log_level", parse_log_level, CFG(log_level), 0, 0, show_log_level},
+	{NULL, NULL, 0, 0, 0, NULL},
 };
 
 const struct key_def cfg_cache_keys[] = {
-	{"size", parse_size, CFG(cache_size), 64 * KIB, 1024 * GIB},
-	{"file_size", parse_size, CFG(cache_file_size), 0, 1024 * GIB},
-	{"writeback_depth", parse_unsigned, CFG(cache_writeback_depth), 1, 1024},
-	{NULL, NULL, 0, 0, 0},
+	{"size", parse_size, CFG(cache_size), 64 * KIB, 1024 * GIB, show_size},
+	{"file_size", parse_size, CFG(cache_file_size), 0, 1024 * GIB, show_size},
+	{"writeback_depth", parse_unsigned, CFG(cache_writeback_depth), 1, 1024, show_unsigned},
+	{NULL, NULL, 0, 0, 0, NULL},
 };
 
 const struct key_def cfg_metrics_keys[] = {
-	{"listen", parse_hostport, CFG(metrics_listen), 0, 0},
-	{"connections", parse_unsigned, CFG(metrics_connections), 1, 4096},
-	{"connections_per_client", parse_unsigned, CFG(metrics_connections_per_client), 1, 4096},
-	{"timeout", parse_unsigned, CFG(metrics_timeout), 1, 3600},
-	{NULL, NULL, 0, 0, 0},
+	{"listen", parse_hostport, CFG(metrics_listen), 0, 0, show_string},
+	{"connections", parse_unsigned, CFG(metrics_connections), 1, 4096, show_unsigned},
+	{"connections_per_client", parse_unsigned, CFG(metrics_connections_per_client), 1, 4096, show_unsigned},
+	{"timeout", parse_unsigned, CFG(metrics_timeout), 1, 3600, show_unsigned},
+	{NULL, NULL, 0, 0, 0, NULL},
 };
 
 const struct key_def cfg_lock_keys[] = {
-	{"port", parse_port, CFG(lock_port), 0, 65535},
-	{"grace_period", parse_unsigned, CFG(grace_period), 0, 3600},
-	{"locks", parse_unsigned, CFG(max_locks), 1, 1 << 24},
-	{"locks_per_client", parse_unsigned, CFG(max_locks_per_client), 1, 1 << 24},
-	{"waiters", parse_unsigned, CFG(max_waiters), 1, 1 << 20},
-	{"waiters_per_client", parse_unsigned, CFG(max_waiters_per_client), 1, 1 << 20},
-	{"names_per_client", parse_unsigned, CFG(max_names_per_client), 1, 65536},
-	{NULL, NULL, 0, 0, 0},
+	{"port", parse_port, CFG(lock_port), 0, 65535, show_u16},
+	{"grace_period", parse_unsigned, CFG(grace_period), 0, 3600, show_unsigned},
+	{"locks", parse_unsigned, CFG(max_locks), 1, 1 << 24, show_unsigned},
+	{"locks_per_client", parse_unsigned, CFG(max_locks_per_client), 1, 1 << 24, show_unsigned},
+	{"waiters", parse_unsigned, CFG(max_waiters), 1, 1 << 20, show_unsigned},
+	{"waiters_per_client", parse_unsigned, CFG(max_waiters_per_client), 1, 1 << 20, show_unsigned},
+	{"names_per_client", parse_unsigned, CFG(max_names_per_client), 1, 65536, show_unsigned},
+	{NULL, NULL, 0, 0, 0, NULL},
 };
 
 const struct key_def cfg_export_keys[] = {
-	{"clients", cfg_parse_clients, EXP(clients), 0, 0},
-	{"fsid", parse_fsid, EXP(fsid), 1, UINT32_MAX},
-	{"write_mode", parse_io_mode, EXP(write_mode), 0, 0},
-	{"read_mode", parse_io_mode, EXP(read_mode), 0, 0},
-	{"block", parse_block, EXP(block), 512, 1 * MIB},
-	{NULL, NULL, 0, 0, 0},
+	{"clients", cfg_parse_clients, EXP(clients), 0, 0, cfg_show_clients},
+	{"fsid", parse_fsid, EXP(fsid), 1, UINT32_MAX, show_u32},
+	{"write_mode", parse_io_mode, EXP(write_mode), 0, 0, show_io_mode},
+	{"read_mode", parse_io_mode, EXP(read_mode), 0, 0, show_io_mode},
+	{"block", parse_block, EXP(block), 512, 1 * MIB, show_block},
+	{NULL, NULL, 0, 0, 0, NULL},
 };
 
 _Static_assert(sizeof cfg_server_keys / sizeof cfg_server_keys[0] <= MAX_KEYS, "raise MAX_KEYS");

@@ -483,12 +483,23 @@ static void publish(struct fs *fs, struct export_table *t)
 	}   /* else: leaked, which is safer than freeing what a request may use */
 }
 
+/* One line per error of the file: a journal line may not hold a newline. */
+static void log_reload_refused(const char *errors)
+{
+	while (*errors) {
+		size_t n = strcspn(errors, "\n");
+		log_err("reload: %.*s", (int)n, errors);
+		errors += n + (errors[n] == '\n');
+	}
+	log_err("reload refused: the configuration in force stays");
+}
+
 void exptable_reload(struct fs *fs, const char *file, bool verbose)
 {
-	char err[1024];
+	char err[8192];
 	struct config *nc = calloc(1, sizeof *nc);
 	if (!nc || config_load(file, nc, err, sizeof err) < 0) {
-		log_err("reload: %s; the configuration in force stays", nc ? err : strerror(ENOMEM));
+		log_reload_refused(nc ? err : strerror(ENOMEM));
 		free(nc);
 		return;
 	}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* nfsd-uc --check -c FILE: 0 for a good conf; FILE:LINE: message and exit 2 for a bad one, and
- * FILE: message and exit 2 for an empty one. */
+/* nfsd-uc --check -c FILE: 0 for a good conf; FILE:LINE: message and exit 2 for a bad one (every
+ * error of it, each at the journal's error priority when stderr is the journal), and FILE:
+ * message and exit 2 for an empty one; --check --reload, --dump-config, and a start on a bad
+ * file ending with exit 2 (what the unit's RestartPreventExitStatus=2 counts on). */
 #include "harness.h"
 
 #include <stdio.h>
@@ -8,15 +10,17 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* Run the check on conf; its exit status, its output (stdout and stderr) in out. */
-static int run_check(const struct itest *t, const char *conf, char *out, size_t outlen)
+/* Run the daemon with OPTS on conf, under sh (PREFIX before it, e.g. an assignment); its exit
+ * status, its output (stdout and stderr) in out. */
+static int run_daemon(const struct itest *t, const char *prefix, const char *opts,
+		      const char *conf, char *out, size_t outlen)
 {
 	char cmd[3 * PATH_MAX];
 	size_t n;
 	FILE *p;
 	int status;
 
-	snprintf(cmd, sizeof(cmd), "'%s' --check -c '%s' 2>&1", t->exe, conf);
+	snprintf(cmd, sizeof(cmd), "%s exec '%s' %s -c '%s' 2>&1", prefix, t->exe, opts, conf);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	n = fread(out, 1, outlen - 1, p);
@@ -24,6 +28,11 @@ static int run_check(const struct itest *t, const char *conf, char *out, size_t 
 	status = pclose(p);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+static int run_check(const struct itest *t, const char *conf, char *out, size_t outlen)
+{
+	return run_daemon(t, "", "--check", conf, out, outlen);
 }
 
 static void write_conf(const struct itest *t, const char *name, const char *text, char *path,
@@ -120,6 +129,103 @@ static void test_no_export(void **state)
 		fail_msg("--check of a conf without an export: exit %d, output \"%s\"", rc, out);
 }
 
+/* Every error of the file, not just the first: an administrator fixes them in one pass. */
+static void test_every_error(void **state)
+{
+	struct itest *t = *state;
+	char path[PATH_MAX + 64], out[4096], a[PATH_MAX + 80], b[PATH_MAX + 80];
+
+	write_conf(t, "two.conf", "[server]\nport = x\n[cache]\n\nsize = 12Q\n", path, sizeof(path));
+	int rc = run_check(t, path, out, sizeof(out));
+	snprintf(a, sizeof(a), "%s:2: port = x", path);
+	snprintf(b, sizeof(b), "\n%s:5: size = 12Q", path);
+	if (rc != 2 || strncmp(out, a, strlen(a)) != 0 || !strstr(out, b))
+		fail_msg("--check of a conf with two errors: exit %d, output \"%s\"", rc, out);
+}
+
+/* Under systemd stderr is the journal's stream (JOURNAL_STREAM names it): each line carries
+ * <3>, so `journalctl -p warning` shows why the service did not start. */
+static void test_errors_at_journal_priority(void **state)
+{
+	struct itest *t = *state;
+	char path[PATH_MAX + 64], out[4096], want[PATH_MAX + 128];
+
+	write_conf(t, "two.conf", "[server]\nport = x\nprot = 1\n", path, sizeof(path));
+	int rc = run_daemon(t, "exec 2>&1; export JOURNAL_STREAM=$(stat -L -c %d:%i /dev/stderr);",
+			    "--check", path,
+			    out, sizeof(out));
+	snprintf(want, sizeof(want), "<3>%s:2: port = x", path);
+	if (rc != 2 || strncmp(out, want, strlen(want)) != 0)
+		fail_msg("--check under the journal: exit %d, output \"%s\"; want \"%s...\"", rc, out,
+			 want);
+	snprintf(want, sizeof(want), "\n<3>%s:3: unknown key 'prot'", path);
+	assert_non_null(strstr(out, want));
+	/* and without the journal, no priority */
+	rc = run_check(t, path, out, sizeof(out));
+	assert_int_equal(rc, 2);
+	assert_null(strstr(out, "<3>"));
+}
+
+/* systemctl reload runs --check --reload first: a file a reload would refuse fails it. */
+static void test_check_for_reload(void **state)
+{
+	struct itest *t = *state;
+	char path[PATH_MAX + 64], out[4096];
+
+	write_conf(t, "noexport.conf", "[server]\nport = 2049\n", path, sizeof(path));
+	int rc = run_daemon(t, "", "--check --reload", path, out, sizeof(out));
+	if (rc != 2 || !strstr(out, "no [export] section"))
+		fail_msg("--check --reload of a conf without an export: exit %d, output \"%s\"", rc,
+			 out);
+	assert_int_equal(run_daemon(t, "", "--check --reload", t->conf, out, sizeof(out)), 0);
+}
+
+/* The checks a parser cannot make: a listen address this host does not have, a state_dir
+ * that cannot be made, a cache larger than the host's memory. All three reported. */
+static void test_host_problems(void **state)
+{
+	struct itest *t = *state;
+	char path[PATH_MAX + 64], out[4096];
+
+	write_conf(t, "host.conf", "[server]\nlisten = 192.0.2.1\nstate_dir = /nonexistent/a/b\n"
+		   "[cache]\nsize = 1000G\n", path, sizeof(path));
+	int rc = run_check(t, path, out, sizeof(out));
+	if (rc != 2 || !strstr(out, ":2: listen: 192.0.2.1 is not an address of this host") ||
+	    !strstr(out, ":3: state_dir /nonexistent/a/b cannot be made") ||
+	    !strstr(out, ":5: [cache] size"))
+		fail_msg("--check of host problems: exit %d, output \"%s\"", rc, out);
+}
+
+/* The dump is a file the daemon loads, with the harness's settings and the defaults in it. */
+static void test_dump_config(void **state)
+{
+	struct itest *t = *state;
+	char out[16384], path[PATH_MAX + 64], want[PATH_MAX + 64];
+
+	assert_int_equal(run_daemon(t, "", "--dump-config", t->conf, out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "\nport = %u\n", t->port);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "\n[export %s]\n", t->exports[EXP_RW]);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "\nidle_timeout = 360\n"));   /* a default, shown */
+	write_conf(t, "dumped.conf", out, path, sizeof(path));
+	char again[16384];
+	assert_int_equal(run_daemon(t, "", "--dump-config", path, again, sizeof(again)), 0);
+	assert_string_equal(out, again);
+}
+
+/* A start on a bad file exits 2 at once: the unit does not restart it in a loop. */
+static void test_bad_start_exits_2(void **state)
+{
+	struct itest *t = *state;
+	char path[PATH_MAX + 64], out[4096];
+
+	write_conf(t, "bad.conf", "[server]\nport = x\n", path, sizeof(path));
+	int rc = run_daemon(t, "", "", path, out, sizeof(out));
+	if (rc != 2 || !strstr(out, ":2: port = x"))
+		fail_msg("start on a bad conf: exit %d, output \"%s\"", rc, out);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +235,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_client_rule),
 		cmocka_unit_test(test_empty_file),
 		cmocka_unit_test(test_no_export),
+		cmocka_unit_test(test_every_error),
+		cmocka_unit_test(test_errors_at_journal_priority),
+		cmocka_unit_test(test_check_for_reload),
+		cmocka_unit_test(test_host_problems),
+		cmocka_unit_test(test_dump_config),
+		cmocka_unit_test(test_bad_start_exits_2),
 	};
 	return IT_MAIN("integration-check", tests);
 }

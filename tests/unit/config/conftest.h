@@ -51,5 +51,12 @@ void test_host_names_and_wildcards(void **state);
 void test_unreadable_files(void **state);
 void test_error_truncated_to_buffer(void **state);
 void test_success_takes_back_everything(void **state);
+/* test_config_check.c */
+void test_every_error_reported(void **state);
+void test_errors_stop_at_a_bound(void **state);
+void test_quoted_values(void **state);
+void test_host_checks(void **state);
+void test_dump_loads_back(void **state);
+void test_exports_dir(void **state);
 
 #endif

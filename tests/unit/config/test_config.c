@@ -498,6 +498,12 @@ int main(int argc, char **argv)
 		T(test_value_errors),
 		T(test_client_errors),
 		T(test_unreadable_files),
+		T(test_every_error_reported),
+		T(test_errors_stop_at_a_bound),
+		T(test_quoted_values),
+		T(test_host_checks),
+		T(test_dump_loads_back),
+		T(test_exports_dir),
 		T(test_error_truncated_to_buffer),
 		T(test_success_takes_back_everything),
 	};

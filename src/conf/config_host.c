@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A loaded configuration held against the host it is to run on: what the parser cannot know
+ * from the file alone, and what would otherwise fail only at start (or, for the cache, at the
+ * first large load, by the OOM killer). Run by --check and at start. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf/config.h"
+
+struct report {
+	const char *file;
+	char *err;
+	size_t errlen;
+	int n;
+};
+
+__attribute__((format(printf, 3, 4)))
+static void problem(struct report *r, unsigned line, const char *fmt, ...)
+{
+	r->n++;
+	if (!r->errlen)
+		return;
+	size_t used = strlen(r->err);
+	if (used && used + 1 < r->errlen)
+		r->err[used++] = '\n';
+	char *o = r->err + used;
+	size_t room = r->errlen - used;
+	int n = line ? snprintf(o, room, "%s:%u: ", r->file, line) : snprintf(o, room, "%s: ", r->file);
+	if (n < 0 || (size_t)n >= room)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o + n, room - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* The daemon makes state_dir itself (one level, mode 0700), not the directories above it. */
+static void check_state_dir(struct report *r, const struct config *c)
+{
+	struct stat st;
+	if (stat(c->state_dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			problem(r, c->line.state_dir, "state_dir %s is not a directory", c->state_dir);
+		return;
+	}
+	if (errno != ENOENT) {
+		problem(r, c->line.state_dir, "state_dir %s: %s", c->state_dir, strerror(errno));
+		return;
+	}
+	char *copy = strdup(c->state_dir);
+	if (!copy)
+		return;
+	const char *parent = dirname(copy);
+	if (stat(parent, &st) < 0 || !S_ISDIR(st.st_mode))
+		problem(r, c->line.state_dir, "state_dir %s cannot be made: its parent %s %s",
+			c->state_dir, parent, errno == ENOENT ? "does not exist" : "is not a directory");
+	free(copy);
+}
+
+/* Binding port 0 asks the kernel only whether the address is this host's. */
+static int address_here(const char *a)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+	if (inet_pton(AF_INET, a, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		len = sizeof *s4;
+	} else if (inet_pton(AF_INET6, a, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		len = sizeof *s6;
+	} else {
+		return -EINVAL;
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int rc = bind(fd, (struct sockaddr *)&ss, len) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+static void check_listen(struct report *r, const struct config *c)
+{
+	for (size_t i = 0; i < c->nlisten; i++) {
+		int rc = address_here(c->listen_addr[i]);
+		if (rc == -EADDRNOTAVAIL)
+			problem(r, c->line.listen, "listen: %s is not an address of this host",
+				c->listen_addr[i]);
+		else if (rc == -EAFNOSUPPORT)
+			problem(r, c->line.listen, "listen: %s: this host has no IPv6",
+				c->listen_addr[i]);
+	}
+}
+
+/* The cache and the memory for records in flight are what the daemon holds at full load. */
+static void check_memory_fits(struct report *r, const struct config *c)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || page <= 0)
+		return;
+	unsigned long long host = (unsigned long long)pages * (unsigned long long)page;
+	unsigned long long want = (unsigned long long)c->cache_size + c->receive_memory;
+	if (want > host)
+		problem(r, c->line.cache_size, "[cache] size (%llu MiB) and [server] receive_memory "
+			"(%llu MiB) together are more than this host's memory (%llu MiB)",
+			(unsigned long long)c->cache_size >> 20,
+			(unsigned long long)c->receive_memory >> 20, host >> 20);
+}
+
+int config_check_host(const struct config *cfg, const char *file, bool listen_too, char *err,
+		      size_t errlen)
+{
+	struct report r = {.file = file, .err = err, .errlen = errlen};
+	check_state_dir(&r, cfg);
+	if (listen_too)
+		check_listen(&r, cfg);
+	check_memory_fits(&r, cfg);
+	return r.n;
+}
