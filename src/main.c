@@ -4,7 +4,9 @@
  * rings start or after they stop, or on the main thread beside them, so blocking calls are fine
  * (listed in docs/architecture.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -92,6 +95,38 @@ static void tune_malloc(size_t max_record)
 		log_info("malloc tuning refused: large buffers will be faulted in at each use");
 }
 
+/* One daemon per state_dir. Two would share more than the file-handle key: the lock manager's
+ * record of the clients it monitors and its state number, so each would tell the other's
+ * clients that the server rebooted. flock, the kernel's: a daemon that died holds it no more.
+ * The descriptor (to keep while serving), or -1 with a line that says who holds it. */
+static int claim_state_dir(const char *dir)
+{
+	char path[PATH_MAX], pid[32] = "";
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_err("state_dir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/nfsd-uc.pid", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_err("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		ssize_t n = errno == EWOULDBLOCK ? pread(fd, pid, sizeof pid - 1, 0) : -1;
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		log_err("state_dir %s is in use by another nfsd-uc%s%s%s: each instance needs its own "
+			"state_dir (and its own ports)", dir, *pid ? " (pid " : "", pid, *pid ? ")" : "");
+		close(fd);
+		return -1;
+	}
+	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warn("%s: cannot write the pid: %s", path, strerror(errno));
+	return fd;
+}
+
 /* The daemon, built: every layer of it, nothing running yet. */
 static int prepare(struct daemon *d, struct config *cfg)
 {
@@ -140,7 +175,8 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 {
 	struct daemon d = {0};
 	int rc = 1;
-	if (prepare(&d, cfg) == 0 && daemon_start(&d) == 0) {
+	int state_fd = claim_state_dir(cfg->state_dir);
+	if (state_fd >= 0 && prepare(&d, cfg) == 0 && daemon_start(&d) == 0) {
 		log_info("ready: NFS v3 on %s:%u, MOUNT v3 on port %u, %zu export(s), %u ring(s)",
 			 cfg->listen, cfg->port, cfg->mount_port, cfg->nexports, d.rings);
 		/* systemd's Type=notify: both ports serve now (a no-op without NOTIFY_SOCKET). */
@@ -151,6 +187,8 @@ static int serve(struct config *cfg, const char *file, bool verbose)
 		rc = daemon_stop(&d) < 0 ? 1 : 0;
 	}
 	daemon_free(&d);
+	if (state_fd >= 0)
+		close(state_fd);
 	if (rc == 0)
 		log_info("stopped");
 	return rc;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -55,14 +56,44 @@ static int listen_on(const char *addr, uint16_t port, bool v6only)
  * at once would otherwise fail.  Another live server on the port still fails, after the wait. */
 #define LISTEN_RETRY_MS 10000
 
-static int listen_retrying(const char *addr, uint16_t port, bool v6only)
+/* The key that sets a port: what the administrator of a second server on the host must change. */
+static const char *port_key(const struct config *cfg, uint16_t port)
+{
+	if (port == cfg->port)
+		return "[server] port";
+	if (port == cfg->mount_port)
+		return "[server] mount_port";
+	if (port == cfg->lock_port)
+		return "[lock] port; 0 serves no locks";
+	return "[server] rpcbind";
+}
+
+/* A pause in the wait for a port, cut short by a stop signal (blocked on this thread as on
+ * every other; main takes them with sigwait once serving): `systemctl stop` of a daemon that
+ * cannot start must not wait out the retry. True when one came. */
+static bool stop_signal_within(long ms)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L};
+	return sigtimedwait(&set, NULL, &ts) > 0;
+}
+
+static int listen_retrying(const struct config *cfg, const char *addr, uint16_t port,
+			   bool v6only)
 {
 	int fd = listen_on(addr, port, v6only);
 	for (int waited = 0; fd == -EADDRINUSE && waited < LISTEN_RETRY_MS; waited += 100) {
 		if (waited == 0)
-			log_warn("%s port %u is in use; retrying for up to %d s", addr, port,
+			log_warn("%s port %u (%s) is in use; retrying for up to %d s (another server "
+				 "on this host needs its own port)", addr, port, port_key(cfg, port),
 				 LISTEN_RETRY_MS / 1000);
-		nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+		if (stop_signal_within(100)) {
+			log_info("stop signal while waiting for port %u: not starting", port);
+			return -EINTR;
+		}
 		fd = listen_on(addr, port, v6only);
 	}
 	return fd;
@@ -96,7 +127,7 @@ static bool port_optional(const struct svc *srv, uint16_t port)
 
 static int open_port(struct svc *srv, const char *addr, uint16_t port, bool tcp, bool v6only)
 {
-	int fd = tcp ? listen_retrying(addr, port, v6only) : dgram_open(addr, port, v6only);
+	int fd = tcp ? listen_retrying(srv->cfg, addr, port, v6only) : dgram_open(addr, port, v6only);
 	if (fd >= 0) {
 		if (tcp)
 			srv->listen_fd[srv->nlisten_fds++] = fd;
@@ -109,7 +140,9 @@ static int open_port(struct svc *srv, const char *addr, uint16_t port, bool tcp,
 			 tcp ? "TCP" : "UDP", port, strerror(-fd));
 		return 0;
 	}
-	log_err("listen on %s %s port %u: %s", addr, tcp ? "TCP" : "UDP", port, strerror(-fd));
+	if (fd != -EINTR)
+		log_err("listen on %s %s port %u (%s): %s", addr, tcp ? "TCP" : "UDP", port,
+			port_key(srv->cfg, port), strerror(-fd));
 	return -1;
 }
 
