@@ -44,6 +44,19 @@ static mountstat3 mnt_status(int rc)
 	}
 }
 
+/* A refused MNT's status as the log line names it, with what an administrator checks. */
+static const char *mnt_refusal(mountstat3 st)
+{
+	switch (st) {
+	case MNT3ERR_NOENT: return "MNT3ERR_NOENT: no such export or directory";
+	case MNT3ERR_NOTDIR: return "MNT3ERR_NOTDIR: not a directory";
+	case MNT3ERR_ACCES: return "MNT3ERR_ACCES: not in the export's clients, or a client rule's "
+				   "secure option and a source port of 1024 or above";
+	case MNT3ERR_SERVERFAULT: return "MNT3ERR_SERVERFAULT: the server failed";
+	default: return "refused";
+	}
+}
+
 static void mnt_mnt(struct svc_call *rq, void *argp, void *resp)
 {
 	dirpath *path = argp;
@@ -55,8 +68,8 @@ static void mnt_mnt(struct svc_call *rq, void *argp, void *resp)
 	peer_name(&rq->peer, host);
 	r->fhs_status = mnt_status(fs_mount(&rq->fs, *path, &fh, &exp));
 	if (r->fhs_status != MNT3_OK) {
-		log_ratelimited(&m->refused_log, LOG_INFO, "MNT %s from %s refused (%d)",
-				log_quote(q, *path), host, r->fhs_status);
+		log_ratelimited(&m->refused_log, LOG_INFO, "MNT %s from %s refused (%s)",
+				log_quote(q, *path), host, mnt_refusal(r->fhs_status));
 		return;
 	}
 	mountres3_ok *ok = &r->mountres3_u.mountinfo;

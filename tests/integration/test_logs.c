@@ -128,7 +128,7 @@ static void test_mnt(void **state)
 	free(b);
 	close(fd);
 	expect_no_forgery(t, "forged-mnt");
-	expect_rate_limited(t, from, t0, "refused");
+	expect_rate_limited(t, from, t0, "refused (MNT3ERR_NOENT: no such export or directory)");
 	expect_rate_limited(t, from, t0, "\" from 127.0.0.7\n");
 }
 
