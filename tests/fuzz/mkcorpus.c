@@ -195,6 +195,31 @@ void emit_seq(const char *name, const struct call *cs, size_t n, bool split, uin
 	free(s);
 }
 
+/* fuzz_gss: a window-size byte, the credential's length, the credential, sequence numbers. */
+static void gss_seed(const char *name, uint8_t win, uint32_t proc, uint32_t svc, const char *handle)
+{
+	static struct buf b;
+	size_t hl = strlen(handle), clen = 20 + ((hl + 3) & ~(size_t)3);
+	b.n = 0;
+	uint8_t head[3] = {win, (uint8_t)(clen >> 8), (uint8_t)clen};
+	put_bytes(&b, head, 3);
+	put32(&b, 1), put32(&b, proc), put32(&b, 5), put32(&b, svc), put32(&b, (uint32_t)hl);
+	put_bytes(&b, handle, hl);
+	static const uint8_t pad[3];
+	put_bytes(&b, pad, clen - 20 - hl);
+	static const uint8_t seqs[] = {0, 1, 0, 2, 0, 2, 0, 9, 0, 3, 1, 0, 0, 4, 0xff, 0, 0, 200};
+	put_bytes(&b, seqs, sizeof seqs);
+	save("gss", name, &b);
+}
+
+static void gss_seeds(void)
+{
+	gss_seed("init", 3, 1, 1, "");
+	gss_seed("data-integ", 4, 0, 2, "ctx01");
+	gss_seed("data-priv", 10, 0, 3, "0123456789abcdef");
+	gss_seed("destroy", 0, 3, 1, "h");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -220,6 +245,7 @@ int main(int argc, char **argv)
 	recmark_streams();
 	recmark_one_byte_frags();
 	http_requests();
+	gss_seeds();
 	return 0;
 }
 

@@ -18,7 +18,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-10}
 b=${FUZZ_BUILD:-build-fuzz}
-targets=${FUZZ_TARGETS:-"recmark rpc_call nfs3_args mount_args dispatch conn metrics"}
+targets=${FUZZ_TARGETS:-"recmark rpc_call gss nfs3_args mount_args dispatch conn metrics"}
 
 if [ ! -d "$b" ]; then
 	CC=clang meson setup "$b" -Dfuzz=true -Dtests=false -Db_sanitize=address,undefined \
