@@ -16,6 +16,7 @@
 #include "ops/metrics_http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conf/config.h"
 #include "base/sockaddr.h"
@@ -217,6 +219,26 @@ static const char *poller(struct MHD_Daemon *d)
 	return (i->flags & MHD_USE_EPOLL) ? "epoll" : (i->flags & MHD_USE_POLL) ? "poll" : "select";
 }
 
+/* The listening socket is ours, not libmicrohttpd's: a busy port then says which address and
+ * key ("Failed to bind to port 0" was its own line for it, the port it had been given being 0
+ * beside MHD_OPTION_SOCK_ADDR). A descriptor, or -errno. */
+static int metrics_socket(const struct sockaddr_storage *ss)
+{
+	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						   : sizeof(struct sockaddr_in);
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (const struct sockaddr *)ss, len) < 0 || listen(fd, 64) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 int metrics_http_start(struct ops *o, struct metrics_http **out)
 {
 	const struct config *cfg = o->src.cfg;
@@ -226,9 +248,17 @@ int metrics_http_start(struct ops *o, struct metrics_http **out)
 	struct sockaddr_storage ss;
 	if (config_parse_hostport(cfg->metrics_listen, &ss) < 0)
 		return -1;
-	struct metrics_http *h = calloc(1, sizeof *h);
-	if (!h)
+	int fd = metrics_socket(&ss);
+	if (fd < 0) {
+		log_err("metrics: cannot listen on %s ([metrics] listen): %s", cfg->metrics_listen,
+			strerror(-fd));
 		return -1;
+	}
+	struct metrics_http *h = calloc(1, sizeof *h);
+	if (!h) {
+		close(fd);
+		return -1;
+	}
 	h->o = o;
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
@@ -237,14 +267,15 @@ int metrics_http_start(struct ops *o, struct metrics_http **out)
 	 * down for their time still count for it until it has closed them. */
 	h->d = MHD_start_daemon(flags, 0, on_accept, h, on_request, h,
 				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, 2 * cfg->metrics_connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, cfg->metrics_timeout,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_END);
 	if (!h->d) {
-		log_err("metrics: cannot listen on %s", cfg->metrics_listen);
+		log_err("metrics: cannot serve on %s", cfg->metrics_listen);
+		close(fd);
 		free(h);
 		return -1;
 	}

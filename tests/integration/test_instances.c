@@ -2,7 +2,8 @@
 /* Two daemons on one host. A second instance with its own ports, state_dir and rpcbind = no
  * serves beside the harness's; one that shares its state_dir stops at once and names the pid
  * that holds it; one whose [lock] port is taken says which key to change, and a stop signal
- * during its wait for the port ends it at once, not after the 10 s retry. */
+ * during its wait for the port ends it at once, not after the 10 s retry; one whose metrics
+ * port is taken says so with the key. */
 #include "harness.h"
 
 #include <arpa/inet.h>
@@ -38,8 +39,8 @@ static uint16_t free_port(void)
 }
 
 /* Its own tree and ports; state_dir and lock_port as given (NULL / 0: its own). */
-static void second_setup(const struct itest *t, struct second *s, const char *state_dir,
-			 uint16_t lock_port)
+static void second_setup_with(const struct itest *t, struct second *s, const char *state_dir,
+			      uint16_t lock_port, const char *more)
 {
 	char export[PATH_MAX + 16], state[PATH_MAX + 16];
 	snprintf(s->dir, sizeof s->dir, "%s/second", t->dir);
@@ -56,10 +57,16 @@ static void second_setup(const struct itest *t, struct second *s, const char *st
 	assert_non_null(f);
 	fprintf(f, "[server]\nlisten = 127.0.0.1\nport = %u\nmount_port = %u\nthreads = 1\n"
 		"rpcbind = no\nstate_dir = %s\n[cache]\nsize = 16M\n[lock]\nport = %u\n"
-		"[export %s]\nclients = 127.0.0.1(rw,insecure)\n", s->port, s->mount_port,
-		state_dir ? state_dir : state, s->lock_port, export);
+		"[export %s]\nclients = 127.0.0.1(rw,insecure)\n%s", s->port, s->mount_port,
+		state_dir ? state_dir : state, s->lock_port, export, more);
 	assert_int_equal(fclose(f), 0);
 	unlink(s->log);
+}
+
+static void second_setup(const struct itest *t, struct second *s, const char *state_dir,
+			 uint16_t lock_port)
+{
+	second_setup_with(t, s, state_dir, lock_port, "");
 }
 
 static void second_start(const struct itest *t, struct second *s)
@@ -189,12 +196,39 @@ static void test_taken_lock_port_named_and_stoppable(void **state)
 	assert_true(port_answers(t->lock_port));   /* the first's lock manager is untouched */
 }
 
+/* A metrics port someone else has: the line names the address and the key, not libmicrohttpd's
+ * "Failed to bind to port 0". */
+static void test_taken_metrics_port_named(void **state)
+{
+	struct itest *t = *state;
+	struct second s;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof sa;
+	int busy = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(busy >= 0);
+	assert_int_equal(bind(busy, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(busy, 1), 0);
+	assert_int_equal(getsockname(busy, (struct sockaddr *)&sa, &len), 0);
+	char more[64], want[160];
+	snprintf(more, sizeof more, "[metrics]\nlisten = 127.0.0.1:%u\n", ntohs(sa.sin_port));
+	second_setup_with(t, &s, NULL, 0, more);
+	second_start(t, &s);
+	int rc = wait_exit(&s, 15000);
+	second_kill(&s);
+	close(busy);
+	snprintf(want, sizeof want, "metrics: cannot listen on 127.0.0.1:%u ([metrics] listen): "
+		 "Address already in use", ntohs(sa.sin_port));
+	if (rc <= 0 || !log_has(&s, want) || log_has(&s, "Failed to bind"))
+		fail_msg("a taken metrics port: exit %d, log without \"%s\"", rc, want);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_second_instance_serves),
 		cmocka_unit_test(test_shared_state_dir_refused),
 		cmocka_unit_test(test_taken_lock_port_named_and_stoppable),
+		cmocka_unit_test(test_taken_metrics_port_named),
 	};
 	return IT_MAIN("integration-instances", tests);
 }
