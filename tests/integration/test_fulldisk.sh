@@ -46,7 +46,8 @@ clients = 127.0.0.1(rw,no_root_squash,insecure)
 CONF
 	"$EXE" -c "$W/conf" 2>"$W/log" &
 	PID=$!
-	for _ in $(seq 100); do grep -q ready "$W/log" && break; sleep 0.1; done
+	# up to 60 s: on a busy machine (CI beside other work) a start has taken over 10
+	for _ in $(seq 600); do grep -q ready "$W/log" && break; sleep 0.1; done
 	grep -q ready "$W/log" || fail "daemon did not start"
 
 	# 64 MiB into a 32 MiB file system, UNSTABLE then FILE_SYNC.
