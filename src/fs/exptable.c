@@ -244,13 +244,24 @@ int exptable_open(struct fs *fs)
 
 void exptable_close_all(struct fs *fs)
 {
-	table_free(fs->table);
+	pthread_mutex_lock(&fs->table_mu);
+	struct export_table *t = fs->table;
 	fs->table = NULL;
+	pthread_mutex_unlock(&fs->table_mu);
+	table_free(t);
 	for (size_t i = 0; i < fs->nretired; i++)
 		table_free(fs->retired[i]);
 	free(fs->retired);
 	fs->retired = NULL;
 	fs->nretired = 0;
+}
+
+void fs_exports_each(struct fs *fs, void (*fn)(void *ctx, const char *path), void *ctx)
+{
+	pthread_mutex_lock(&fs->table_mu);
+	for (size_t i = 0; fs->table && i < fs->table->n; i++)
+		fn(ctx, fs->table->exports[i].cfg->path);
+	pthread_mutex_unlock(&fs->table_mu);
 }
 
 const struct export_rt *exptable_by_fsid(const struct export_table *t, uint32_t fsid)
@@ -463,7 +474,9 @@ static void publish(struct fs *fs, struct export_table *t)
 	for (size_t i = 0; i < old->n; i++)
 		if (old_export(t, old->exports[i].cfg->path))
 			old->exports[i].owns_root = false;   /* the new table closes it */
+	pthread_mutex_lock(&fs->table_mu);
 	fs->table = t;
+	pthread_mutex_unlock(&fs->table_mu);
 	for (unsigned i = 0; i < fs->nchans; i++) {
 		struct fs_chan *ch = &fs->chans[i];
 		ch->table_next = t;

@@ -89,6 +89,7 @@ int fs_new(const struct fs_params *p, struct fs **out)
 	*out = NULL;
 	if (!fs)
 		return -1;
+	pthread_mutex_init(&fs->table_mu, NULL);
 	fs->cfg = p->cfg;
 	fs->ops = *p->ops;
 	fs->fh_cache_max = p->fh_cache_max ? p->fh_cache_max : handle_cache_size(p->rings);
@@ -139,6 +140,7 @@ void fs_free(struct fs *fs)
 		pthread_mutex_destroy(&fs->forgets->lock);
 		free(fs->forgets);
 	}
+	pthread_mutex_destroy(&fs->table_mu);
 	free(fs);
 }
 

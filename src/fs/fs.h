@@ -80,6 +80,9 @@ void fs_reload(struct fs *fs, const char *file, bool verbose);
 /* A stop signal came while a reload waited: the daemon stops next. */
 bool fs_stop_pending(const struct fs *fs);
 size_t fs_nexports(const struct fs *fs);
+/* fn(ctx, path) for each export in force now, from any thread (the metrics): under a lock a
+ * reload takes only to put its new table in place, so fn must not block. */
+void fs_exports_each(struct fs *fs, void (*fn)(void *ctx, const char *path), void *ctx);
 /* A WRITE's payload is placed at an address congruent to its file offset modulo this. */
 size_t fs_place_align(const struct fs *fs);
 /* The cache, for its counters; and the stable WRITEs that completed a partial end block

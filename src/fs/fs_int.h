@@ -36,6 +36,7 @@ struct fs {
 	struct config *cfg;
 	struct fs_ring_ops ops;
 	struct export_table *table;   /* the exports in force (exptable.h); the main thread's */
+	pthread_mutex_t table_mu;     /* held to replace table, and by readers of other threads */
 	struct export_table **retired;   /* tables a reload could not free yet (freed at exit) */
 	size_t nretired;
 	bool stop_pending;            /* SIGTERM came while a reload waited (main thread only) */

@@ -384,7 +384,23 @@ void nlm_counters(struct nlm *m, struct nlm_counters *out)
 	*out = m->ctr;
 	out->locks = m->nlocks;
 	out->waiters = m->nwaiters;
-	out->grace_pending = grace_active(&m->grace, clock_ns()) ? grace_pending(&m->grace) : 0;
+	out->grace_active = grace_active(&m->grace, clock_ns());
+	out->grace_pending = out->grace_active ? grace_pending(&m->grace) : 0;
+	/* The hosts are few (bounded by the limits), and this is asked rarely. */
+	out->shares = out->monitored = 0;
+	for (const struct nlm_host *h = m->hosts; h; h = h->next) {
+		out->shares += h->nshares;
+		out->monitored += h->recorded;
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+void nlm_walk_hosts(struct nlm *m, void (*fn)(void *ctx, const struct nlm_host_view *h),
+		    void *ctx)
+{
+	pthread_mutex_lock(&m->mu);
+	for (const struct nlm_host *h = m->hosts; h; h = h->next)
+		fn(ctx, &(struct nlm_host_view){&h->addr, h->nlocks, h->nwaiters, h->nshares});
 	pthread_mutex_unlock(&m->mu);
 }
 

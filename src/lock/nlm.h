@@ -70,6 +70,7 @@ struct nlm_counters {
 	uint64_t callbacks, callback_ok, callback_failed, notifies_sent, notifies_received;
 	uint64_t hosts_refused;         /* a new caller name past names_per_client */
 	uint64_t locks, waiters, hosts, grace_pending;   /* gauges */
+	uint64_t shares, monitored, grace_active;   /* gauges: monitored = hosts recorded (NSM) */
 };
 
 /* Start the lock manager: NSM state and records (nsm), grace period over the recorded hosts,
@@ -121,6 +122,16 @@ struct log_ratelimit *nlm_log_limit(struct nlm *m, enum nlm_log kind);
 /* Whether the grace period runs, and the NSM state number, for NSM's answers. */
 int32_t nlm_nsm_state(struct nlm *m);
 void nlm_counters(struct nlm *m, struct nlm_counters *out);
+
+/* What one client host holds, for the operators (nfsd-uc-stat clients). */
+struct nlm_host_view {
+	const struct sockaddr_storage *addr;
+	uint64_t locks, waiters, shares;
+};
+/* fn for each host (two caller names of one address are two hosts), under the lock manager's
+ * mutex: fn must not call back into it. */
+void nlm_walk_hosts(struct nlm *m, void (*fn)(void *ctx, const struct nlm_host_view *h),
+		    void *ctx);
 
 /* The programs (nlmproc.c, nsmproc.c), each registered with the struct nlm as its state: NLM
  * versions 1, 3 and 4 (as knfsd's lockd), and NSM version 1. */

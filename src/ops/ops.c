@@ -40,8 +40,9 @@ static void *ring_new(void *ctx, unsigned ring)
 
 int ops_attach(struct ops *o)
 {
-	const struct svc_observer obs = {.ring_new = ring_new, .call_done = metrics_call_done,
-					 .ctx = o};
+	const struct svc_observer obs = {.ring_new = ring_new, .call_begin = metrics_call_begin,
+					 .call_handled = metrics_call_handled,
+					 .call_done = metrics_call_done, .ctx = o};
 	svc_set_observer(o->src.svc, &obs);
 	return dispatch_add(o->src.svc, &stats_program, o) < 0 ? -1 : 0;
 }

@@ -4,9 +4,12 @@
 #define NFSD_UC_OPS_OPS_INT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ops/ops.h"
+
+struct sockaddr_storage;
 
 struct ring_metrics;
 
@@ -21,5 +24,9 @@ struct ops {
 	unsigned nrings;
 	struct metrics_http_counters mhttp;
 };
+
+/* The counters program answers these callers only (stats.c): its figures say how busy each
+ * export is and who its clients are. */
+bool ops_loopback(const struct sockaddr_storage *ss);
 
 #endif

@@ -2,8 +2,9 @@
 /* A private RPC program that reports the server's counters, for tests, benchmarks and monitoring:
  * program 0x20004e55 version 1. Procedure 1 (STATS) takes no arguments and returns uint32 n,
  * then n x { string name<64>; unsigned hyper value }; procedure 2 (METRICS) returns
- * opaque<8M>: the Prometheus text of metrics.h (nfsd-uc-stat reads it). Only loopback clients
- * are answered: the numbers say how busy each export is. */
+ * opaque<8M>: the Prometheus text of metrics.h (nfsd-uc-stat reads it); procedure 3 (CLIENTS)
+ * the client list of clients.h. Only loopback clients are answered: the numbers say how busy
+ * each export is, and who its clients are. */
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,14 @@
 #include "mount/mount.h"
 #include "mount/mountlist.h"
 #include "nfs3/nfs3.h"
+#include "ops/clients.h"
 #include "ops/metrics.h"
 #include "ops/ops_int.h"
 #include "ops/stats.h"
 #include "svc/dispatch.h"
 #include "svc/svc.h"
 
-#define STATS_MAX 96
+#define STATS_MAX 128
 #define METRICS_MAX (8u << 20)
 
 struct stat_pair {
@@ -45,7 +47,7 @@ static bool_t xdr_stats_res(XDR *x, struct stats_res *r)
 	return TRUE;
 }
 
-static bool is_loopback(const struct sockaddr_storage *ss)
+bool ops_loopback(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
 		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
@@ -190,6 +192,9 @@ static void collect_lock(const struct ops *o, const struct stats_sink *k)
 	G(k, "lock_hosts", n.hosts);
 	C(k, "lock_hosts_refused", n.hosts_refused);
 	G(k, "lock_grace_pending", n.grace_pending);
+	G(k, "lock_shares", n.shares);
+	G(k, "lock_monitored_hosts", n.monitored);
+	G(k, "lock_grace_active", n.grace_active);
 }
 
 void stats_collect(struct ops *o, const struct stats_sink *k)
@@ -226,7 +231,7 @@ static void stats_null(struct svc_call *rq, void *argp, void *resp)
 static void stats_get(struct svc_call *rq, void *argp, void *resp)
 {
 	(void)argp;
-	if (!is_loopback(&rq->peer))
+	if (!ops_loopback(&rq->peer))
 		return;     /* an empty list */
 	stats_collect(rq->prog, &(struct stats_sink){add_pair, resp});
 }
@@ -249,7 +254,7 @@ static void metrics_get(struct svc_call *rq, void *argp, void *resp)
 	struct metrics_res *r = resp;
 	char *text;
 	size_t len;
-	if (!is_loopback(&rq->peer) || metrics_render(rq->prog, &text, &len) < 0)
+	if (!ops_loopback(&rq->peer) || metrics_render(rq->prog, &text, &len) < 0)
 		return;     /* empty */
 	r->text = arena_alloc(&rq->arena, len);
 	if (r->text) {
@@ -265,6 +270,8 @@ static const struct proc_desc stats_procs[] = {
 	[1] = {"STATS", XDRPROC(xdr_void), NULL, XDRPROC(xdr_stats_res), 0, sizeof(struct stats_res), stats_get, false},
 	[2] = {"METRICS", XDRPROC(xdr_void), NULL, XDRPROC(xdr_metrics_res), 0,
 	       sizeof(struct metrics_res), metrics_get, false},
+	[3] = {"CLIENTS", XDRPROC(xdr_void), NULL, XDRPROC(xdr_clients_res), 0,
+	       sizeof(struct clients_res), clients_get, false},
 };
 
 const struct prog_desc stats_program = {STATS_PROGRAM, STATS_V1, stats_procs,

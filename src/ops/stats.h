@@ -11,6 +11,7 @@
 #define STATS_V1 1
 #define STATS_PROC_STATS 1        /* name/value pairs */
 #define STATS_PROC_METRICS 2      /* the Prometheus text, one opaque */
+#define STATS_PROC_CLIENTS 3      /* one row per client address (clients.h) */
 
 struct ops;
 struct prog_desc;

@@ -171,3 +171,28 @@ void climits_get_stats(struct conn_limits *cl, struct climit_stats *st)
 		.windows_revoked = atomic_load(&cl->events[CLE_WIN_REVOKED]),
 	};
 }
+
+/* The table's (family, bytes) back as an address (an IPv4-mapped one stays as it came: the
+ * reader shows it as its IPv4 client, sockaddr.h). */
+static void to_sockaddr(const struct client_count *c, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof *ss);
+	ss->ss_family = c->family;
+	if (c->family == AF_INET)
+		memcpy(&((struct sockaddr_in *)ss)->sin_addr, c->addr, 4);
+	else if (c->family == AF_INET6)
+		memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, c->addr, 16);
+}
+
+void climits_walk(struct conn_limits *cl,
+		  void (*fn)(void *ctx, const struct sockaddr_storage *addr, unsigned n), void *ctx)
+{
+	pthread_mutex_lock(&cl->lock);
+	for (int i = 0; i < CLIENT_BUCKETS; i++)
+		for (struct client_count *c = cl->bucket[i]; c; c = c->next) {
+			struct sockaddr_storage ss;
+			to_sockaddr(c, &ss);
+			fn(ctx, &ss, c->n);
+		}
+	pthread_mutex_unlock(&cl->lock);
+}

@@ -50,5 +50,9 @@ enum climit_event { CLE_EVICTED, CLE_REFUSED, CLE_IDLE, CLE_SLOW, CLE_MEM_WAIT, 
 		    CLE_WIN_REVOKED };
 void climits_count(struct conn_limits *cl, enum climit_event ev);
 void climits_get_stats(struct conn_limits *cl, struct climit_stats *st);
+/* Each address with connections open and how many, under the table's mutex (fn must not call
+ * back into the limits). */
+void climits_walk(struct conn_limits *cl,
+		  void (*fn)(void *ctx, const struct sockaddr_storage *addr, unsigned n), void *ctx);
 
 #endif

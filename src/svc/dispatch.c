@@ -13,6 +13,7 @@
 #include "rpc/drc.h"
 #include "rpc/recmark.h"
 #include "svc/reply.h"
+#include "svc/seen.h"
 #include "svc/worker.h"
 #include "xdr/nfs3_prot.h"
 #include "xdr/nfs3_zc.h"
@@ -189,6 +190,19 @@ static int64_t status_of(const struct svc_prog *sp, const struct rpc_call *hdr,
 	return sp->desc->status(hdr->proc, res);
 }
 
+/* The observer's view of a call (svc_observer): begun, handled, done. */
+static void observe_begin(struct worker *w, const struct rpc_call *hdr)
+{
+	if (w && w->obs && w->srv->obs.call_begin)
+		w->srv->obs.call_begin(w->obs, hdr->prog, hdr->proc);
+}
+
+static void observe_handled(struct worker *w, const struct svc_call *rq, const void *res)
+{
+	if (w && w->obs && w->srv->obs.call_handled)
+		w->srv->obs.call_handled(w->obs, rq, res);
+}
+
 static void record(struct worker *w, const struct rpc_call *hdr, int64_t status, uint64_t t0)
 {
 	if (w && w->obs && w->srv->obs.call_done)
@@ -229,9 +243,11 @@ static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem
 						     : (struct sockaddr_storage){.ss_family = AF_UNSPEC},
 				  .proto = xp->proto ? xp->proto : IPPROTO_TCP};
 	fs_call_begin(&cl->rq.fs, w ? w->fs : NULL, &hdr->cred, &cl->rq.peer, &cl->rq.arena, rm);
+	observe_begin(w, hdr);
 	/* May suspend the fiber any number of times (I/O, a busy cache entry, a neighbour). */
 	pd->handler(&cl->rq, cl->args, cl->res);
 	int64_t status = status_of(sp, hdr, pd, cl->res);
+	observe_handled(w, &cl->rq, cl->res);
 	*out = call_finish(cl);
 	record(w, hdr, status, t0);
 }
@@ -319,6 +335,8 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 {
 	struct rpc_call call;
 	const struct svc_prog *sp;
+	if (w && w->seen)
+		seen_note(w->seen, peer, fiber_now_ns());   /* its "last seen" (nfsd-uc-stat clients) */
 	*out = header_reply(w, proto, rec, len, &call, &sp);
 	if (!sp)
 		return;

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "conf/config.h"
+#include "svc/seen.h"
 #include "svc/worker.h"
 
 int svc_new(const struct svc_params *p, struct svc **out)
@@ -58,4 +59,19 @@ void svc_get_stats(struct svc *svc, struct svc_stats *out)
 	climits_get_stats(svc->limits, &out->limits);
 	if (svc->drc)
 		drc_get_stats(svc->drc, &out->drc);
+}
+
+uint64_t svc_clients(struct svc *svc, const struct svc_client_sink *sink)
+{
+	uint64_t dropped = 0;
+	climits_walk(svc->limits, sink->conns, sink->ctx);
+	/* Each ring's own table, read with its atomics: no ring is stopped or asked. */
+	for (unsigned i = 0; i < svc->nworkers; i++) {
+		struct seen_table *t = svc->workers[i].seen;
+		if (!t)
+			continue;
+		seen_walk(t, sink->seen, sink->ctx);
+		dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
+	}
+	return dropped;
 }

@@ -33,9 +33,14 @@ int dispatch_add(struct svc *svc, const struct prog_desc *p, void *ctx);
 
 /* Who watches the calls (the metrics): a state of its own per ring, made before the rings start
  * (NULL: no memory), and each call of a registered program with its status (-1: none, or it has
- * no status) and its time from decode to encoded reply, on the ring, with that ring's state. */
+ * no status) and its time from decode to encoded reply, on the ring, with that ring's state.
+ * Each call whose arguments decode is seen three times, in this order: call_begin, then
+ * call_handled while its result and its use of the file system (rq->fs.exp: the export its
+ * handles resolved to) are still there, then call_done. Either of the first two may be NULL. */
 struct svc_observer {
 	void *(*ring_new)(void *ctx, unsigned ring);
+	void (*call_begin)(void *ring_state, uint32_t prog, uint32_t proc);
+	void (*call_handled)(void *ring_state, const struct svc_call *rq, const void *res);
 	void (*call_done)(void *ring_state, uint32_t prog, uint32_t proc, int64_t status,
 			  uint64_t ns);
 	void *ctx;
@@ -64,6 +69,18 @@ struct svc_stats {
 	struct drc_stats drc;
 };
 void svc_get_stats(struct svc *svc, struct svc_stats *out);
+
+/* The rings' clients, for the operators (nfsd-uc-stat clients), from a ring while they run:
+ * conns gets each address with connections open and how many; seen each address a ring saw
+ * call, with the time of its latest call there (CLOCK_MONOTONIC ns; an address that called on
+ * several rings comes once per ring). The result: how many addresses the rings' bounded tables
+ * of calls let go since the start (svc/seen.h). */
+struct svc_client_sink {
+	void (*conns)(void *ctx, const struct sockaddr_storage *addr, unsigned n);
+	void (*seen)(void *ctx, const struct sockaddr_storage *addr, uint64_t last_ns);
+	void *ctx;
+};
+uint64_t svc_clients(struct svc *svc, const struct svc_client_sink *sink);
 
 /* What the file-system layer asks of the rings (fs/fs.h), for fs_new(). */
 extern const struct fs_ring_ops workers_fs_ops;

@@ -12,6 +12,7 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"
+#include "svc/seen.h"
 #include "svc/server.h"
 
 #define RING_ENTRIES 1024
@@ -238,7 +239,8 @@ static int worker_init(struct worker *w, struct svc *srv, unsigned id)
 	if (w->ev_fd < 0)
 		return -errno;
 	w->sched = fiber_sched_new(FIBER_STACK, notify, w);
-	if (!w->sched || !w->fs)
+	w->seen = seen_new();
+	if (!w->sched || !w->fs || !w->seen)
 		return -ENOMEM;
 	fs_chan_attach(w->fs, w, w->ring, w->sched);
 	if (srv->obs.ring_new && !(w->obs = srv->obs.ring_new(srv->obs.ctx, id)))
@@ -253,6 +255,7 @@ static void worker_fini(struct worker *w)
 		fiber_sched_take_inbox(w->sched);
 	io_ring_free(w->ring);
 	fiber_sched_free(w->sched);
+	seen_free(w->seen);
 	if (w->ev_fd >= 0)
 		close(w->ev_fd);
 }

@@ -28,6 +28,7 @@
 struct conn;
 struct dgram;
 struct listener;
+struct seen_table;
 
 /* A program version served, and its state (dispatch_add). */
 struct svc_prog {
@@ -93,6 +94,7 @@ struct worker {
 	atomic_bool stop_req;         /* set by svc_stop() */
 	bool stopping, done;
 	void *obs;                    /* the observer's state of this ring (svc_set_observer) */
+	struct seen_table *seen;      /* when its clients last called (seen.h): written by it only */
 };
 
 /* The ring of the calling thread, NULL on other threads (the main thread, the blocking pool). */

@@ -17,7 +17,7 @@ find_one() { f=$(find "$D" -path "*$1" -print -quit); [ -n "$f" ] || fail "no $1
 daemon=$(find_one /sbin/nfsd-uc)
 stat=$(find_one /bin/nfsd-uc-stat)
 unit=$(find_one /lib/systemd/system/nfsd-uc.service)
-for page in man8/nfsd-uc.8 man5/nfsd-uc.conf.5 man8/nfsd-uc-stat.8; do
+for page in man8/nfsd-uc.8 man5/nfsd-uc.conf.5 man8/nfsd-uc-stat.8 man7/nfsd-uc-metrics.7; do
 	f=$(find_one "/share/man/$page")
 	grep -q '^\.TH' "$f" || fail "$page is not a man page"
 done

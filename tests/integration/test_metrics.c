@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The figures an administrator reads: GET /metrics on the [metrics] endpoint, scraped before and
- * after a known workload (GETATTRs, WRITEs, a LOOKUP of a missing name), moves by exactly that
- * workload per procedure, with the error counted by status and each latency histogram's count
- * equal to its calls; every line is in Prometheus's text format; nfsd-uc-stat ($NFSD_UC_STAT)
- * prints the same per-procedure calls. The endpoint keeps answering with over 4096 descriptors
- * open in the daemon, and beside slow clients (slowloris) of another address. */
+ * after a known workload (GETATTRs, WRITEs, a LOOKUP of a missing name, an NLM TEST), moves by
+ * exactly that workload per procedure and per export, with the error counted by status and each
+ * latency histogram's count equal to its calls, and no call in flight at rest; every line is in
+ * Prometheus's text format, and the whole text passes the official Python client's parser with a
+ * HELP and a TYPE for every family (check_metrics.py: $NFSD_UC_PYTHON $NFSD_UC_METRICS_CHECK);
+ * nfsd-uc-stat ($NFSD_UC_STAT) prints the same per-procedure calls. The endpoint keeps answering
+ * with over 4096 descriptors open in the daemon, and beside slow clients (slowloris) of another
+ * address. */
 #include "client.h"
 #include "rawbig.h"
 #include "rawnfs.h"
+#include "rawnlm.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -15,6 +19,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -120,7 +125,7 @@ static void check_format(const char *text)
 static void workload(const struct itest *t)
 {
 	int fd = raw_connect(t->port, NULL);
-	struct rn_fh root, file;
+	struct rn_fh root, file, none;
 	struct xb b;
 	struct raw_reply r;
 	assert_true(fd >= 0);
@@ -133,11 +138,60 @@ static void workload(const struct itest *t)
 	for (int i = 0; i < N_WRITE; i++)
 		assert_int_equal(rn_write(fd, &file, (uint64_t)i * 1000, "0123456789", 10, RN_UNSTABLE),
 				 0);
-	assert_int_equal(rn_lookup(fd, &root, "no-such-name", &file), NFS3ERR_NOENT);
+	assert_int_equal(rn_lookup(fd, &root, "no-such-name", &none), NFS3ERR_NOENT);
 	close(fd);
+	/* One call of the lock manager: whatever its answer (the grace period may refuse it). */
+	int lfd = rl_conn(t, NULL);
+	struct rl_lock l = lk("metrics-client", "metrics-owner", file, 1, 0, 0);
+	assert_true(rl_test(lfd, &l, EXCL, NULL) >= 0);
+	close(lfd);
 }
 
 #define REQ(proc) "nfsd_uc_requests_total{program=\"nfs\",procedure=\"" proc "\"}"
+
+/* How much family{export="path"} moved between two scrapes. */
+static long long export_delta(const char *before, const char *after, const char *family,
+			      const char *path)
+{
+	char series[PATH_MAX + 128];
+	snprintf(series, sizeof series, "%s{export=\"%s\"}", family, path);
+	long long a = value(after, series), b = value(before, series);
+	assert_true(a >= 0 && b >= 0);
+	return a - b;
+}
+
+/* The workload's calls on the rw export, per export: all but the MNT (MOUNT's) and the NLM
+ * TEST; the other exports saw none. */
+static void check_exports(const struct itest *t, const char *before, const char *after)
+{
+	const char *rw = t->exports[EXP_RW], *ro = t->exports[EXP_RO];
+	assert_int_equal(export_delta(before, after, "nfsd_uc_export_requests_total", rw),
+			 1 + N_GETATTR + N_WRITE + 1);
+	assert_int_equal(export_delta(before, after, "nfsd_uc_export_writes_total", rw), N_WRITE);
+	assert_int_equal(export_delta(before, after, "nfsd_uc_export_written_bytes_total", rw),
+			 N_WRITE * 10);
+	assert_int_equal(export_delta(before, after, "nfsd_uc_export_read_bytes_total", rw), 0);
+	assert_int_equal(export_delta(before, after, "nfsd_uc_export_requests_total", ro), 0);
+}
+
+/* The text through the official Python client's parser (check_metrics.py): 0 problems. */
+static void check_with_client_library(const char *text)
+{
+	const char *py = getenv("NFSD_UC_PYTHON"), *script = getenv("NFSD_UC_METRICS_CHECK");
+	if (!py || !*py || !script)
+		fail_msg("no python3 with prometheus_client (scripts/install-deps.sh installs "
+			 "python3-prometheus-client); meson found none");
+	char path[] = "/tmp/nfsd-uc-metrics.XXXXXX", cmd[2 * PATH_MAX + 64];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t len = strlen(text);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	snprintf(cmd, sizeof cmd, "%s %s %s", py, script, path);
+	int rc = system(cmd);
+	unlink(path);
+	assert_int_equal(rc, 0);
+}
 
 static void test_scrape_deltas(void **state)
 {
@@ -161,26 +215,43 @@ static void test_scrape_deltas(void **state)
 		    value(before, "nfsd_uc_bytes_written_total") == N_WRITE * 10);
 	assert_true(value(after, "nfsd_uc_cache_dirty_bytes") >= 0);
 	assert_true(value(after, "nfsd_uc_cache_bytes") >= 0);
+	const char *nlm_test = "nfsd_uc_requests_total{program=\"nlm\",procedure=\"test\"}";
+	assert_int_equal(value(after, nlm_test) - value(before, nlm_test), 1);
+	check_exports(t, before, after);
+	/* Every call answered before its reply reached us, and an HTTP scrape is no call. */
+	assert_int_equal(value(after, "nfsd_uc_requests_in_flight"), 0);
+	assert_int_equal(value(after, "nfsd_uc_build_info{version=\"" NFSD_UC_VERSION "\"}"), 1);
+	check_with_client_library(after);
 	free(before);
 	free(after);
 }
 
-/* nfsd-uc-stat's table has the write row with every WRITE so far (this program's only). */
+/* nfsd-uc-stat's table has the write row with every WRITE so far (this program's only), and
+ * its write-behind line the writes the histogram counts (after a COMMIT of the workload's file,
+ * at rest: no write-behind runs between the two reads). */
 static void test_stat_tool(void **state)
 {
 	struct itest *t = *state;
 	const char *exe = getenv("NFSD_UC_STAT");
 	if (!exe)
 		skip();
+	int fd = raw_connect(t->port, NULL);
+	struct rn_fh root, file;
+	assert_true(fd >= 0);
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	assert_int_equal(rn_lookup(fd, &root, "metrics-file", &file), 0);
+	assert_int_equal(rn_commit(fd, &file), 0);
+	close(fd);
 	char cmd[PATH_MAX + 64], line[512];
 	snprintf(cmd, sizeof cmd, "%s -p %u", exe, t->port);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
-	long long writes = -1;
+	long long writes = -1, wb = -1;
 	bool cache = false;
 	while (fgets(line, sizeof line, p)) {
 		char prog[16], proc[32];
 		long long calls;
+		sscanf(line, " write-behind %lld writes", &wb);
 		if (sscanf(line, "%15s %31s %lld", prog, proc, &calls) == 3 &&
 		    strcmp(prog, "nfs") == 0 && strcmp(proc, "write") == 0)
 			writes = calls;
@@ -189,6 +260,91 @@ static void test_stat_tool(void **state)
 	assert_int_equal(pclose(p), 0);
 	assert_int_equal(writes, N_WRITE);
 	assert_true(cache);
+	char *text = scrape();
+	long long count = value(text, "nfsd_uc_cache_writeback_size_bytes_count");
+	free(text);
+	if (wb != count || count <= 0)
+		fail_msg("nfsd-uc-stat: %lld writes behind; the histogram: %lld", wb, count);
+}
+
+/* The whole of path, malloc'd. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char *buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static int occurrences(const char *text, const char *what)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/* SIGHUP with conf as the file, scraping all along until the log says it is reloaded: each
+ * scrape has one series per export of the old or of the new file. */
+static void reload_scraping(struct itest *t, const char *conf, int old_n, int new_n)
+{
+	char *log = slurp(t->log);
+	int before = occurrences(log, "reloaded ");
+	free(log);
+	FILE *f = fopen(t->conf, "w");
+	assert_non_null(f);
+	assert_true(fputs(conf, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(kill(t->pid, SIGHUP), 0);
+	for (int i = 0; i < 500; i++) {
+		char *body = scrape();
+		int n = occurrences(body, "\nnfsd_uc_export_requests_total{");
+		free(body);
+		assert_true(n == old_n || n == new_n);
+		log = slurp(t->log);
+		int now = occurrences(log, "reloaded ");
+		free(log);
+		if (now > before)
+			return;
+		it_sleep_ms(10);
+	}
+	fail_msg("no end of reload in the log after 5 s");
+}
+
+/* The per-export series are those of the exports in force: a reload that drops one drops its
+ * series, the others keep their figures; one that brings it back brings its series back. */
+static void test_exports_follow_reload(void **state)
+{
+	struct itest *t = *state;
+	char *conf = slurp(t->conf), head[PATH_MAX + 16], rw[PATH_MAX + 64];
+	snprintf(head, sizeof head, "[export %s]", t->exports[EXP_SUBTREE]);
+	char *cut = strstr(conf, head);
+	assert_non_null(cut);
+	snprintf(rw, sizeof rw, "nfsd_uc_export_requests_total{export=\"%s\"}",
+		 t->exports[EXP_RW]);
+	char *body = scrape();
+	long long calls = value(body, rw);
+	free(body);
+	assert_true(calls > 0);
+	char *fewer = strndup(conf, (size_t)(cut - conf));
+	assert_non_null(fewer);
+	reload_scraping(t, fewer, EXP_COUNT, EXP_COUNT - 1);
+	body = scrape();
+	assert_int_equal(occurrences(body, "\nnfsd_uc_export_requests_total{"), EXP_COUNT - 1);
+	assert_null(strstr(body, t->exports[EXP_SUBTREE]));
+	assert_true(value(body, rw) >= calls);
+	free(body);
+	reload_scraping(t, conf, EXP_COUNT - 1, EXP_COUNT);
+	body = scrape();
+	assert_int_equal(occurrences(body, "\nnfsd_uc_export_requests_total{"), EXP_COUNT);
+	check_with_client_library(body);
+	free(body);
+	free(fewer);
+	free(conf);
 }
 
 static uint16_t free_port(void)
@@ -338,6 +494,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrape_deltas),
 		cmocka_unit_test(test_stat_tool),
+		cmocka_unit_test(test_exports_follow_reload),
 		cmocka_unit_test_teardown(test_scrape_with_4096_descriptors, close_many),
 		cmocka_unit_test(test_slow_clients_bounded),
 	};
