@@ -254,6 +254,9 @@ void fiber_sched_free(struct fiber_sched *s)
 		s->idle = f->next;
 		fiber_destroy(f);
 	}
+	/* A poster still inside fiber_sched_post (notifying) is waited for. */
+	pthread_mutex_lock(&s->inbox_lock);
+	pthread_mutex_unlock(&s->inbox_lock);
 	pthread_mutex_destroy(&s->inbox_lock);
 	if (tls_sched == s)
 		tls_sched = NULL;
@@ -343,10 +346,13 @@ void fiber_sched_post(struct fiber_sched *s, struct fiber_msg *m)
 	else
 		s->inbox = m;
 	s->inbox_tail = m;
-	pthread_mutex_unlock(&s->inbox_lock);
-	/* One notification per batch: the owner takes the whole inbox at each wake-up. */
+	/* One notification per batch: the owner takes the whole inbox at each wake-up. Made under
+	 * the lock: the owner cannot take this message, finish the fiber it wakes and let its
+	 * scheduler (and the descriptor notify writes to) go while this thread still has to
+	 * notify it: a pool thread's wake-up once raced a stopping ring's teardown (TSan). */
 	if (was_empty && s->notify)
 		s->notify(s->notify_ctx);
+	pthread_mutex_unlock(&s->inbox_lock);
 }
 
 void fiber_sched_take_inbox(struct fiber_sched *s)
