@@ -24,7 +24,8 @@ meson test -C build-tsan --print-errorlogs --suite unit || rc=1
 # Two integration programs under TSan: a daemon started and stopped with pool work and lock
 # calls in flight (a ring's teardown once raced a pool thread's wake-up). The others' NLM
 # decoding trips a benign race inside libtirpc (xdr_opaque's static padding buffer).
-meson test -C build-tsan --print-errorlogs integration-mount integration-stat || rc=1
+meson test -C build-tsan --print-errorlogs --logbase testlog-it integration-mount \
+	integration-stat || rc=1
 meson test -C build-asan --print-errorlogs --suite unit --suite integration || rc=1
 meson test -C build-test --print-errorlogs --suite unit --suite integration --suite linux-client || rc=1
 # Every libFuzzer harness for 15 s under ASan + UBSan (tests/fuzz/run.sh; its own clang build).
@@ -33,7 +34,8 @@ tests/fuzz/run.sh 15 || rc=1
 python3 - <<'PY'
 import json, sys
 ok = bad = skip = 0
-for f in ("build-tsan/meson-logs/testlog.json", "build-asan/meson-logs/testlog.json",
+for f in ("build-tsan/meson-logs/testlog.json", "build-tsan/meson-logs/testlog-it.json",
+          "build-asan/meson-logs/testlog.json",
           "build-test/meson-logs/testlog.json"):
     try:
         lines = open(f).read().splitlines()
