@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nfsd-uc as a pNFS flexfiles data server (RFC 8435, loosely coupled): the contract a metadata
+ * server relies on. The MDS (root) creates a data file and gives it to a synthetic uid; the
+ * client writes as that uid; the MDS fences the client out by changing the owner (or the mode),
+ * and the very next READ, WRITE and COMMIT of the fenced uid answer NFS3ERR_ACCES on each ring,
+ * whatever the daemon holds open, while the new owner goes on and finds every byte acknowledged
+ * before the fence. Across a restart the handles stay valid and the write verifier changes, so
+ * a client's COMMIT tells it to send its unstable data again. */
+#include "checks.h"
+
+#include <string.h>
+
+#define UID_A 20001
+#define UID_B 20002
+#define CHUNK 65536
+
+static void set_owner(struct nfsclient *c, struct fh *f, uint32_t uid, uint32_t gid)
+{
+	SETATTR3args a;
+	SETATTR3res r;
+	memset(&a, 0, sizeof a);
+	a.object = fh3(f);
+	a.new_attributes.uid.set_it = 1;
+	a.new_attributes.uid.set_uid3_u.uid = uid;
+	a.new_attributes.gid.set_it = 1;
+	a.new_attributes.gid.set_gid3_u.gid = gid;
+	NFS_OK(c, NFS3_STATUS(c, setattr, SETATTR, &a, &r));
+}
+
+static struct nfsclient *as_user(struct itest *t, int uid)
+{
+	struct nfsclient *c = nc_connect(t->port, NFS_PROGRAM, NFS_V3, uid, uid, 0, NULL);
+	assert_non_null(c);
+	return c;
+}
+
+static void fill(uint8_t *buf, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 9));
+}
+
+/* The MDS's part: a data file given to uid A, mode 0640, as a layout names it. */
+static struct nfsclient *mds_file(struct itest *t, const char *name, struct fh *f)
+{
+	struct fh root, dir;
+	struct nfsclient *mds = it_client(t, EXP_RW, 0, 0, &root);
+	if (nc_lookup(mds, &root, "ds", &dir, NULL) != NFS3_OK)
+		it_workdir(mds, &root, "ds", &dir);
+	NFS_OK(mds, nc_create(mds, &dir, name, 0640, f));
+	set_owner(mds, f, UID_A, UID_A);
+	return mds;
+}
+
+static void expect_fenced(struct nfsclient *c, struct fh *f)
+{
+	uint8_t buf[64];
+	NFS_EXPECT(c, NFS3ERR_ACCES, nc_read(c, f, 0, sizeof buf, buf, NULL, NULL));
+	NFS_EXPECT(c, NFS3ERR_ACCES, nc_write(c, f, 0, "late", 4, UNSTABLE, NULL));
+	NFS_EXPECT(c, NFS3ERR_ACCES, nc_write(c, f, 0, "late", 4, FILE_SYNC, NULL));
+	NFS_EXPECT(c, NFS3ERR_ACCES, nc_commit(c, f, 0, 0, NULL));
+}
+
+static void expect_bytes(struct nfsclient *c, struct fh *f, uint64_t off, const uint8_t *want,
+			 uint32_t len)
+{
+	static uint8_t got[3 * CHUNK];
+	uint32_t n = 0;
+	NFS_OK(c, nc_read(c, f, off, len, got, &n, NULL));
+	assert_int_equal(n, len);
+	assert_memory_equal(got, want, len);
+}
+
+static void test_owner_change_fences_at_once(void **state)
+{
+	struct itest *t = *state;
+	struct fh f;
+	static uint8_t data[3 * CHUNK];
+	fill(data, sizeof data, 1);
+	struct nfsclient *mds = mds_file(t, "owner-fence", &f);
+	/* consecutive connections: one on each ring of the harness's two */
+	struct nfsclient *a[2] = {as_user(t, UID_A), as_user(t, UID_A)};
+	NFS_OK(a[0], nc_write(a[0], &f, 0, data, CHUNK, UNSTABLE, NULL));
+	NFS_OK(a[1], nc_write(a[1], &f, CHUNK, data + CHUNK, CHUNK, UNSTABLE, NULL));
+	NFS_OK(a[0], nc_commit(a[0], &f, 0, 0, NULL));
+	/* acknowledged, not committed: still the client's, whatever comes */
+	NFS_OK(a[1], nc_write(a[1], &f, 2 * CHUNK, data + 2 * CHUNK, CHUNK, UNSTABLE, NULL));
+	expect_bytes(a[0], &f, 0, data, sizeof data);   /* open for A on both rings */
+	expect_bytes(a[1], &f, 0, data, sizeof data);
+
+	set_owner(mds, &f, UID_B, UID_B);
+	for (int i = 0; i < 2; i++)
+		expect_fenced(a[i], &f);
+
+	struct nfsclient *b = as_user(t, UID_B);
+	expect_bytes(b, &f, 0, data, sizeof data);
+	NFS_OK(b, nc_write(b, &f, 3 * CHUNK, "new owner", 9, UNSTABLE, NULL));
+	NFS_OK(b, nc_commit(b, &f, 0, 0, NULL));
+	expect_bytes(mds, &f, 0, data, sizeof data);
+	nc_close(b);
+	nc_close(a[0]);
+	nc_close(a[1]);
+	nc_close(mds);
+}
+
+/* A mode change fences the group and others, not the owner: as knfsd, a file's owner reads and
+ * writes it whatever its mode (the client checked the mode when it opened it). */
+static void test_mode_change_fences_others(void **state)
+{
+	struct itest *t = *state;
+	struct fh f;
+	struct nfsclient *mds = mds_file(t, "mode-fence", &f);
+	set_owner(mds, &f, UID_A, UID_B);   /* owner A, group B */
+	struct nfsclient *a = as_user(t, UID_A), *b = as_user(t, UID_B);
+	NFS_OK(a, nc_write(a, &f, 0, "by A", 4, UNSTABLE, NULL));
+	uint8_t buf[8];
+	NFS_OK(b, nc_read(b, &f, 0, 4, buf, NULL, NULL));   /* group may read at 0640 */
+	NFS_OK(mds, nc_setattr_mode(mds, &f, 0600));
+	NFS_EXPECT(b, NFS3ERR_ACCES, nc_read(b, &f, 0, 4, buf, NULL, NULL));
+	NFS_OK(mds, nc_setattr_mode(mds, &f, 0000));
+	NFS_OK(a, nc_write(a, &f, 4, " too", 4, UNSTABLE, NULL));
+	NFS_OK(a, nc_commit(a, &f, 0, 0, NULL));
+	expect_bytes(a, &f, 0, (const uint8_t *)"by A too", 8);
+	nc_close(a);
+	nc_close(b);
+	nc_close(mds);
+}
+
+/* The daemon restarted between a client's WRITEs and its COMMIT: the handle still works, the
+ * COMMIT's verifier differs from the WRITEs', and the data the client then sends again lands. */
+static void test_restart_changes_verifier(void **state)
+{
+	struct itest *t = *state;
+	struct fh f;
+	static uint8_t data[2 * CHUNK];
+	fill(data, sizeof data, 2);
+	struct nfsclient *mds = mds_file(t, "restart", &f);
+	nc_close(mds);
+	struct nfsclient *a = as_user(t, UID_A);
+	WRITE3resok ok;
+	NFS_OK(a, nc_write(a, &f, 0, data, sizeof data, UNSTABLE, &ok));
+	char before[NFS3_WRITEVERFSIZE], after[NFS3_WRITEVERFSIZE];
+	memcpy(before, ok.verf, sizeof before);
+	nc_close(a);
+	assert_int_equal(it_stop(t), 0);
+	assert_int_equal(it_start(t), 0);
+	a = as_user(t, UID_A);
+	NFS_OK(a, nc_commit(a, &f, 0, 0, after));
+	if (memcmp(before, after, sizeof before) == 0)
+		fail_msg("the write verifier did not change across a restart");
+	/* what a client does then: send its unstable data again, and COMMIT */
+	NFS_OK(a, nc_write(a, &f, 0, data, sizeof data, UNSTABLE, &ok));
+	NFS_OK(a, nc_commit(a, &f, 0, 0, after));
+	assert_memory_equal(ok.verf, after, sizeof after);
+	expect_bytes(a, &f, 0, data, sizeof data);
+	nc_close(a);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_owner_change_fences_at_once),
+		cmocka_unit_test(test_mode_change_fences_others),
+		cmocka_unit_test(test_restart_changes_verifier),
+	};
+	return IT_MAIN("integration-fence", tests);
+}
