@@ -6,7 +6,7 @@ set -eu
 pkgs="build-essential meson ninja-build pkg-config rpcsvc-proto libtirpc-dev liburing-dev
       libsodium-dev libjemalloc-dev libcmocka-dev libnfs-dev libnfs-utils rpcbind xfsprogs e2fsprogs util-linux dmsetup xfslibs-dev
       libmicrohttpd-dev libsystemd-dev scdoc systemd python3-prometheus-client
-      clang libclang-rt-14-dev libkrb5-dev"
+      clang libclang-rt-14-dev libkrb5-dev krb5-kdc krb5-admin-server"
 if [ "${1:-}" = --bench ]; then
 	pkgs="$pkgs fio gnuplot-nox nfs-ganesha nfs-ganesha-vfs iproute2 qemu-system-x86
 	      busybox-static cpio kmod xz-utils zstd"

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* RPCSEC_GSS contexts on MIT Kerberos's GSS-API (gss_ctx.h): a table of them by handle, shared
+ * by the rings under one mutex held only to find, add or unlink; each context's GSS-API calls
+ * and window under its own lock; a context freed when DESTROY (or its end) has unlinked it and
+ * the last call holding it has let go. */
+#include "rpc/gss_ctx.h"
+
+#include <gssapi/gssapi.h>
+#include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BUCKETS 1024
+
+struct gss_ctx {
+	uint8_t handle[GSS_CTX_HANDLE_LEN];
+	gss_ctx_id_t gss;
+	bool established, unlinked;
+	unsigned refs;                  /* the table's link and each call holding it; table lock */
+	struct sockaddr_storage peer;
+	uint64_t expires_ns;
+	char principal[256];
+	pthread_mutex_t lock;           /* gss and win */
+	struct gss_seqwin win;
+	struct gss_ctx *next;           /* in its bucket */
+};
+
+struct gss_ctx_table {
+	pthread_mutex_t lock;
+	gss_cred_id_t cred;
+	unsigned window, max, per_client, n;
+	struct gss_ctx *bucket[BUCKETS];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The GSS-API's words for a status, for a log line or an error. */
+static void status_text(OM_uint32 major, OM_uint32 minor, char *out, size_t len)
+{
+	OM_uint32 min, ctx = 0;
+	gss_buffer_desc b = GSS_C_EMPTY_BUFFER;
+	out[0] = '\0';
+	gss_display_status(&min, major, GSS_C_GSS_CODE, GSS_C_NO_OID, &ctx, &b);
+	size_t n = (size_t)snprintf(out, len, "%.*s", (int)b.length, (char *)b.value);
+	gss_release_buffer(&min, &b);
+	ctx = 0;
+	gss_display_status(&min, minor, GSS_C_MECH_CODE, GSS_C_NO_OID, &ctx, &b);
+	if (n < len && b.length)
+		snprintf(out + n, len - n, ": %.*s", (int)b.length, (char *)b.value);
+	gss_release_buffer(&min, &b);
+}
+
+struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, unsigned max,
+					unsigned per_client, char *err, size_t errlen)
+{
+	struct gss_ctx_table *t = calloc(1, sizeof *t);
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* The keytab by the cred store, not krb5_gss_register_acceptor_identity: that one is the
+	 * whole process's. */
+	gss_key_value_element_desc kt = {"keytab", keytab};
+	gss_key_value_set_desc store = {1, &kt};
+	OM_uint32 minor, major = gss_acquire_cred_from(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE,
+						       GSS_C_NO_OID_SET, GSS_C_ACCEPT, &store,
+						       &t->cred, NULL, NULL);
+	if (GSS_ERROR(major)) {
+		char why[256];
+		status_text(major, minor, why, sizeof why);
+		snprintf(err, errlen, "keytab %s: %s", keytab, why);
+		free(t);
+		return NULL;
+	}
+	struct gss_seqwin probe;   /* the window as each context rounds it */
+	gss_seqwin_init(&probe, window);
+	t->window = probe.size;
+	t->max = max;
+	t->per_client = per_client;
+	pthread_mutex_init(&t->lock, NULL);
+	return t;
+}
+
+static void ctx_free(struct gss_ctx *c)
+{
+	OM_uint32 minor;
+	if (c->gss != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&minor, &c->gss, GSS_C_NO_BUFFER);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void gss_ctx_table_free(struct gss_ctx_table *t)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i < BUCKETS; i++)
+		while (t->bucket[i]) {
+			struct gss_ctx *c = t->bucket[i];
+			t->bucket[i] = c->next;
+			ctx_free(c);
+		}
+	OM_uint32 minor;
+	gss_release_cred(&minor, &t->cred);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+void gss_init_res_free(struct gss_init_res *r)
+{
+	free(r->token);
+	r->token = NULL;
+	r->token_len = 0;
+}
+
+static struct gss_ctx **slot(struct gss_ctx_table *t, const uint8_t *handle)
+{
+	uint32_t h;
+	memcpy(&h, handle, sizeof h);
+	return &t->bucket[h & (BUCKETS - 1)];
+}
+
+/* Under the table lock: the context named by handle, linked; NULL if none. */
+static struct gss_ctx *lookup(struct gss_ctx_table *t, const uint8_t *handle, uint32_t len)
+{
+	if (len != GSS_CTX_HANDLE_LEN)
+		return NULL;
+	for (struct gss_ctx *c = *slot(t, handle); c; c = c->next)
+		if (memcmp(c->handle, handle, GSS_CTX_HANDLE_LEN) == 0)
+			return c;
+	return NULL;
+}
+
+static void unlink_ctx(struct gss_ctx_table *t, struct gss_ctx *c)
+{
+	for (struct gss_ctx **pp = slot(t, c->handle); *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	c->unlinked = true;
+	t->n--;
+}
+
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+	return false;
+}
+
+/* Under the table lock: a new context for peer, linked and held once for the caller; NULL
+ * past the bounds. */
+static struct gss_ctx *add_ctx(struct gss_ctx_table *t, const struct sockaddr_storage *peer)
+{
+	unsigned mine = 0;
+	for (unsigned i = 0; i < BUCKETS && t->n < t->max; i++)
+		for (struct gss_ctx *c = t->bucket[i]; c; c = c->next)
+			mine += same_host(&c->peer, peer);
+	if (t->n >= t->max || mine >= t->per_client)
+		return NULL;
+	struct gss_ctx *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	randombytes_buf(c->handle, sizeof c->handle);
+	c->gss = GSS_C_NO_CONTEXT;
+	c->peer = *peer;
+	c->refs = 2;   /* the table's, the caller's */
+	pthread_mutex_init(&c->lock, NULL);
+	gss_seqwin_init(&c->win, t->window);
+	struct gss_ctx **s = slot(t, c->handle);
+	c->next = *s;
+	*s = c;
+	t->n++;
+	return c;
+}
+
+/* The context to take one more step with: a new one for INIT, the named one in the making for
+ * CONTINUE_INIT. Held; NULL when refused. */
+static struct gss_ctx *step_ctx(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
+				const uint8_t *handle, uint32_t handle_len)
+{
+	pthread_mutex_lock(&t->lock);
+	struct gss_ctx *c;
+	if (handle_len == 0) {
+		c = add_ctx(t, peer);
+	} else {
+		c = lookup(t, handle, handle_len);
+		if (c && c->established)
+			c = NULL;
+		if (c)
+			c->refs++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return c;
+}
+
+/* The accepted context's name and end; false when it has none that can be shown. */
+static bool complete(struct gss_ctx *c, gss_name_t name, OM_uint32 time_rec)
+{
+	OM_uint32 minor;
+	gss_buffer_desc b = GSS_C_EMPTY_BUFFER;
+	if (GSS_ERROR(gss_display_name(&minor, name, &b, NULL)) || b.length >= sizeof c->principal)
+		return false;
+	memcpy(c->principal, b.value, b.length);
+	c->principal[b.length] = '\0';
+	gss_release_buffer(&minor, &b);
+	uint64_t life = time_rec == GSS_C_INDEFINITE ? 10ull * 3600 : time_rec;
+	c->expires_ns = now_ns() + life * 1000000000ull;
+	c->established = true;
+	return true;
+}
+
+static int mic_u32_locked(struct gss_ctx *c, uint32_t n, uint8_t *out, size_t cap)
+{
+	uint8_t be[4] = {(uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n};
+	gss_buffer_desc in = {sizeof be, be}, mic = GSS_C_EMPTY_BUFFER;
+	OM_uint32 minor;
+	int len = -1;
+	if (!GSS_ERROR(gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &in, &mic)) && mic.length <= cap) {
+		memcpy(out, mic.value, mic.length);
+		len = (int)mic.length;
+	}
+	gss_release_buffer(&minor, &mic);
+	return len;
+}
+
+/* gss_accept_sec_context on c with the client's token, under c's lock; res filled. */
+static void accept_step(struct gss_ctx_table *t, struct gss_ctx *c, const void *token,
+			size_t token_len, struct gss_init_res *res)
+{
+	gss_buffer_desc in = {token_len, (void *)token}, out = GSS_C_EMPTY_BUFFER;
+	gss_name_t name = GSS_C_NO_NAME;
+	OM_uint32 minor = 0, time_rec = 0, ignored;
+	pthread_mutex_lock(&c->lock);
+	OM_uint32 major = gss_accept_sec_context(&minor, &c->gss, t->cred, &in,
+						 GSS_C_NO_CHANNEL_BINDINGS, &name, NULL, &out, NULL,
+						 &time_rec, NULL);
+	if (major == GSS_S_COMPLETE && !complete(c, name, time_rec))
+		major = GSS_S_FAILURE;
+	if (major == GSS_S_COMPLETE) {
+		int n = mic_u32_locked(c, t->window, res->verf, sizeof res->verf);
+		res->verf_len = n > 0 ? (size_t)n : 0;
+		major = n > 0 ? major : GSS_S_FAILURE;
+	}
+	pthread_mutex_unlock(&c->lock);
+	gss_release_name(&ignored, &name);
+	res->major = major;
+	res->minor = minor;
+	res->window = t->window;
+	if (out.length && (res->token = malloc(out.length))) {
+		memcpy(res->token, out.value, out.length);
+		res->token_len = out.length;
+	}
+	gss_release_buffer(&ignored, &out);
+}
+
+int gss_ctx_accept(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
+		   const uint8_t *handle, uint32_t handle_len, const void *token, size_t token_len,
+		   struct gss_init_res *res)
+{
+	memset(res, 0, sizeof *res);
+	struct gss_ctx *c = step_ctx(t, peer, handle, handle_len);
+	if (!c) {
+		res->major = GSS_S_FAILURE;
+		return -1;
+	}
+	accept_step(t, c, token, token_len, res);
+	bool failed = res->major != GSS_S_COMPLETE && res->major != GSS_S_CONTINUE_NEEDED;
+	pthread_mutex_lock(&t->lock);
+	if (failed && !c->unlinked) {
+		unlink_ctx(t, c);
+		c->refs--;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!failed) {
+		memcpy(res->handle, c->handle, sizeof c->handle);
+		res->handle_len = GSS_CTX_HANDLE_LEN;
+	}
+	gss_ctx_put(t, c);
+	return 0;
+}
+
+struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint32_t handle_len)
+{
+	pthread_mutex_lock(&t->lock);
+	struct gss_ctx *c = lookup(t, handle, handle_len);
+	if (c && c->established && now_ns() >= c->expires_ns) {
+		unlink_ctx(t, c);   /* its ticket ended: the client gets a new one and a new context */
+		if (--c->refs == 0)
+			ctx_free(c);
+		c = NULL;
+	} else if (c && c->established) {
+		c->refs++;
+	} else {
+		c = NULL;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return c;
+}
+
+void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c)
+{
+	pthread_mutex_lock(&t->lock);
+	bool last = --c->refs == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (last)
+		ctx_free(c);
+}
+
+const char *gss_ctx_principal(const struct gss_ctx *c) { return c->principal; }
+
+int gss_ctx_verify_header(struct gss_ctx *c, const void *header, size_t len, const void *mic,
+			  size_t mic_len)
+{
+	gss_buffer_desc msg = {len, (void *)header}, tok = {mic_len, (void *)mic};
+	OM_uint32 minor;
+	pthread_mutex_lock(&c->lock);
+	OM_uint32 major = gss_verify_mic(&minor, c->gss, &msg, &tok, NULL);
+	pthread_mutex_unlock(&c->lock);
+	return major == GSS_S_COMPLETE ? 0 : -1;
+}
+
+enum gss_seq_verdict gss_ctx_check_seq(struct gss_ctx *c, uint32_t seq)
+{
+	pthread_mutex_lock(&c->lock);
+	enum gss_seq_verdict v = gss_seqwin_accept(&c->win, seq);
+	pthread_mutex_unlock(&c->lock);
+	return v;
+}
+
+int gss_ctx_mic_u32(struct gss_ctx *c, uint32_t n, uint8_t *out, size_t cap)
+{
+	pthread_mutex_lock(&c->lock);
+	int len = mic_u32_locked(c, n, out, cap);
+	pthread_mutex_unlock(&c->lock);
+	return len;
+}
+
+int gss_ctx_destroy(struct gss_ctx_table *t, const uint8_t *handle, uint32_t handle_len)
+{
+	pthread_mutex_lock(&t->lock);
+	struct gss_ctx *c = lookup(t, handle, handle_len);
+	bool last = false;
+	if (c) {
+		unlink_ctx(t, c);
+		last = --c->refs == 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (last)
+		ctx_free(c);
+	return c ? 0 : -1;
+}
+
+unsigned gss_ctx_count(struct gss_ctx_table *t)
+{
+	pthread_mutex_lock(&t->lock);
+	unsigned n = t->n;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* RPCSEC_GSS contexts (RFC 2203 section 5), on MIT Kerberos's GSS-API: made by INIT and
+ * CONTINUE_INIT, used by DATA calls, ended by DESTROY or their ticket's end. One table for the
+ * server: a Linux client that reconnects keeps its context, whichever ring the new connection
+ * lands on, so the table is shared, under a mutex, and each context has a lock of its own for
+ * the GSS-API calls on it (a krb5 context is not safe for concurrent use) and its window.
+ * Not wired into dispatch yet: the second step of Kerberos (issue 37). */
+#ifndef NFSD_UC_RPC_GSS_CTX_H
+#define NFSD_UC_RPC_GSS_CTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "rpc/gss.h"
+
+#define GSS_CTX_HANDLE_LEN 16     /* random: a handle cannot be guessed to hijack a context */
+_Static_assert(GSS_CTX_HANDLE_LEN <= GSS_HANDLE_MAX, "our handles are ones we accept");
+
+struct gss_ctx_table;
+struct gss_ctx;
+
+/* keytab: the acceptor's keys (every principal in it is accepted, as knfsd's gssproxy does);
+ * window: the sequence window told to clients; max contexts in all and per client address.
+ * NULL with err set (the GSS-API's own words) when the keys cannot be had. */
+struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, unsigned max,
+					unsigned per_client, char *err, size_t errlen);
+void gss_ctx_table_free(struct gss_ctx_table *t);
+
+/* A MIC token of krb5 (RFC 4121: 16 bytes of header, 12 or 16 of checksum) fits with room. */
+#define GSS_MIC_MAX 128
+
+/* What INIT and CONTINUE_INIT answer (rpc_gss_init_res), and the reply's verifier once the
+ * context is complete (a MIC of the window). token is malloc'd (gss_init_res_free). */
+struct gss_init_res {
+	uint8_t handle[GSS_CTX_HANDLE_LEN];
+	uint32_t handle_len;      /* 0 when the context failed */
+	uint32_t major, minor;
+	uint32_t window;
+	uint8_t *token;
+	size_t token_len;
+	uint8_t verf[GSS_MIC_MAX];
+	size_t verf_len;          /* 0 but when major is GSS_S_COMPLETE */
+};
+void gss_init_res_free(struct gss_init_res *r);
+
+/* One step of making a context: INIT (handle_len 0) or CONTINUE_INIT. Reads the keytab and
+ * may block: off the rings. 0 with *res filled (its major says how it went: GSS_S_COMPLETE,
+ * GSS_S_CONTINUE_NEEDED, or the failure), or -1 when the call is to be refused outright (no
+ * such context to continue, too many contexts: res->major then GSS_S_FAILURE). */
+int gss_ctx_accept(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
+		   const uint8_t *handle, uint32_t handle_len, const void *token, size_t token_len,
+		   struct gss_init_res *res);
+
+/* An established, unexpired context by its handle, held until gss_ctx_put; NULL otherwise
+ * (the call then answers RPCSEC_GSS_CREDPROBLEM, and the client makes a new one). */
+struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint32_t handle_len);
+void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c);
+/* The client's principal ("alice@REALM", "nfs/host@REALM"). */
+const char *gss_ctx_principal(const struct gss_ctx *c);
+
+/* The call's verifier: a MIC of its header (xid up to the credential's end). Checked before
+ * the sequence number is taken, so that a forged call cannot use one up. 0 or -1. */
+int gss_ctx_verify_header(struct gss_ctx *c, const void *header, size_t len, const void *mic,
+			  size_t mic_len);
+/* Its sequence number against the context's window (rpc/gss.h). */
+enum gss_seq_verdict gss_ctx_check_seq(struct gss_ctx *c, uint32_t seq);
+/* A MIC of the 4-byte big-endian n into out: a DATA reply's verifier (n the call's sequence
+ * number) or INIT's (n the window). Its length, or -1 (too small, or the GSS-API failed). */
+int gss_ctx_mic_u32(struct gss_ctx *c, uint32_t n, uint8_t *out, size_t cap);
+
+/* DESTROY: the handle names no context from now on (calls holding it finish). 0, or -1 when
+ * it named none. */
+int gss_ctx_destroy(struct gss_ctx_table *t, const uint8_t *handle, uint32_t handle_len);
+/* Contexts in the table (established or being made). */
+unsigned gss_ctx_count(struct gss_ctx_table *t);
+
+#endif

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* RPCSEC_GSS contexts (rpc/gss_ctx.h) against a real Kerberos KDC (with_kdc.sh starts one): a
+ * client made with the GSS-API as a Linux client's rpc.gssd would, alice with her password,
+ * makes a context with nfs/localhost; the INIT verifier, a call's header MIC (and a tampered
+ * one refused), the window, a reply's verifier, DESTROY; the bounds per client and in all; a
+ * bad token; a keytab that is not there. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <gssapi/gssapi.h>
+#include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/gss_ctx.h"
+
+struct client {
+	gss_cred_id_t cred;
+	gss_ctx_id_t ctx;
+};
+
+static struct sockaddr_storage peer(const char *ip)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+	s->sin_family = AF_INET;
+	inet_pton(AF_INET, ip, &s->sin_addr);
+	return ss;
+}
+
+static struct gss_ctx_table *table(unsigned max, unsigned per_client)
+{
+	char err[512];
+	struct gss_ctx_table *t = gss_ctx_table_new(getenv("NFSDUC_KEYTAB"), 128, max, per_client,
+						    err, sizeof err);
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
+/* alice, by her password (no ticket cache), as rpc.gssd would have her ticket */
+static void client_new(struct client *c)
+{
+	OM_uint32 minor;
+	const char *user = getenv("NFSDUC_USER"), *pw = getenv("NFSDUC_PASSWORD");
+	gss_buffer_desc ub = {strlen(user), (void *)user}, pb = {strlen(pw), (void *)pw};
+	gss_name_t name;
+	assert_int_equal(gss_import_name(&minor, &ub, GSS_C_NT_USER_NAME, &name), GSS_S_COMPLETE);
+	gss_OID_set_desc mechs = {1, (gss_OID)gss_mech_krb5};
+	assert_int_equal(gss_acquire_cred_with_password(&minor, name, &pb, 0, &mechs, GSS_C_INITIATE,
+							&c->cred, NULL, NULL), GSS_S_COMPLETE);
+	gss_release_name(&minor, &name);
+	c->ctx = GSS_C_NO_CONTEXT;
+}
+
+static void client_free(struct client *c)
+{
+	OM_uint32 minor;
+	gss_delete_sec_context(&minor, &c->ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&minor, &c->cred);
+}
+
+/* One token from the client for nfs@localhost (in: the server's last, or none). */
+static OM_uint32 client_step(struct client *c, const void *in, size_t in_len, gss_buffer_desc *out)
+{
+	OM_uint32 minor;
+	static const char svc[] = "nfs@localhost";
+	gss_buffer_desc sb = {sizeof svc - 1, (void *)svc}, ib = {in_len, (void *)in};
+	gss_name_t target;
+	assert_int_equal(gss_import_name(&minor, &sb, GSS_C_NT_HOSTBASED_SERVICE, &target),
+			 GSS_S_COMPLETE);
+	OM_uint32 major = gss_init_sec_context(&minor, c->cred, &c->ctx, target, (gss_OID)gss_mech_krb5,
+					       GSS_C_MUTUAL_FLAG, 0, GSS_C_NO_CHANNEL_BINDINGS,
+					       in_len ? &ib : GSS_C_NO_BUFFER, NULL, out, NULL, NULL);
+	gss_release_name(&minor, &target);
+	return major;
+}
+
+/* A whole context made through INIT (and CONTINUE_INIT while needed); its handle in h. */
+static void establish(struct gss_ctx_table *t, struct client *c, const char *ip, uint8_t *h)
+{
+	struct sockaddr_storage p = peer(ip);
+	gss_buffer_desc out;
+	OM_uint32 minor, cmajor = client_step(c, NULL, 0, &out);
+	struct gss_init_res r = {0};
+	uint32_t hlen = 0;
+	for (;;) {
+		assert_int_equal(gss_ctx_accept(t, &p, h, hlen, out.value, out.length, &r), 0);
+		gss_release_buffer(&minor, &out);
+		assert_true(r.major == GSS_S_COMPLETE || r.major == GSS_S_CONTINUE_NEEDED);
+		assert_int_equal(r.handle_len, GSS_CTX_HANDLE_LEN);
+		memcpy(h, r.handle, r.handle_len);
+		hlen = r.handle_len;
+		if (cmajor == GSS_S_CONTINUE_NEEDED)
+			cmajor = client_step(c, r.token, r.token_len, &out);
+		if (r.major == GSS_S_COMPLETE)
+			break;
+		gss_init_res_free(&r);
+	}
+	assert_int_equal(cmajor, GSS_S_COMPLETE);
+	assert_int_equal(r.window, 128);
+	/* INIT's verifier: a MIC of the window, which the client checks */
+	uint8_t be[4] = {0, 0, 0, 128};
+	gss_buffer_desc msg = {4, be}, tok = {r.verf_len, r.verf};
+	assert_int_equal(gss_verify_mic(&minor, c->ctx, &msg, &tok, NULL), GSS_S_COMPLETE);
+	gss_init_res_free(&r);
+}
+
+static void test_context_made_and_used(void **state)
+{
+	(void)state;
+	struct gss_ctx_table *t = table(16, 4);
+	struct client c;
+	client_new(&c);
+	uint8_t h[GSS_CTX_HANDLE_LEN];
+	establish(t, &c, "10.0.0.1", h);
+	struct gss_ctx *x = gss_ctx_get(t, h, sizeof h);
+	assert_non_null(x);
+	assert_string_equal(gss_ctx_principal(x), "alice@NFSDUC.TEST");
+
+	/* a call's header, signed by the client; a byte changed in it or in the MIC: refused */
+	uint8_t header[40];
+	for (size_t i = 0; i < sizeof header; i++)
+		header[i] = (uint8_t)(i * 13);
+	OM_uint32 minor;
+	gss_buffer_desc msg = {sizeof header, header}, mic;
+	assert_int_equal(gss_get_mic(&minor, c.ctx, GSS_C_QOP_DEFAULT, &msg, &mic), GSS_S_COMPLETE);
+	assert_int_equal(gss_ctx_verify_header(x, header, sizeof header, mic.value, mic.length), 0);
+	header[5] ^= 1;
+	assert_int_equal(gss_ctx_verify_header(x, header, sizeof header, mic.value, mic.length), -1);
+	header[5] ^= 1;
+	((uint8_t *)mic.value)[mic.length - 1] ^= 1;
+	assert_int_equal(gss_ctx_verify_header(x, header, sizeof header, mic.value, mic.length), -1);
+	gss_release_buffer(&minor, &mic);
+
+	assert_int_equal(gss_ctx_check_seq(x, 1), GSS_SEQ_OK);
+	assert_int_equal(gss_ctx_check_seq(x, 1), GSS_SEQ_REPLAY);
+	/* the reply's verifier: a MIC of the sequence number, which the client checks */
+	uint8_t v[GSS_MIC_MAX], be[4] = {0, 0, 0, 1};
+	int n = gss_ctx_mic_u32(x, 1, v, sizeof v);
+	assert_true(n > 0);
+	gss_buffer_desc m1 = {4, be}, t1 = {(size_t)n, v};
+	assert_int_equal(gss_verify_mic(&minor, c.ctx, &m1, &t1, NULL), GSS_S_COMPLETE);
+
+	/* DESTROY: the handle names nothing from now on; the call holding it finishes */
+	assert_int_equal(gss_ctx_destroy(t, h, sizeof h), 0);
+	assert_null(gss_ctx_get(t, h, sizeof h));
+	assert_int_equal(gss_ctx_destroy(t, h, sizeof h), -1);
+	assert_int_equal(gss_ctx_check_seq(x, 2), GSS_SEQ_OK);
+	gss_ctx_put(t, x);
+	assert_int_equal(gss_ctx_count(t), 0);
+	client_free(&c);
+	gss_ctx_table_free(t);
+}
+
+static void test_bounds_and_refusals(void **state)
+{
+	(void)state;
+	struct gss_ctx_table *t = table(3, 2);
+	struct client c[4];
+	uint8_t h[4][GSS_CTX_HANDLE_LEN];
+	for (int i = 0; i < 4; i++)
+		client_new(&c[i]);
+	establish(t, &c[0], "10.0.0.1", h[0]);
+	establish(t, &c[1], "10.0.0.1", h[1]);
+	/* a third from the same address: refused; from another, made; then the whole is full */
+	struct sockaddr_storage p1 = peer("10.0.0.1"), p2 = peer("10.0.0.2");
+	gss_buffer_desc out;
+	OM_uint32 minor;
+	client_step(&c[2], NULL, 0, &out);
+	struct gss_init_res r;
+	assert_int_equal(gss_ctx_accept(t, &p1, NULL, 0, out.value, out.length, &r), -1);
+	assert_int_equal(r.major, GSS_S_FAILURE);
+	gss_release_buffer(&minor, &out);
+	establish(t, &c[3], "10.0.0.2", h[3]);
+	assert_int_equal(gss_ctx_count(t), 3);
+	client_free(&c[2]);
+	client_new(&c[2]);
+	client_step(&c[2], NULL, 0, &out);
+	assert_int_equal(gss_ctx_accept(t, &p2, NULL, 0, out.value, out.length, &r), -1);
+	gss_release_buffer(&minor, &out);
+	/* a token that is no token: a failed context, not kept */
+	assert_int_equal(gss_ctx_destroy(t, h[3], sizeof h[3]), 0);
+	assert_int_equal(gss_ctx_accept(t, &p2, NULL, 0, "garbage!", 8, &r), 0);
+	assert_true(GSS_ERROR(r.major));
+	assert_int_equal(r.handle_len, 0);
+	gss_init_res_free(&r);
+	assert_int_equal(gss_ctx_count(t), 2);
+	/* CONTINUE_INIT of a handle that names nothing, or a context already made */
+	uint8_t none[GSS_CTX_HANDLE_LEN] = {1, 2, 3};
+	assert_int_equal(gss_ctx_accept(t, &p1, none, sizeof none, "x", 1, &r), -1);
+	assert_int_equal(gss_ctx_accept(t, &p1, h[0], sizeof h[0], "x", 1, &r), -1);
+	assert_null(gss_ctx_get(t, h[0], 4));   /* a handle of another length */
+	for (int i = 0; i < 4; i++)
+		client_free(&c[i]);
+	gss_ctx_table_free(t);   /* with contexts still in it */
+}
+
+static void test_missing_keytab(void **state)
+{
+	(void)state;
+	char err[512];
+	assert_null(gss_ctx_table_new("/nonexistent/nfs.keytab", 128, 4, 4, err, sizeof err));
+	assert_non_null(strstr(err, "keytab /nonexistent/nfs.keytab: "));
+}
+
+int main(void)
+{
+	if (!getenv("NFSDUC_KEYTAB")) {
+		fprintf(stderr, "run under tests/unit/rpc/with_kdc.sh\n");
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_context_made_and_used),
+		cmocka_unit_test(test_bounds_and_refusals),
+		cmocka_unit_test(test_missing_keytab),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
