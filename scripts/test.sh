@@ -7,7 +7,7 @@
 # test fails.
 set -eu
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 if [ -x tests/linux-client/setup.sh ]; then
 	tests/linux-client/setup.sh
 fi
