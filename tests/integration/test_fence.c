@@ -7,6 +7,9 @@
  * before the fence. Across a restart the handles stay valid and the write verifier changes, so
  * a client's COMMIT tells it to send its unstable data again. */
 #include "checks.h"
+#include "rawnfs.h"
+
+#include <unistd.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -228,6 +231,55 @@ static void test_mds_calls(void **state)
 	nc_close(mds);
 }
 
+/* The MDS removes a data file while a client has WRITEs to it in flight: every WRITE gets its
+ * answer (OK, or STALE once the file is gone), the name is free again at once, and the server
+ * goes on serving. */
+static void test_remove_with_writes_in_flight(void **state)
+{
+	struct itest *t = *state;
+	enum { N = 200 };
+	int fd = raw_connect(t->port, NULL);
+	assert_true(fd >= 0);
+	struct rn_fh root, file;
+	assert_int_equal(rn_mnt(fd, t->exports[EXP_RW], &root), 0);
+	assert_int_equal(rn_create(fd, &root, "doomed", &file), 0);
+	static uint8_t data[4096];
+	fill(data, sizeof data, 4);
+	static struct xb b;
+	for (uint32_t i = 0; i < N; i++) {
+		b.len = 0;
+		rn_enc_write(&b, 0x52000000u + i, &file, (uint64_t)i * sizeof data, data, sizeof data,
+			     RN_UNSTABLE);
+		assert_int_equal(raw_send_record(fd, b.buf, b.len), 0);
+		if (i == N / 2) {   /* half sent: the MDS removes it */
+			struct fh mroot, none;
+			struct nfsclient *mds = it_client(t, EXP_RW, 0, 0, &mroot);
+			NFS_OK(mds, nc_remove(mds, &mroot, "doomed"));
+			NFS_EXPECT(mds, NFS3ERR_NOENT, nc_lookup(mds, &mroot, "doomed", &none, NULL));
+			nc_close(mds);
+		}
+	}
+	static uint8_t rec[65536];
+	for (int i = 0; i < N; i++) {
+		ssize_t n = raw_recv_record(fd, rec, sizeof rec, 30000);
+		struct raw_reply r;
+		if (n < 0 || raw_parse_reply(rec, (size_t)n, &r) < 0)
+			fail_msg("WRITE reply %d of %d: none (%zd)", i + 1, N, n);
+		uint32_t count, committed;
+		int st = rn_dec_write(&r, &count, &committed);
+		if (st != NFS3_OK && st != NFS3ERR_STALE)
+			fail_msg("WRITE %d answered %d", i + 1, st);
+	}
+	close(fd);
+	struct fh r2, again;
+	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &r2);
+	NFS_OK(c, nc_create(c, &r2, "doomed", 0644, &again));
+	NFS_OK(c, nc_write(c, &again, 0, "fresh", 5, FILE_SYNC, NULL));
+	expect_bytes(c, &again, 0, (const uint8_t *)"fresh", 5);
+	nc_close(c);
+	it_assert_served(t);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +287,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mode_change_fences_others),
 		cmocka_unit_test(test_restart_changes_verifier),
 		cmocka_unit_test(test_mds_calls),
+		cmocka_unit_test(test_remove_with_writes_in_flight),
 	};
 	return IT_MAIN("integration-fence", tests);
 }
