@@ -276,12 +276,15 @@ static void check_file(struct pair *p)
 	free(want);
 }
 
-static void shared_block(const struct itest *t, const char *name, int stable, bool b_first)
+/* Block 1 written by two WRITEs from two rings: the device reads it took (0: completed by the
+ * two, nothing read); any read is a stable WRITE's (cache_fill_reads_commit). */
+static uint64_t shared_block_once(const struct itest *t, const char *name, int stable,
+				  bool b_first)
 {
 	struct pair p = open_pair(t, name);
 	uint64_t reads0 = rn_counter_must(t->port, "cache_fill_reads");
+	uint64_t commit0 = rn_counter_must(t->port, "cache_fill_reads_commit");
 	uint64_t done0 = rn_counter_must(t->port, "cache_blocks_completed");
-	assert_true(reads0 != UINT64_MAX);
 	if (stable != RN_UNSTABLE)
 		send_keeper(t, &p, name, 0x7300000);
 	if (b_first) {
@@ -297,11 +300,31 @@ static void shared_block(const struct itest *t, const char *name, int stable, bo
 		drain_keeper(&p, 0x7300000);
 	else
 		assert_int_equal(rn_commit(p.a, &p.fa), 0);
-	/* Block 1 was completed by the two WRITEs, from two rings, and nothing was read. */
-	assert_int_equal(rn_counter_must(t->port, "cache_fill_reads"), reads0);
-	assert_true(rn_counter_must(t->port, "cache_blocks_completed") > done0);
+	uint64_t reads = rn_counter_must(t->port, "cache_fill_reads") - reads0;
+	assert_int_equal(rn_counter_must(t->port, "cache_fill_reads_commit") - commit0, reads);
+	if (reads == 0)
+		assert_true(rn_counter_must(t->port, "cache_blocks_completed") > done0);
 	check_file(&p);
 	close_pair(&p);
+	return reads;
+}
+
+/* UNSTABLE: the block waits in the cache for its neighbour, whatever the timing. A stable
+ * WRITE waits parked only while its ring has other calls to run (test_parked_* below): on a
+ * busy machine the neighbour can come after the first gave up and read the block, so that case
+ * has three tries (a server that always reads fails all three). */
+static void shared_block(const struct itest *t, const char *name, int stable, bool b_first)
+{
+	char n[64];
+	for (int try = 0; try < (stable == RN_UNSTABLE ? 1 : 3); try++) {
+		snprintf(n, sizeof n, "%s.%d", name, try);
+		uint64_t reads = shared_block_once(t, n, stable, b_first);
+		if (reads == 0)
+			return;
+		print_message("try %d: the block was read %llu time(s)\n", try,
+			      (unsigned long long)reads);
+	}
+	fail_msg("%s: the shared block was read from disk in every try", name);
 }
 
 static void test_shared_block_unstable_a_first(void **state)
