@@ -203,7 +203,10 @@ static int load(const char *file, enum action a, struct config *cfg)
 	char err[8192];
 	int bad = config_load(file, cfg, err, sizeof err) < 0;
 	if (!bad)
-		bad = config_check_host(cfg, file, a != SERVE, err, sizeof err) > 0;
+		bad = config_check_host(cfg, file, a == SERVE ? CFG_CHECK_STATE_DIR : CFG_CHECK_ALL,
+					err, sizeof err) > 0;
+	if (!bad && a == SERVE && config_check_host(cfg, file, CFG_CHECK_MEMORY, err, sizeof err))
+		log_report(LOG_WARNING, err);   /* a small machine on the defaults still starts */
 	if (!bad && a == CHECK_RELOAD && !cfg->nexports) {
 		snprintf(err, sizeof err, "%s: no [export] section: a reload (SIGHUP) refuses such a "
 			 "file", file);

@@ -118,11 +118,15 @@ struct config {
 int config_load(const char *file, struct config *cfg, char *err, size_t errlen);
 void config_free(struct config *cfg);
 
-/* What the file asks of this host that the parser does not see: a state_dir that can be made
- * (its parent exists), a cache that fits in the host's memory and, with listen_too (--check:
- * at start the bind itself says it), listen addresses this host has. Returns the number of
- * problems, each a "FILE:LINE: ..." line added to err (which config_load's may already hold). */
-int config_check_host(const struct config *cfg, const char *file, bool listen_too, char *err,
+/* What the file asks of this host that the parser does not see, each check a flag: a state_dir
+ * that can be made (its parent exists), listen addresses this host has, a cache that fits in
+ * the host's memory. --check makes all three; a start makes the first (the bind finds the
+ * second, and the third is a warning there: a small machine may run with the defaults). Returns
+ * the number of problems, each a "FILE:LINE: ..." line added to err (which config_load's may
+ * already hold). */
+enum { CFG_CHECK_STATE_DIR = 1, CFG_CHECK_LISTEN = 2, CFG_CHECK_MEMORY = 4,
+       CFG_CHECK_ALL = 7 };
+int config_check_host(const struct config *cfg, const char *file, unsigned checks, char *err,
 		      size_t errlen);
 
 /* The configuration in force, defaults included, as a file that loads to the same (but with

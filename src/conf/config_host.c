@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A loaded configuration held against the host it is to run on: what the parser cannot know
  * from the file alone, and what would otherwise fail only at start (or, for the cache, at the
- * first large load, by the OOM killer). Run by --check and at start. */
+ * first large load, by the OOM killer). Run by --check, and in part at start (config.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libgen.h>
@@ -118,13 +118,15 @@ static void check_memory_fits(struct report *r, const struct config *c)
 			(unsigned long long)c->receive_memory >> 20, host >> 20);
 }
 
-int config_check_host(const struct config *cfg, const char *file, bool listen_too, char *err,
+int config_check_host(const struct config *cfg, const char *file, unsigned checks, char *err,
 		      size_t errlen)
 {
 	struct report r = {.file = file, .err = err, .errlen = errlen};
-	check_state_dir(&r, cfg);
-	if (listen_too)
+	if (checks & CFG_CHECK_STATE_DIR)
+		check_state_dir(&r, cfg);
+	if (checks & CFG_CHECK_LISTEN)
 		check_listen(&r, cfg);
-	check_memory_fits(&r, cfg);
+	if (checks & CFG_CHECK_MEMORY)
+		check_memory_fits(&r, cfg);
 	return r.n;
 }

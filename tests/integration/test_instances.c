@@ -56,9 +56,10 @@ static void second_setup_with(const struct itest *t, struct second *s, const cha
 	FILE *f = fopen(s->conf, "w");
 	assert_non_null(f);
 	fprintf(f, "[server]\nlisten = 127.0.0.1\nport = %u\nmount_port = %u\nthreads = 1\n"
-		"rpcbind = no\nstate_dir = %s\n[cache]\nsize = 16M\n[lock]\nport = %u\n"
+		"rpcbind = no\nstate_dir = %s\n%s[lock]\nport = %u\n"
 		"[export %s]\nclients = 127.0.0.1(rw,insecure)\n%s", s->port, s->mount_port,
-		state_dir ? state_dir : state, s->lock_port, export, more);
+		state_dir ? state_dir : state, strstr(more, "[cache]") ? "" : "[cache]\nsize = 16M\n",
+		s->lock_port, export, more);
 	assert_int_equal(fclose(f), 0);
 	unlink(s->log);
 }
@@ -222,6 +223,24 @@ static void test_taken_metrics_port_named(void **state)
 		fail_msg("a taken metrics port: exit %d, log without \"%s\"", rc, want);
 }
 
+/* A cache bigger than the host's memory is --check's error, but a start only warns: a small
+ * machine on the defaults (1G of cache, 512M of receive memory) must still serve. */
+static void test_oversized_cache_starts_with_a_warning(void **state)
+{
+	struct itest *t = *state;
+	struct second s;
+	second_setup_with(t, &s, NULL, 0, "[cache]\nsize = 1000G\n");
+	second_start(t, &s);
+	bool ready = wait_log(&s, "ready", 60000);
+	bool warned = log_has(&s, "together are more than this host's memory");
+	if (s.pid > 0)
+		kill(s.pid, SIGTERM);
+	int rc = wait_exit(&s, 60000);
+	second_kill(&s);
+	if (!ready || !warned || rc != 0)
+		fail_msg("a start with a 1000G cache: ready %d, warned %d, exit %d", ready, warned, rc);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +248,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_shared_state_dir_refused),
 		cmocka_unit_test(test_taken_lock_port_named_and_stoppable),
 		cmocka_unit_test(test_taken_metrics_port_named),
+		cmocka_unit_test(test_oversized_cache_starts_with_a_warning),
 	};
 	return IT_MAIN("integration-instances", tests);
 }
