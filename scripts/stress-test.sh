@@ -26,11 +26,14 @@ for b in build-test build-asan; do
 	ok=0
 	i=1
 	while [ "$i" -le "$n" ]; do
-		if meson test -C "$b" --print-errorlogs --suite integration >"$b/stress-$i.log" 2>&1; then
+		# each run's whole log kept (meson-logs/stress-N.txt): the console keeps only the
+		# last 100 lines of a failure, which a sanitizer's report can fill
+		if meson test -C "$b" --print-errorlogs --logbase "stress-$i" --suite integration \
+			>"$b/stress-$i.log" 2>&1; then
 			ok=$((ok + 1))
 		else
 			rc=1
-			echo "$b run $i failed: $b/stress-$i.log" >&2
+			echo "$b run $i failed: $b/stress-$i.log, $b/meson-logs/stress-$i.txt" >&2
 		fi
 		i=$((i + 1))
 	done
