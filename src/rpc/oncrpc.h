@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ONC RPC v2 (RFC 5531) call and reply headers, over a record already reassembled from its
  * fragments. Pure functions over buffers: no sockets. */
 #ifndef NFSD_UC_ONCRPC_H
@@ -13,13 +14,30 @@
 #define RPC_MAX_GIDS  16
 #define RPC_MAX_AUTH_BYTES 400
 
+/* RPCSEC_GSS's pseudo-flavors (RFC 2623 section 2.2): what MNT lists and exports' sec= name. */
+#define RPC_AUTH_KRB5  390003
+#define RPC_AUTH_KRB5I 390004
+#define RPC_AUTH_KRB5P 390005
+
 struct rpc_cred {
-	uint32_t flavor;          /* RPC_AUTH_NONE or RPC_AUTH_SYS */
+	uint32_t flavor;          /* RPC_AUTH_NONE, RPC_AUTH_SYS or RPC_AUTH_GSS (rpc/gss.h) */
 	uid_t uid;
 	gid_t gid;
 	uint32_t ngids;
 	gid_t gids[RPC_MAX_GIDS];
+	/* RPC_AUTH_GSS only: the service (enum gss_service, 1..3: krb5, krb5i, krb5p), and whether
+	 * the principal mapped to a local user (uid, gid, gids; machine principals map to root):
+	 * an unmapped one is the anonymous user. */
+	uint32_t gss_service;
+	bool gss_mapped;
 };
+
+/* The flavor as exports' sec= and MNT's list name it: a GSS credential's pseudo-flavor
+ * (RPC_AUTH_KRB5 + service - 1), anything else its own flavor. */
+static inline uint32_t rpc_cred_pseudoflavor(const struct rpc_cred *c)
+{
+	return c->flavor == 6 ? RPC_AUTH_KRB5 + c->gss_service - 1 : c->flavor;
+}
 
 /* Outcome of decoding a call header: what reply (if any) the server owes before dispatch. */
 enum rpc_verdict {
