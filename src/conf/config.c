@@ -341,6 +341,8 @@ static void note_line(struct parser *p, const char *key)
 		p->cfg->line.exports_dir = p->line;
 	else if (p->sect == SECT_CACHE && strcmp(key, "size") == 0)
 		p->cfg->line.cache_size = p->line;
+	else if (p->sect == SECT_SERVER && strcmp(key, "keytab") == 0)
+		p->cfg->line.keytab = p->line;
 }
 
 /* "value" or 'value' is value, as in the shell and in most INI dialects: kept literally, the
@@ -535,8 +537,12 @@ static int set_defaults(struct config *c)
 		.max_waiters = 16384,
 		.max_waiters_per_client = 1024,
 		.max_names_per_client = 64,
+		.keytab = strdup("/etc/krb5.keytab"),
+		.gss_contexts = 8192,
+		.gss_contexts_per_client = 256,
+		.gss_window = 128,
 	};
-	return c->listen && c->state_dir ? 0 : -1;
+	return c->listen && c->state_dir && c->keytab ? 0 : -1;
 }
 
 /* receive_memory, max_record and a connection's share of the one taken together; the default
@@ -614,6 +620,7 @@ void config_free(struct config *cfg)
 	free(cfg->metrics_listen);
 	free(cfg->state_dir);
 	free(cfg->exports_dir);
+	free(cfg->keytab);
 	memset(cfg, 0, sizeof *cfg);
 }
 

@@ -34,6 +34,11 @@ const char *rpcbind_mode_name(enum rpcbind_mode m);
 
 /* One entry of an export's "clients =" list, as in exports(5): ADDR[/PREFIX](opts) or *(opts). */
 #define CFG_PATTERN_MAX 128
+#define CFG_SEC_MAX 5             /* sys, krb5, krb5i, krb5p, none: each at most once */
+
+/* A pseudo-flavor as sec= spells it ("sys", "krb5", "krb5i", "krb5p", "none"); NULL for a
+ * number sec= has no name for. */
+const char *config_flavor_name(uint32_t flavor);
 
 struct client_rule {
 	int family;               /* AF_INET, AF_INET6, or AF_UNSPEC for "*" (any address) and for
@@ -49,6 +54,12 @@ struct client_rule {
 	bool secure;              /* default secure: source port must be < 1024 */
 	bool subtree_check;       /* default no_subtree_check (knfsd's): a handle's file must lie
 				   * under the export root, not just on its file system */
+	/* sec=: the flavors a call may come with, as pseudo-flavors (RPC_AUTH_SYS, RPC_AUTH_KRB5,
+	 * _KRB5I, _KRB5P, RPC_AUTH_NONE), in the order written, which is the order of preference
+	 * MNT tells the client; default sys alone, as knfsd. export_flavor_ok() says what a
+	 * call's flavor may be. */
+	uint32_t sec[CFG_SEC_MAX];
+	unsigned nsec;            /* at least 1 */
 };
 
 struct export_cfg {
@@ -104,9 +115,15 @@ struct config {
 	unsigned max_locks, max_locks_per_client;       /* [lock] locks, default 1M and 64K */
 	unsigned max_waiters, max_waiters_per_client;   /* [lock] blocked LOCKs, default 16K, 1K */
 	unsigned max_names_per_client;  /* [lock] names_per_client: hosts of one address, 64 */
+	/* RPCSEC_GSS: the acceptor's keys (nfs/HOST@REALM), default /etc/krb5.keytab; contexts
+	 * held at once in all (default 8192) and per client address (default 256); the sequence
+	 * window told to clients, 1..1024, default 128. */
+	char *keytab;
+	unsigned gss_contexts, gss_contexts_per_client, gss_window;
 	struct export_cfg *exports;
 	size_t nexports;
-	struct { unsigned listen, state_dir, exports_dir, cache_size; } line;   /* where set; 0: the default */
+	/* where set; 0: the default */
+	struct { unsigned listen, state_dir, exports_dir, cache_size, keytab; } line;
 };
 
 /* Parse FILE into *cfg. Relative paths (export paths, state_dir) are resolved against the
@@ -120,12 +137,12 @@ void config_free(struct config *cfg);
 
 /* What the file asks of this host that the parser does not see, each check a flag: a state_dir
  * that can be made (its parent exists), listen addresses this host has, a cache that fits in
- * the host's memory. --check makes all three; a start makes the first (the bind finds the
- * second, and the third is a warning there: a small machine may run with the defaults). Returns
- * the number of problems, each a "FILE:LINE: ..." line added to err (which config_load's may
- * already hold). */
+ * the host's memory, a keytab that exists when some client rule allows a krb5 flavor. --check
+ * makes all four; a start makes the first (the bind finds the second, and the third is a
+ * warning there: a small machine may run with the defaults). Returns the number of problems,
+ * each a "FILE:LINE: ..." line added to err (which config_load's may already hold). */
 enum { CFG_CHECK_STATE_DIR = 1, CFG_CHECK_LISTEN = 2, CFG_CHECK_MEMORY = 4,
-       CFG_CHECK_ALL = 7 };
+       CFG_CHECK_KEYTAB = 8, CFG_CHECK_ALL = 15 };
 int config_check_host(const struct config *cfg, const char *file, unsigned checks, char *err,
 		      size_t errlen);
 

@@ -13,8 +13,71 @@
 #include <string.h>
 
 #include "conf/config_int.h"
+#include "rpc/oncrpc.h"
 
 #define ANON_ID 65534u
+
+/* ---- sec= ------------------------------------------------------------------------------- */
+
+/* exports(5)'s names, the first of each number the one shown back; "unix" and "null" are
+ * exportfs's other spellings, taken so that a line copied from /etc/exports loads. */
+static const struct { const char *name; uint32_t flavor; } flavors[] = {
+	{"sys", RPC_AUTH_SYS}, {"krb5", RPC_AUTH_KRB5}, {"krb5i", RPC_AUTH_KRB5I},
+	{"krb5p", RPC_AUTH_KRB5P}, {"none", RPC_AUTH_NONE}, {"unix", RPC_AUTH_SYS},
+	{"null", RPC_AUTH_NONE},
+};
+#define NFLAVORS (sizeof flavors / sizeof flavors[0])
+
+const char *config_flavor_name(uint32_t flavor)
+{
+	for (size_t i = 0; i < NFLAVORS; i++)
+		if (flavors[i].flavor == flavor)
+			return flavors[i].name;
+	return NULL;
+}
+
+static int unknown_flavor(struct parser *p, const char *host, const char *name, const char *opt)
+{
+	const char *known[NFLAVORS];
+	char hint[64] = "";
+	if (!*name)
+		return cfg_fail(p, "clients: %s: empty flavor in '%s' (known: sys, krb5, krb5i, krb5p, "
+			    "none, separated by ':')", host, opt);
+	for (size_t i = 0; i < NFLAVORS; i++)
+		known[i] = flavors[i].name;
+	const char *near = cfg_nearest(name, known, NFLAVORS);
+	if (near)
+		snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+	return cfg_fail(p, "clients: %s: unknown flavor '%s' in '%s' (%sknown: sys, krb5, krb5i, "
+		    "krb5p, none)", host, name, opt, hint);
+}
+
+/* sec=F1:F2:...: the list replaces the default (sys); a flavor named twice keeps its first
+ * place, as exportfs does, so the five numbers there are always fit in sec[CFG_SEC_MAX]. */
+static int parse_sec(struct parser *p, const char *host, const char *opt, struct client_rule *r)
+{
+	char list[64];
+	if (strlen(opt + 4) >= sizeof list)
+		return cfg_fail(p, "clients: %s: '%s' is too long", host, opt);
+	strcpy(list, opt + 4);
+	r->nsec = 0;
+	for (char *f = list, *next; f; f = next) {
+		next = strchr(f, ':');
+		if (next)
+			*next++ = '\0';
+		size_t i = 0;
+		while (i < NFLAVORS && strcmp(f, flavors[i].name) != 0)
+			i++;
+		if (i == NFLAVORS)
+			return unknown_flavor(p, host, f, opt);
+		bool dup = false;
+		for (unsigned k = 0; k < r->nsec; k++)
+			dup = dup || r->sec[k] == flavors[i].flavor;
+		if (!dup)
+			r->sec[r->nsec++] = flavors[i].flavor;
+	}
+	return 0;
+}
 
 static int host_error(struct parser *p, const char *host)
 {
@@ -99,15 +162,18 @@ static int parse_anon_id(struct parser *p, const char *host, const char *opt,
 	return 0;
 }
 
-struct squash_flags {
+/* What the options said so far: the squash options combine at the end (parse_options), and
+ * sec= may be given once. */
+struct opt_state {
 	bool root, all;
+	bool sec;
 };
 
 static int unknown_option(struct parser *p, const char *host, const char *opt)
 {
 	static const char *const known[] = {
 		"rw", "ro", "root_squash", "no_root_squash", "all_squash", "no_all_squash", "anonuid",
-		"anongid", "secure", "insecure", "subtree_check", "no_subtree_check"};
+		"anongid", "secure", "insecure", "subtree_check", "no_subtree_check", "sec"};
 	char word[64], hint[80] = "";
 	snprintf(word, sizeof word, "%.*s", (int)strcspn(opt, "="), opt);
 	const char *near = cfg_nearest(word, known, sizeof known / sizeof known[0]);
@@ -115,11 +181,24 @@ static int unknown_option(struct parser *p, const char *host, const char *opt)
 		snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
 	return cfg_fail(p, "clients: %s: unknown option '%s' (%sknown: rw, ro, root_squash, "
 		    "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, secure, "
-		    "insecure, subtree_check, no_subtree_check)", host, opt, hint);
+		    "insecure, subtree_check, no_subtree_check, sec=FLAVOR:...)", host, opt, hint);
+}
+
+/* knfsd lets options after a second sec= apply to its flavors alone (sec=sys,ro,sec=krb5p,rw);
+ * taking the second list alone would silently refuse sys, so it is an error. */
+static int sec_option(struct parser *p, const char *host, const char *opt, struct client_rule *r,
+		      struct opt_state *st)
+{
+	if (st->sec)
+		return cfg_fail(p, "clients: %s: sec= given twice (options for some flavors only, as "
+			    "exports(5)'s sec=sys,ro,sec=krb5p,rw, are not supported: one sec= list "
+			    "per entry)", host);
+	st->sec = true;
+	return parse_sec(p, host, opt, r);
 }
 
 static int parse_option(struct parser *p, const char *host, const char *opt,
-			struct client_rule *r, struct squash_flags *sq)
+			struct client_rule *r, struct opt_state *sq)
 {
 	if (strcmp(opt, "rw") == 0 || strcmp(opt, "ro") == 0)
 		r->rw = opt[1] == 'w';
@@ -139,6 +218,8 @@ static int parse_option(struct parser *p, const char *host, const char *opt,
 			r->anonuid = (uid_t)id;
 		else
 			r->anongid = (gid_t)id;
+	} else if (strncmp(opt, "sec=", 4) == 0) {
+		return sec_option(p, host, opt, r, sq);
 	} else if (*opt == '\0')
 		return cfg_fail(p, "clients: %s: empty option", host);
 	else
@@ -150,7 +231,7 @@ static int parse_option(struct parser *p, const char *host, const char *opt,
  * no_root_squash whatever their order, as knfsd does. */
 static int parse_options(struct parser *p, const char *host, char *opts, struct client_rule *r)
 {
-	struct squash_flags sq = {.root = true, .all = false};
+	struct opt_state sq = {.root = true, .all = false};
 	if (*opts) {
 		for (char *opt = opts, *next; opt; opt = next) {
 			next = strchr(opt, ',');
@@ -167,7 +248,8 @@ static int parse_options(struct parser *p, const char *host, char *opts, struct 
 static int parse_client(struct parser *p, char *tok, struct client_rule *r)
 {
 	*r = (struct client_rule){.rw = false, .squash = SQUASH_ROOT, .anonuid = ANON_ID,
-				  .anongid = ANON_ID, .secure = true};
+				  .anongid = ANON_ID, .secure = true, .sec = {RPC_AUTH_SYS},
+				  .nsec = 1};
 	char *open = strchr(tok, '(');
 	size_t len = strlen(tok);
 	/* "host (rw)" means host with default options plus (rw) for the world in exports(5):
@@ -286,19 +368,31 @@ static size_t show_host(const struct client_rule *r, char *buf, size_t len)
 	return (size_t)snprintf(buf, len, "%s/%u", a, r->prefix);
 }
 
+/* sec=sys:krb5p, the rule's flavors in its order. */
+static void show_sec(const struct client_rule *r, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "sec=");
+	for (unsigned i = 0; i < r->nsec && n < len; i++) {
+		const char *name = config_flavor_name(r->sec[i]);
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ":" : "", name ? name : "?");
+	}
+}
+
 /* Every option spelled out, defaults too: the point of a dump is to show what is in force. */
 static size_t show_rule(const struct client_rule *r, char *buf, size_t len)
 {
+	char sec[64];
 	size_t n = show_host(r, buf, len);
 	if (n >= len)
 		return n;
-	return n + (size_t)snprintf(buf + n, len - n, "(%s,%s,anonuid=%lu,anongid=%lu,%s,%s)",
+	show_sec(r, sec, sizeof sec);
+	return n + (size_t)snprintf(buf + n, len - n, "(%s,%s,anonuid=%lu,anongid=%lu,%s,%s,%s)",
 				    r->rw ? "rw" : "ro",
 				    r->squash == SQUASH_ALL ? "all_squash"
 				    : r->squash == SQUASH_NONE ? "no_root_squash" : "root_squash",
 				    (unsigned long)r->anonuid, (unsigned long)r->anongid,
 				    r->secure ? "secure" : "insecure",
-				    r->subtree_check ? "subtree_check" : "no_subtree_check");
+				    r->subtree_check ? "subtree_check" : "no_subtree_check", sec);
 }
 
 void cfg_show_clients(const struct key_def *k, const void *obj, char *buf, size_t len)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A loaded configuration held against the host it is to run on: what the parser cannot know
  * from the file alone, and what would otherwise fail only at start (or, for the cache, at the
- * first large load, by the OOM killer). Run by --check, and in part at start (config.h). */
+ * first large load, by the OOM killer; for the keytab, at a client's first krb5 mount). Run by
+ * --check, and in part at start (config.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libgen.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "conf/config.h"
+#include "rpc/oncrpc.h"
 
 struct report {
 	const char *file;
@@ -118,6 +120,37 @@ static void check_memory_fits(struct report *r, const struct config *c)
 			(unsigned long long)c->receive_memory >> 20, host >> 20);
 }
 
+/* The first krb5 flavor a client rule of e allows, or 0. */
+static uint32_t krb5_flavor(const struct export_cfg *e)
+{
+	for (size_t i = 0; i < e->nclients; i++)
+		for (unsigned k = 0; k < e->clients[i].nsec; k++)
+			if (e->clients[i].sec[k] >= RPC_AUTH_KRB5 && e->clients[i].sec[k] <= RPC_AUTH_KRB5P)
+				return e->clients[i].sec[k];
+	return 0;
+}
+
+/* Without the keytab no RPCSEC_GSS context can be made, so a krb5 mount fails at the client
+ * with little to say why; with no rule that allows krb5, a missing keytab is what every host
+ * without Kerberos has. Existence only: --check may run as a user who cannot read it. */
+static void check_keytab(struct report *r, const struct config *c)
+{
+	const struct export_cfg *e = NULL;
+	uint32_t flavor = 0;
+	for (size_t i = 0; i < c->nexports && !flavor; i++)
+		if ((flavor = krb5_flavor(&c->exports[i])))
+			e = &c->exports[i];
+	if (!flavor)
+		return;
+	struct stat st;
+	if (stat(c->keytab, &st) < 0)
+		problem(r, c->line.keytab, "keytab %s: %s (export %s allows sec=%s)", c->keytab,
+			strerror(errno), e->path, config_flavor_name(flavor));
+	else if (!S_ISREG(st.st_mode))
+		problem(r, c->line.keytab, "keytab %s is not a regular file (export %s allows sec=%s)",
+			c->keytab, e->path, config_flavor_name(flavor));
+}
+
 int config_check_host(const struct config *cfg, const char *file, unsigned checks, char *err,
 		      size_t errlen)
 {
@@ -128,5 +161,7 @@ int config_check_host(const struct config *cfg, const char *file, unsigned check
 		check_listen(&r, cfg);
 	if (checks & CFG_CHECK_MEMORY)
 		check_memory_fits(&r, cfg);
+	if (checks & CFG_CHECK_KEYTAB)
+		check_keytab(&r, cfg);
 	return r.n;
 }

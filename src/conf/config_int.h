@@ -12,7 +12,7 @@
 #define KIB 1024ULL
 #define MIB (1024ULL * KIB)
 #define GIB (1024ULL * MIB)
-#define MAX_KEYS 24   /* rows per section table; config_keys.c's static asserts check it */
+#define MAX_KEYS 32   /* rows per section table; config_keys.c's static asserts check it */
 
 enum section { SECT_NONE, SECT_SERVER, SECT_CACHE, SECT_METRICS, SECT_LOCK, SECT_EXPORT, SECT_COUNT };
 

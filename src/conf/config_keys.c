@@ -292,8 +292,10 @@ static int parse_hostport(struct parser *p, const struct key_def *k, const char 
 	return 0;
 }
 
-/* Relative to the conf file's directory; need not exist yet (the server creates it). */
-static int parse_dir(struct parser *p, const struct key_def *k, const char *val, void *obj)
+/* Relative to the conf file's directory; need not exist yet: state_dir is made at start,
+ * exports_dir may be missing, and keytab is looked for by --check only when a client rule
+ * allows a krb5 flavor (config_host.c). */
+static int parse_path(struct parser *p, const struct key_def *k, const char *val, void *obj)
 {
 	(void)k;
 	char *s = cfg_resolve_path(p, val);
@@ -384,10 +386,15 @@ const struct key_def cfg_server_keys[] = {
 	{"reply_cache_entries", parse_unsigned, CFG(reply_cache_entries), 0, 1 << 24, show_unsigned},
 	{"reply_cache_size", parse_size, CFG(reply_cache_size), 0, 16 * GIB, show_size},
 	{"mount_list_entries", parse_unsigned, CFG(mount_list_entries), 1, 1 << 20, show_unsigned},
-	{"state_dir", parse_dir, CFG(state_dir), 0, 0, show_string},
-	{"exports_dir", parse_dir, CFG(exports_dir), 0, 0, show_string},
+	{"state_dir", parse_path, CFG(state_dir), 0, 0, show_string},
+	{"exports_dir", parse_path, CFG(exports_dir), 0, 0, show_string},
 	{"rpcbind", parse_rpcbind, CFG(rpcbind), 0, 0, show_rpcbind},
 	{"log_level", parse_log_level, CFG(log_level), 0, 0, show_log_level},
+	{"keytab", parse_path, CFG(keytab), 0, 0, show_string},
+	{"gss_contexts", parse_unsigned, CFG(gss_contexts), 1, 1 << 20, show_unsigned},
+	{"gss_contexts_per_client", parse_unsigned, CFG(gss_contexts_per_client), 1, 1 << 20,
+	 show_unsigned},
+	{"gss_window", parse_unsigned, CFG(gss_window), 1, 1024, show_unsigned},
 	{NULL, NULL, 0, 0, 0, NULL},
 };
 
@@ -428,4 +435,6 @@ const struct key_def cfg_export_keys[] = {
 
 _Static_assert(sizeof cfg_server_keys / sizeof cfg_server_keys[0] <= MAX_KEYS, "raise MAX_KEYS");
 _Static_assert(sizeof cfg_cache_keys / sizeof cfg_cache_keys[0] <= MAX_KEYS, "raise MAX_KEYS");
+_Static_assert(sizeof cfg_metrics_keys / sizeof cfg_metrics_keys[0] <= MAX_KEYS, "raise MAX_KEYS");
+_Static_assert(sizeof cfg_lock_keys / sizeof cfg_lock_keys[0] <= MAX_KEYS, "raise MAX_KEYS");
 _Static_assert(sizeof cfg_export_keys / sizeof cfg_export_keys[0] <= MAX_KEYS, "raise MAX_KEYS");

@@ -60,10 +60,27 @@ const struct client_rule *export_match(const struct export_cfg *exp, const struc
 	return export_match_named(exp, peer, NULL, NULL);
 }
 
+bool export_flavor_ok(const struct client_rule *r, const struct rpc_cred *c)
+{
+	uint32_t f = rpc_cred_pseudoflavor(c);
+	bool sys = false;
+	for (unsigned i = 0; i < r->nsec; i++) {
+		if (r->sec[i] == f)
+			return true;
+		sys = sys || r->sec[i] == RPC_AUTH_SYS;
+	}
+	/* knfsd with no sec= takes AUTH_NULL as it takes AUTH_UNIX; here sec=sys does too, so that
+	 * the default shown back (sec=sys) means what it does when left out. Nothing is given
+	 * away: an AUTH_NONE call is the anonymous user, whom any AUTH_SYS caller may claim to be. */
+	return f == RPC_AUTH_NONE && sys;
+}
+
 void export_squash(const struct client_rule *rule, struct rpc_cred *cred)
 {
-	/* Anything but AUTH_SYS carries no identity we can trust: treat it as AUTH_NONE. */
-	if (cred->flavor != RPC_AUTH_SYS || rule->squash == SQUASH_ALL) {
+	/* A GSS principal mapped to a local user is as much a user as AUTH_SYS's claim (more:
+	 * it is proved); anything else carries no identity we can trust: treat it as AUTH_NONE. */
+	bool user = cred->flavor == RPC_AUTH_SYS || (cred->flavor == RPC_AUTH_GSS && cred->gss_mapped);
+	if (!user || rule->squash == SQUASH_ALL) {
 		cred->uid = rule->anonuid;
 		cred->gid = rule->anongid;
 		cred->ngids = 0;

@@ -4,6 +4,7 @@
 #define NFSD_UC_EXPORT_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 #include "conf/config.h"
 #include "rpc/oncrpc.h"
@@ -18,9 +19,14 @@ const struct client_rule *export_match_named(const struct export_cfg *exp,
 					     const struct sockaddr *peer, export_name_fn name,
 					     void *ctx);
 
-/* Apply root_squash / all_squash to an AUTH_SYS or AUTH_NONE credential in place.
- * AUTH_NONE always maps to anonuid/anongid. */
+/* Apply root_squash / all_squash to a credential in place: AUTH_SYS and a mapped RPCSEC_GSS
+ * principal (machine principals are uid 0, so root_squash applies to them) alike; AUTH_NONE
+ * and an unmapped principal are always anonuid/anongid with no groups. */
 void export_squash(const struct client_rule *rule, struct rpc_cred *cred);
+
+/* Whether the rule's sec= lets in a call made with c's flavor: its exact pseudo-flavor is
+ * listed (krb5p allows krb5p calls only), or it is AUTH_NONE and sys is listed. */
+bool export_flavor_ok(const struct client_rule *r, const struct rpc_cred *c);
 
 /* The export whose path is PATH exactly (MOUNT's dirpath), or NULL. */
 const struct export_cfg *export_by_path(const struct config *cfg, const char *path);

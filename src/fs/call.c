@@ -54,13 +54,31 @@ static const char *peer_name(void *arg)
 }
 
 /* The rule of exp that lets the call's client in, or NULL: none matches, or the rule wants a
- * privileged source port (secure) and the client's is not. */
+ * privileged source port (secure) and the client's is not. A GSS call proves its user, which
+ * is what a privileged port stood for: exports(5)'s secure holds only "requests not using
+ * gss", as knfsd's nfsd_originating_port_ok. */
 static const struct client_rule *client_rule(struct fs_call *fc, const struct export_rt *exp)
 {
 	const struct client_rule *rule = export_match_named(exp->cfg,
 							    (const struct sockaddr *)fc->peer,
 							    peer_name, fc);
-	return rule && !(rule->secure && peer_port(fc->peer) >= 1024) ? rule : NULL;
+	bool gss = fc->cred.flavor == RPC_AUTH_GSS;
+	return rule && !(rule->secure && !gss && peer_port(fc->peer) >= 1024) ? rule : NULL;
+}
+
+/* Whether the rule's sec= lets the call in; if not, the dispatcher is told (wrongsec). NLM's
+ * AUTH_SYS and AUTH_NONE calls pass whatever sec= says (sec_exempt), as knfsd's NFSD_MAY_LOCK
+ * and NFSD_MAY_BYPASS_GSS let lockd's through. */
+static bool flavor_ok(struct fs_call *fc, const struct client_rule *rule, const char *path)
+{
+	if (export_flavor_ok(rule, &fc->cred) || (fc->sec_exempt && fc->cred.flavor != RPC_AUTH_GSS))
+		return true;
+	uint32_t f = rpc_cred_pseudoflavor(&fc->cred);
+	const char *name = config_flavor_name(f);
+	log_debug("flavor %s (%u) not in the sec= of the client's rule on export %s",
+		  name ? name : "?", (unsigned)f, path);
+	fc->wrongsec = true;
+	return false;
 }
 
 int fs_fh_get(struct fs_call *fc, const void *fh, size_t len, struct fh_obj *out)
@@ -80,6 +98,8 @@ int fs_fh_get(struct fs_call *fc, const void *fh, size_t len, struct fh_obj *out
 		log_debug("client not allowed on export %s", out->exp->cfg->path);
 		return -EACCES;
 	}
+	if (!flavor_ok(fc, rule, out->exp->cfg->path))
+		return -EACCES;
 	if (rule->subtree_check && !fh_in_subtree(out)) {
 		log_debug("handle outside export %s (subtree_check)", out->exp->cfg->path);
 		return -ESTALE;
@@ -227,7 +247,7 @@ int fs_mount(struct fs_call *fc, const char *path, struct fh *fh, const struct e
 	if (!exp)
 		return -ENOENT;
 	*expp = exp;
-	if (!client_rule(fc, exp))
+	if (!(fc->rule = client_rule(fc, exp)))
 		return -EACCES;
 	if (!*rest)
 		return fh_compose(fc->ch, exp, exp->root_fd, "", fh) == 0 ? 0 : -FS_ESERVERFAULT;

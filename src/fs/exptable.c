@@ -454,9 +454,14 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(metrics_connections, "[metrics] connections");
 	CHECK(metrics_connections_per_client, "[metrics] connections_per_client");
 	CHECK(metrics_timeout, "[metrics] timeout");
+	CHECK(gss_contexts, "gss_contexts");
+	CHECK(gss_contexts_per_client, "gss_contexts_per_client");
+	CHECK(gss_window, "gss_window");
 #undef CHECK
 	if (!SAME_STR(run->state_dir, nc->state_dir))
 		changed[n++] = "state_dir";
+	if (!SAME_STR(run->keytab, nc->keytab))
+		changed[n++] = "keytab";
 	if (!SAME_STR(run->metrics_listen, nc->metrics_listen))
 		changed[n++] = "[metrics] listen";
 	for (size_t i = 0; i < n; i++)

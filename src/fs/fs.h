@@ -144,9 +144,17 @@ struct fs_call {
 	struct record_mem *rec;       /* the call's record, which a cached WRITE may keep */
 	struct export_table *tbl;     /* the exports as they were when the call began */
 	const struct export_rt *exp;  /* the export of the (first) handle resolved */
-	const struct client_rule *rule;
+	const struct client_rule *rule;   /* its client's rule (MNT: set by fs_mount) */
 	struct fh_entry *pins[FS_CALL_PINS];   /* resolved handles, open until the call ends */
 	unsigned npins;
+	/* Set by the program before its first handle: it does not hold calls to the rules' sec=
+	 * unless they come with RPCSEC_GSS (NLM: clients lock with AUTH_SYS on krb5 mounts, and
+	 * knfsd lets them). */
+	bool sec_exempt;
+	/* Set by fs_fh_get when it refused the call (-EACCES) because the rule's sec= does not
+	 * list the call's flavor: the dispatcher answers AUTH_TOOWEAK instead of the handler's
+	 * ACCES (issue 37; knfsd's NFSv3 leaves it NFS3ERR_ACCES). */
+	bool wrongsec;
 };
 
 /* A call begins on ch (NULL: none) and ends: it holds the exports in force meanwhile. */
@@ -155,8 +163,10 @@ void fs_call_begin(struct fs_call *fc, struct fs_chan *ch, const struct rpc_cred
 void fs_call_end(struct fs_call *fc);
 
 /* Check and open a handle: the MAC, the export (-ESTALE when gone), the client's right to it
- * (-EACCES), subtree_check (-ESTALE outside), one export per call (-EXDEV); then the call's
- * credentials are squashed by that export's rule and taken. -FS_EBADHANDLE: not ours. */
+ * (-EACCES; a GSS call need not come from a privileged port), its flavor against the rule's
+ * sec= (-EACCES and fc->wrongsec), subtree_check (-ESTALE outside), one export per call
+ * (-EXDEV); then the call's credentials are squashed by that export's rule and taken.
+ * -FS_EBADHANDLE: not ours. */
 int fs_fh_get(struct fs_call *fc, const void *fh, size_t len, struct fh_obj *out);
 /* The handle of dir/name (name "": dir itself), with its attributes; without following
  * symlinks, never past a mount point inside the export (-EACCES). fh->len is 0 when the object
@@ -275,7 +285,9 @@ void fs_verifier(struct fs_call *fc, char out[8]);
 
 /* MNT: the handle of path, an export or a directory below it, as the server (as rpc.mountd):
  * -ENOENT (no such export or directory), -EACCES (the client may not), -ENOTDIR,
- * -FS_ESERVERFAULT. *exp: the export, set once found. */
+ * -FS_ESERVERFAULT. *exp: the export, set once found; fc->rule: the client's rule, once
+ * found, whose sec= MNT lists. The call's own flavor is not held to that list: Linux clients
+ * call MNT with AUTH_SYS for every sec= and check the list themselves. */
 int fs_mount(struct fs_call *fc, const char *path, struct fh *fh, const struct export_rt **exp);
 /* The export holding path, of the exports the call began under; NULL: none. */
 const struct export_rt *fs_export_of(struct fs_call *fc, const char *path);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MOUNT v3 (RFC 1813 appendix I). MNT resolves a path to the root handle of an export (or of a
- * directory below it), after checking the client against the export's rules (fs_mount). */
+ * directory below it), after checking the client against the export's rules (fs_mount), and
+ * lists the flavors (sec=) of the client's rule. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -73,17 +74,21 @@ static void mnt_mnt(struct svc_call *rq, void *argp, void *resp)
 		return;
 	}
 	mountres3_ok *ok = &r->mountres3_u.mountinfo;
+	/* The client's rule's sec=, in its order: the client mounts with the first it supports
+	 * (or checks that its sec= mount option is listed). */
+	const struct client_rule *rule = rq->fs.rule;
 	ok->fhandle.fhandle3_val = arena_alloc(&rq->arena, fh.len);
-	int *flavors = arena_alloc(&rq->arena, sizeof(int));
+	int *flavors = arena_alloc(&rq->arena, rule->nsec * sizeof(int));
 	if (!ok->fhandle.fhandle3_val || !flavors) {
 		r->fhs_status = MNT3ERR_SERVERFAULT;
 		return;
 	}
 	memcpy(ok->fhandle.fhandle3_val, fh.data, fh.len);
 	ok->fhandle.fhandle3_len = fh.len;
-	flavors[0] = 1;   /* AUTH_SYS */
+	for (unsigned i = 0; i < rule->nsec; i++)
+		flavors[i] = (int)rule->sec[i];
 	ok->auth_flavors.auth_flavors_val = flavors;
-	ok->auth_flavors.auth_flavors_len = 1;
+	ok->auth_flavors.auth_flavors_len = rule->nsec;
 	/* Listed under the export's own name: one entry however the client spelled the path. */
 	if (mount_list_add(m->list, host, exp->cfg->path) > 0)
 		log_ratelimited(&m->drop_log, LOG_WARNING, "MOUNT list full (%u entries, "

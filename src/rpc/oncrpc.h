@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rpc/gss.h"
+
 #define RPC_AUTH_NONE 0
 #define RPC_AUTH_SYS  1
 #define RPC_MAX_GIDS  16
@@ -36,7 +38,7 @@ struct rpc_cred {
  * (RPC_AUTH_KRB5 + service - 1), anything else its own flavor. */
 static inline uint32_t rpc_cred_pseudoflavor(const struct rpc_cred *c)
 {
-	return c->flavor == 6 ? RPC_AUTH_KRB5 + c->gss_service - 1 : c->flavor;
+	return c->flavor == RPC_AUTH_GSS ? RPC_AUTH_KRB5 + c->gss_service - 1 : c->flavor;
 }
 
 /* Outcome of decoding a call header: what reply (if any) the server owes before dispatch. */

@@ -58,5 +58,10 @@ void test_quoted_values(void **state);
 void test_host_checks(void **state);
 void test_dump_loads_back(void **state);
 void test_exports_dir(void **state);
+/* test_config_gss.c */
+void test_sec_parsing(void **state);
+void test_sec_errors(void **state);
+void test_gss_keys(void **state);
+void test_keytab_check(void **state);
 
 #endif

@@ -76,6 +76,10 @@ static void test_empty_section_gives_defaults(void **state)
 	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
 	assert_int_equal(cfg.cache_writeback_depth, 16);
 	assert_int_equal(cfg.max_names_per_client, 64);
+	assert_string_equal(cfg.keytab, "/etc/krb5.keytab");
+	assert_int_equal(cfg.gss_contexts, 8192);
+	assert_int_equal(cfg.gss_contexts_per_client, 256);
+	assert_int_equal(cfg.gss_window, 128);
 	assert_int_equal(cfg.nexports, 0);
 	assert_null(cfg.exports);
 	config_free(&cfg);
@@ -107,6 +111,8 @@ static void test_export_and_client_defaults(void **state)
 	assert_int_equal(r->anongid, 65534);
 	assert_true(r->secure);
 	assert_false(r->subtree_check);   /* knfsd's default */
+	assert_int_equal(r->nsec, 1);     /* sec=sys, as knfsd */
+	assert_int_equal(r->sec[0], 1);
 	config_free(&cfg);
 }
 
@@ -130,6 +136,10 @@ static const char every_key[] =
 	"state_dir = /srv/state\n"
 	"rpcbind = no\n"
 	"log_level = debug\n"
+	"keytab = /etc/nfs.keytab\n"
+	"gss_contexts = 100\n"
+	"gss_contexts_per_client = 9\n"
+	"gss_window = 32\n"
 	"[metrics]\n"
 	"listen = [::1]:9101\n"
 	"connections = 32\n"
@@ -141,7 +151,7 @@ static const char every_key[] =
 	"writeback_depth = 3\n"
 	"[export data]\n"
 	"clients = 10.0.0.0/8(rw,all_squash,anonuid=1000,anongid=1001,insecure,subtree_check) "
-	"::1(ro,subtree_check,no_subtree_check)\n"
+	"::1(ro,subtree_check,no_subtree_check,sec=krb5p:sys)\n"
 	"fsid = 4294967295\n"
 	"write_mode = dontcache\n"
 	"read_mode = buffered\n"
@@ -183,6 +193,10 @@ static void check_every_server_key(const struct config *cfg)
 	assert_int_equal(cfg->cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg->cache_file_size, 256 * 1024 * 1024);
 	assert_int_equal(cfg->cache_writeback_depth, 3);
+	assert_string_equal(cfg->keytab, "/etc/nfs.keytab");
+	assert_int_equal(cfg->gss_contexts, 100);
+	assert_int_equal(cfg->gss_contexts_per_client, 9);
+	assert_int_equal(cfg->gss_window, 32);
 	assert_int_equal(cfg->nexports, 3);
 }
 
@@ -212,9 +226,12 @@ static void check_every_export_key(const struct config *cfg)
 	assert_memory_equal(r->addr, one, 16);
 	assert_false(r->rw);
 	assert_int_equal(r->squash, SQUASH_ROOT);
+	assert_int_equal(r->nsec, 2);
+	assert_int_equal(r->sec[0], 390005);   /* krb5p */
+	assert_int_equal(r->sec[1], 1);        /* sys */
 
 	e = &cfg->exports[1];
-	assert_int_equal(e->line, 34);
+	assert_int_equal(e->line, 38);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);
@@ -504,6 +521,10 @@ int main(int argc, char **argv)
 		T(test_host_checks),
 		T(test_dump_loads_back),
 		T(test_exports_dir),
+		T(test_sec_parsing),
+		T(test_sec_errors),
+		T(test_gss_keys),
+		T(test_keytab_check),
 		T(test_error_truncated_to_buffer),
 		T(test_success_takes_back_everything),
 	};

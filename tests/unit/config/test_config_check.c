@@ -31,13 +31,14 @@ void test_every_error_reported(void **state)
 		     "blocking_threads, max_record, connections, connections_per_client, "
 		     "receive_memory, receive_memory_per_connection, idle_timeout, record_timeout, "
 		     "reply_cache_entries, reply_cache_size, mount_list_entries, state_dir, "
-		     "exports_dir, rpcbind, log_level)\n"
+		     "exports_dir, rpcbind, log_level, keytab, gss_contexts, gss_contexts_per_client, "
+		     "gss_window)\n"
 		     "{D}/nfsd-uc.conf:4: unknown section [sevrer] (did you mean [server]? expected "
 		     "[server], [cache], [metrics], [lock] or [export PATH])\n"
 		     "{D}/nfsd-uc.conf:6: export path {D}/nowhere does not exist\n"
 		     "{D}/nfsd-uc.conf:9: clients: *: unknown option 'xx' (known: rw, ro, root_squash, "
 		     "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, secure, "
-		     "insecure, subtree_check, no_subtree_check)\n"
+		     "insecure, subtree_check, no_subtree_check, sec=FLAVOR:...)\n"
 		     "{D}/nfsd-uc.conf:11: size = 12Q is not a size (a number with an optional K, M "
 		     "or G suffix)");
 }
@@ -151,8 +152,8 @@ void test_dump_loads_back(void **state)
 	assert_non_null(strstr(first, "\nlisten = 127.0.0.1:9101\n"));
 	assert_non_null(strstr(first, "\nreply_cache_entries = 16384\n"));   /* a default */
 	assert_non_null(strstr(first, "clients = 10.0.0.0/8(rw,no_root_squash,anonuid=65534,"
-				      "anongid=65534,secure,no_subtree_check) ::1(ro,all_squash,"
-				      "anonuid=7,anongid=65534,insecure,no_subtree_check) "
+				      "anongid=65534,secure,no_subtree_check,sec=sys) ::1(ro,all_squash,"
+				      "anonuid=7,anongid=65534,insecure,no_subtree_check,sec=sys) "
 				      "*.example.com(ro,root_squash,"));
 	assert_int_equal(b.port, 3049);
 	assert_int_equal(b.nexports, 2);

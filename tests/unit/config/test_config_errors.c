@@ -61,13 +61,15 @@ void test_structure_errors(void **state)
 		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, "
 		 "connections, connections_per_client, receive_memory, receive_memory_per_connection, "
 		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, "
-		 "mount_list_entries, state_dir, exports_dir, rpcbind, log_level)"},
+		 "mount_list_entries, state_dir, exports_dir, rpcbind, log_level, keytab, gss_contexts, "
+		 "gss_contexts_per_client, gss_window)"},
 		{"[server]\nrecord_timout = 5\n",
 		 "2: unknown key 'record_timout' in [server] (did you mean 'record_timeout'? known: "
 		 "listen, port, mount_port, threads, requests_per_connection, requests_per_ring, "
 		 "blocking_threads, max_record, connections, connections_per_client, receive_memory, "
 		 "receive_memory_per_connection, idle_timeout, record_timeout, reply_cache_entries, "
-		 "reply_cache_size, mount_list_entries, state_dir, exports_dir, rpcbind, log_level)"},
+		 "reply_cache_size, mount_list_entries, state_dir, exports_dir, rpcbind, log_level, "
+		 "keytab, gss_contexts, gss_contexts_per_client, gss_window)"},
 		{"[cahce]\n",
 		 "1: unknown section [cahce] (did you mean [cache]? expected [server], [cache], "
 		 "[metrics], [lock] or [export PATH])"},
@@ -215,12 +217,12 @@ void test_client_errors(void **state)
 		{"[export data]\nclients = 127.0.0.1(rw,sync)\n",
 		 "2: clients: 127.0.0.1: unknown option 'sync' (known: rw, ro, root_squash, "
 		 "no_root_squash, all_squash, no_all_squash, anonuid=N, anongid=N, secure, "
-		 "insecure, subtree_check, no_subtree_check)"},
+		 "insecure, subtree_check, no_subtree_check, sec=FLAVOR:...)"},
 		{"[export data]\nclients = 127.0.0.1(rw,no_root_sqaush)\n",
 		 "2: clients: 127.0.0.1: unknown option 'no_root_sqaush' (did you mean "
 		 "'no_root_squash'? known: rw, ro, root_squash, no_root_squash, all_squash, "
 		 "no_all_squash, anonuid=N, anongid=N, secure, insecure, subtree_check, "
-		 "no_subtree_check)"},
+		 "no_subtree_check, sec=FLAVOR:...)"},
 		{"[export data]\nclients = 127.0.0.1(rw,,ro)\n", "2: clients: 127.0.0.1: empty option"},
 		{"[export data]\nclients = *(anonuid=-2)\n",
 		 "2: clients: *: bad value in 'anonuid=-2' (0..4294967294)"},

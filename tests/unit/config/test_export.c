@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Export access rules: which client rule a peer gets, how its credential is squashed, and
- * the lookups MOUNT and the file-handle code use. Rules come from conf text, as users write
- * them. */
+/* Export access rules: which client rule a peer gets, how its credential is squashed (AUTH_SYS,
+ * AUTH_NONE, RPCSEC_GSS), which flavors its sec= lets in, and the lookups MOUNT and the
+ * file-handle code use. Rules come from conf text, as users write them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -328,6 +328,106 @@ static void test_auth_none_is_anonymous(void **state)
 	assert_int_equal(c.ngids, 0);
 }
 
+/* ---- RPCSEC_GSS ------------------------------------------------------------------------- */
+
+static struct rpc_cred gss_cred(uint32_t service, bool mapped, uid_t uid, gid_t gid,
+				uint32_t ngids, const gid_t *gids)
+{
+	struct rpc_cred c = {.flavor = RPC_AUTH_GSS, .uid = uid, .gid = gid, .ngids = ngids,
+			     .gss_service = service, .gss_mapped = mapped};
+	if (ngids)
+		memcpy(c.gids, gids, ngids * sizeof *gids);
+	return c;
+}
+
+/* A principal mapped to a local user is squashed as AUTH_SYS is: root_squash takes uid 0 (a
+ * machine principal, nfs/ host/ root/) and group 0, no_root_squash keeps them, all_squash
+ * takes everyone; users other than root pass root_squash as they are. */
+static void test_gss_mapped_squash(void **state)
+{
+	const struct export_cfg *e = export_with(state, "1.1.1.1(rw,anonuid=900,anongid=901,"
+					       "sec=krb5) 2.2.2.2(no_root_squash,sec=krb5i) "
+					       "3.3.3.3(all_squash,anonuid=7,anongid=8,sec=krb5p)");
+	struct rpc_cred c = gss_cred(GSS_SVC_NONE, true, 0, 0, 2, (gid_t[]){0, 5});
+	export_squash(&e->clients[0], &c);
+	assert_int_equal(c.uid, 900);
+	assert_int_equal(c.gid, 901);
+	assert_int_equal(c.ngids, 2);
+	assert_memory_equal(c.gids, ((gid_t[]){901, 5}), 2 * sizeof(gid_t));
+	c = gss_cred(GSS_SVC_NONE, true, 1000, 100, 1, (gid_t[]){27});
+	export_squash(&e->clients[0], &c);
+	assert_int_equal(c.uid, 1000);
+	assert_int_equal(c.gid, 100);
+	assert_int_equal(c.ngids, 1);
+	assert_int_equal(c.gids[0], 27);
+
+	c = gss_cred(GSS_SVC_INTEGRITY, true, 0, 0, 1, (gid_t[]){0});
+	export_squash(&e->clients[1], &c);
+	assert_int_equal(c.uid, 0);
+	assert_int_equal(c.gid, 0);
+	assert_int_equal(c.ngids, 1);
+	assert_int_equal(c.gids[0], 0);
+
+	c = gss_cred(GSS_SVC_PRIVACY, true, 1000, 100, 1, (gid_t[]){27});
+	export_squash(&e->clients[2], &c);
+	assert_int_equal(c.uid, 7);
+	assert_int_equal(c.gid, 8);
+	assert_int_equal(c.ngids, 0);
+}
+
+/* A principal that maps to no local user is the anonymous user under every squash option, as
+ * AUTH_NONE is, whatever ids the credential holds. */
+static void test_gss_unmapped_is_anonymous(void **state)
+{
+	const struct export_cfg *e = export_with(state, "1.1.1.1(rw,anonuid=900,anongid=901,"
+					       "sec=krb5) 2.2.2.2(no_root_squash,anonuid=3,anongid=4,"
+					       "sec=krb5i) 3.3.3.3(all_squash,anonuid=7,anongid=8,"
+					       "sec=krb5p)");
+	static const struct { uid_t uid; gid_t gid; } want[] = {{900, 901}, {3, 4}, {7, 8}};
+	for (size_t i = 0; i < 3; i++) {
+		struct rpc_cred c = gss_cred((uint32_t)i + 1, false, 1000, 0, 2, (gid_t[]){0, 5});
+		export_squash(&e->clients[i], &c);
+		assert_int_equal(c.uid, want[i].uid);
+		assert_int_equal(c.gid, want[i].gid);
+		assert_int_equal(c.ngids, 0);
+		c = gss_cred((uint32_t)i + 1, false, 0, 0, 0, NULL);
+		export_squash(&e->clients[i], &c);
+		assert_int_equal(c.uid, want[i].uid);
+	}
+}
+
+/* A call passes sec= with its exact pseudo-flavor listed (krb5p does not let krb5 or krb5i
+ * in, nor sys), and AUTH_NONE wherever sys is listed (knfsd's default takes both). */
+static void test_export_flavor_ok(void **state)
+{
+	const struct export_cfg *e = export_with(state, "1.1.1.1 2.2.2.2(sec=krb5p) "
+					       "3.3.3.3(sec=krb5:sys) 4.4.4.4(sec=none) "
+					       "5.5.5.5(sec=krb5i:krb5)");
+	struct rpc_cred sys = sys_cred(1000, 1000, 0, NULL);
+	struct rpc_cred none = {.flavor = RPC_AUTH_NONE};
+	struct rpc_cred k = gss_cred(GSS_SVC_NONE, true, 1000, 1000, 0, NULL);
+	struct rpc_cred ki = gss_cred(GSS_SVC_INTEGRITY, true, 1000, 1000, 0, NULL);
+	struct rpc_cred kp = gss_cred(GSS_SVC_PRIVACY, false, 1000, 1000, 0, NULL);
+	struct rpc_cred bad = gss_cred(0, true, 1000, 1000, 0, NULL);   /* no service */
+	static const bool want[5][5] = {
+		/*  sys   none   krb5   krb5i  krb5p */
+		{true,  true,  false, false, false},   /* default: sec=sys */
+		{false, false, false, false, true},    /* sec=krb5p */
+		{true,  true,  true,  false, false},   /* sec=krb5:sys */
+		{false, true,  false, false, false},   /* sec=none */
+		{false, false, true,  true,  false},   /* sec=krb5i:krb5 */
+	};
+	const struct rpc_cred *creds[5] = {&sys, &none, &k, &ki, &kp};
+	for (size_t r = 0; r < 5; r++) {
+		for (size_t c = 0; c < 5; c++) {
+			if (export_flavor_ok(&e->clients[r], creds[c]) != want[r][c])
+				print_error("rule %zu, credential %zu\n", r, c);
+			assert_int_equal(export_flavor_ok(&e->clients[r], creds[c]), want[r][c]);
+		}
+		assert_false(export_flavor_ok(&e->clients[r], &bad));
+	}
+}
+
 static void test_option_order_later_wins(void **state)
 {
 	const struct export_cfg *e = export_with(state, "1.1.1.1(rw,ro) 2.2.2.2(ro,rw,insecure,secure) "
@@ -396,6 +496,9 @@ int main(void)
 		T(test_all_squash),
 		T(test_all_squash_beats_no_root_squash),
 		T(test_auth_none_is_anonymous),
+		T(test_gss_mapped_squash),
+		T(test_gss_unmapped_is_anonymous),
+		T(test_export_flavor_ok),
 		T(test_option_order_later_wins),
 		T(test_by_path_and_fsid),
 		T(test_root_export_by_path),
