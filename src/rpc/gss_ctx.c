@@ -5,6 +5,8 @@
  * the last call holding it has let go. */
 #include "rpc/gss_ctx.h"
 
+#include "rpc/gss_ident.h"
+
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
@@ -18,6 +20,8 @@
 #include <time.h>
 
 #define BUCKETS 1024
+/* A context still being made after this long was abandoned (krb5 takes one round trip). */
+#define INIT_LIFE_NS (60ull * 1000000000)
 
 struct gss_ctx {
 	uint8_t handle[GSS_CTX_HANDLE_LEN];
@@ -25,8 +29,9 @@ struct gss_ctx {
 	bool established, unlinked;
 	unsigned refs;                  /* the table's link and each call holding it; table lock */
 	struct sockaddr_storage peer;
-	uint64_t expires_ns;
+	uint64_t expires_ns;            /* established: its ticket's end; else: INIT's + 60 s */
 	char principal[256];
+	struct rpc_cred ident;          /* the principal's local user (gss_ident.h) */
 	pthread_mutex_t lock;           /* gss and win */
 	struct gss_seqwin win;
 	struct gss_ctx *next;           /* in its bucket */
@@ -46,8 +51,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The GSS-API's words for a status, for a log line or an error. */
-static void status_text(OM_uint32 major, OM_uint32 minor, char *out, size_t len)
+void gss_ctx_status_text(uint32_t major, uint32_t minor, char *out, size_t len)
 {
 	OM_uint32 min, ctx = 0;
 	gss_buffer_desc b = GSS_C_EMPTY_BUFFER;
@@ -79,7 +83,7 @@ struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, uns
 						       &t->cred, NULL, NULL);
 	if (GSS_ERROR(major)) {
 		char why[256];
-		status_text(major, minor, why, sizeof why);
+		gss_ctx_status_text(major, minor, why, sizeof why);
 		snprintf(err, errlen, "keytab %s: %s", keytab, why);
 		free(t);
 		return NULL;
@@ -167,22 +171,47 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 	return false;
 }
 
-/* Under the table lock: a new context for peer, linked and held once for the caller; NULL
- * past the bounds. */
-static struct gss_ctx *add_ctx(struct gss_ctx_table *t, const struct sockaddr_storage *peer)
+/* Under the table lock: contexts past their end (a ticket's, or a creation abandoned halfway),
+ * unlinked, so that clients that went away without DESTROY do not hold the table's room. */
+static void purge(struct gss_ctx_table *t)
+{
+	uint64_t now = now_ns();
+	for (unsigned i = 0; i < BUCKETS; i++)
+		for (struct gss_ctx *c = t->bucket[i], *next; c; c = next) {
+			next = c->next;
+			if (now < c->expires_ns)
+				continue;
+			unlink_ctx(t, c);
+			if (--c->refs == 0)
+				ctx_free(c);
+		}
+}
+
+static unsigned count_peer(struct gss_ctx_table *t, const struct sockaddr_storage *peer)
 {
 	unsigned mine = 0;
-	for (unsigned i = 0; i < BUCKETS && t->n < t->max; i++)
+	for (unsigned i = 0; i < BUCKETS; i++)
 		for (struct gss_ctx *c = t->bucket[i]; c; c = c->next)
 			mine += same_host(&c->peer, peer);
-	if (t->n >= t->max || mine >= t->per_client)
-		return NULL;
+	return mine;
+}
+
+/* Under the table lock: a new context for peer, linked and held once for the caller; NULL
+ * past the bounds, once the contexts past their end are gone. */
+static struct gss_ctx *add_ctx(struct gss_ctx_table *t, const struct sockaddr_storage *peer)
+{
+	if (t->n >= t->max || count_peer(t, peer) >= t->per_client) {
+		purge(t);
+		if (t->n >= t->max || count_peer(t, peer) >= t->per_client)
+			return NULL;
+	}
 	struct gss_ctx *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
 	randombytes_buf(c->handle, sizeof c->handle);
 	c->gss = GSS_C_NO_CONTEXT;
 	c->peer = *peer;
+	c->expires_ns = now_ns() + INIT_LIFE_NS;
 	c->refs = 2;   /* the table's, the caller's */
 	pthread_mutex_init(&c->lock, NULL);
 	gss_seqwin_init(&c->win, t->window);
@@ -223,6 +252,7 @@ static bool complete(struct gss_ctx *c, gss_name_t name, OM_uint32 time_rec)
 	memcpy(c->principal, b.value, b.length);
 	c->principal[b.length] = '\0';
 	gss_release_buffer(&minor, &b);
+	gss_ident_map(name, c->principal, &c->ident);
 	uint64_t life = time_rec == GSS_C_INDEFINITE ? 10ull * 3600 : time_rec;
 	c->expires_ns = now_ns() + life * 1000000000ull;
 	c->established = true;
@@ -328,13 +358,13 @@ void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c)
 
 const char *gss_ctx_principal(const struct gss_ctx *c) { return c->principal; }
 
-int gss_ctx_verify_header(struct gss_ctx *c, const void *header, size_t len, const void *mic,
-			  size_t mic_len)
+int gss_ctx_verify_mic(struct gss_ctx *c, const void *msg, size_t len, const void *mic,
+		       size_t mic_len)
 {
-	gss_buffer_desc msg = {len, (void *)header}, tok = {mic_len, (void *)mic};
+	gss_buffer_desc m = {len, (void *)msg}, tok = {mic_len, (void *)mic};
 	OM_uint32 minor;
 	pthread_mutex_lock(&c->lock);
-	OM_uint32 major = gss_verify_mic(&minor, c->gss, &msg, &tok, NULL);
+	OM_uint32 major = gss_verify_mic(&minor, c->gss, &m, &tok, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return major == GSS_S_COMPLETE ? 0 : -1;
 }
@@ -345,6 +375,68 @@ enum gss_seq_verdict gss_ctx_check_seq(struct gss_ctx *c, uint32_t seq)
 	enum gss_seq_verdict v = gss_seqwin_accept(&c->win, seq);
 	pthread_mutex_unlock(&c->lock);
 	return v;
+}
+
+int gss_ctx_get_mic(struct gss_ctx *c, const void *msg, size_t len, uint8_t *out, size_t cap)
+{
+	gss_buffer_desc in = {len, (void *)msg}, mic = GSS_C_EMPTY_BUFFER;
+	OM_uint32 minor;
+	int n = -1;
+	pthread_mutex_lock(&c->lock);
+	OM_uint32 major = gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &in, &mic);
+	pthread_mutex_unlock(&c->lock);
+	if (!GSS_ERROR(major) && mic.length <= cap) {
+		memcpy(out, mic.value, mic.length);
+		n = (int)mic.length;
+	}
+	gss_release_buffer(&minor, &mic);
+	return n;
+}
+
+int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data, size_t *dlen)
+{
+	/* A stream buffer: MIT decrypts in place and points the data buffer into it, so the
+	 * plaintext stays in the record's memory (a cached WRITE keeps that memory). */
+	gss_iov_buffer_desc iov[2] = {
+		{GSS_IOV_BUFFER_TYPE_STREAM, {len, token}},
+		{GSS_IOV_BUFFER_TYPE_DATA, GSS_C_EMPTY_BUFFER},
+	};
+	OM_uint32 minor;
+	int conf = 0;
+	pthread_mutex_lock(&c->lock);
+	OM_uint32 major = gss_unwrap_iov(&minor, c->gss, &conf, NULL, iov, 2);
+	pthread_mutex_unlock(&c->lock);
+	if (GSS_ERROR(major) || !conf)
+		return -1;
+	*data = iov[1].buffer.value;
+	*dlen = iov[1].buffer.length;
+	return 0;
+}
+
+int gss_ctx_wrap(struct gss_ctx *c, const void *msg, size_t len, void **out, size_t *outlen)
+{
+	gss_buffer_desc in = {len, (void *)msg}, tok = GSS_C_EMPTY_BUFFER;
+	OM_uint32 minor;
+	int conf = 0;
+	pthread_mutex_lock(&c->lock);
+	OM_uint32 major = gss_wrap(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &in, &conf, &tok);
+	pthread_mutex_unlock(&c->lock);
+	if (GSS_ERROR(major) || !conf || !(*out = malloc(tok.length ? tok.length : 1))) {
+		gss_release_buffer(&minor, &tok);
+		return -1;
+	}
+	memcpy(*out, tok.value, tok.length);
+	*outlen = tok.length;
+	gss_release_buffer(&minor, &tok);
+	return 0;
+}
+
+void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred)
+{
+	uint32_t service = cred->gss_service;
+	*cred = c->ident;
+	cred->flavor = RPC_AUTH_GSS;
+	cred->gss_service = service;
 }
 
 int gss_ctx_mic_u32(struct gss_ctx *c, uint32_t n, uint8_t *out, size_t cap)

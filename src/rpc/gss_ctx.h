@@ -4,7 +4,7 @@
  * server: a Linux client that reconnects keeps its context, whichever ring the new connection
  * lands on, so the table is shared, under a mutex, and each context has a lock of its own for
  * the GSS-API calls on it (a krb5 context is not safe for concurrent use) and its window.
- * Not wired into dispatch yet: the second step of Kerberos (issue 37). */
+ * The rings' side of the protocol is svc/gss_call.c. */
 #ifndef NFSD_UC_RPC_GSS_CTX_H
 #define NFSD_UC_RPC_GSS_CTX_H
 
@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "rpc/gss.h"
+#include "rpc/oncrpc.h"
 
 #define GSS_CTX_HANDLE_LEN 16     /* random: a handle cannot be guessed to hijack a context */
 _Static_assert(GSS_CTX_HANDLE_LEN <= GSS_HANDLE_MAX, "our handles are ones we accept");
@@ -59,10 +60,21 @@ void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c);
 /* The client's principal ("alice@REALM", "nfs/host@REALM"). */
 const char *gss_ctx_principal(const struct gss_ctx *c);
 
-/* The call's verifier: a MIC of its header (xid up to the credential's end). Checked before
- * the sequence number is taken, so that a forged call cannot use one up. 0 or -1. */
-int gss_ctx_verify_header(struct gss_ctx *c, const void *header, size_t len, const void *mic,
-			  size_t mic_len);
+/* mic is the context's MIC of msg: a call's verifier (of its header, xid up to the credential's
+ * end; checked before the sequence number is taken, so that a forged call cannot use one up),
+ * or an integrity body's checksum. 0 or -1. */
+int gss_ctx_verify_mic(struct gss_ctx *c, const void *msg, size_t len, const void *mic,
+		       size_t mic_len);
+/* The context's MIC of msg into out (an integrity reply's checksum): its length, or -1. */
+int gss_ctx_get_mic(struct gss_ctx *c, const void *msg, size_t len, uint8_t *out, size_t cap);
+/* A privacy body's token unwrapped in place: *data points into token. 0, or -1 when it does
+ * not check or was not sealed. */
+int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data, size_t *dlen);
+/* msg sealed into a new token (malloc'd, the caller's). 0 or -1. */
+int gss_ctx_wrap(struct gss_ctx *c, const void *msg, size_t len, void **out, size_t *outlen);
+/* The principal's local identity (rpc/gss_ident.h) as the call's credential: cred's flavor
+ * becomes RPC_AUTH_GSS; its gss_service is kept. */
+void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred);
 /* Its sequence number against the context's window (rpc/gss.h). */
 enum gss_seq_verdict gss_ctx_check_seq(struct gss_ctx *c, uint32_t seq);
 /* A MIC of the 4-byte big-endian n into out: a DATA reply's verifier (n the call's sequence
@@ -72,6 +84,8 @@ int gss_ctx_mic_u32(struct gss_ctx *c, uint32_t n, uint8_t *out, size_t cap);
 /* DESTROY: the handle names no context from now on (calls holding it finish). 0, or -1 when
  * it named none. */
 int gss_ctx_destroy(struct gss_ctx_table *t, const uint8_t *handle, uint32_t handle_len);
+/* The GSS-API's words for a status (a refused context's log line). */
+void gss_ctx_status_text(uint32_t major, uint32_t minor, char *out, size_t len);
 /* Contexts in the table (established or being made). */
 unsigned gss_ctx_count(struct gss_ctx_table *t);
 

@@ -113,6 +113,47 @@ static void establish(struct gss_ctx_table *t, struct client *c, const char *ip,
 	gss_init_res_free(&r);
 }
 
+/* krb5i and krb5p bodies both ways: the client's seal opened in place in the server's buffer,
+ * a byte of it changed refused; the server's seal and MIC opened and checked by the client. */
+static void check_bodies(struct client *c, struct gss_ctx *x)
+{
+	OM_uint32 minor;
+	char text[] = "seq and arguments of a call";
+	gss_buffer_desc in = {sizeof text, text}, tok;
+	int conf = 0;
+	assert_int_equal(gss_wrap(&minor, c->ctx, 1, GSS_C_QOP_DEFAULT, &in, &conf, &tok),
+			 GSS_S_COMPLETE);
+	uint8_t *buf = malloc(tok.length), *data;
+	size_t dlen;
+	memcpy(buf, tok.value, tok.length);
+	assert_int_equal(gss_ctx_unwrap(x, buf, tok.length, &data, &dlen), 0);
+	assert_true(data >= buf && data + dlen <= buf + tok.length);   /* in place */
+	assert_int_equal(dlen, sizeof text);
+	assert_memory_equal(data, text, sizeof text);
+	memcpy(buf, tok.value, tok.length);
+	buf[tok.length / 2] ^= 1;
+	assert_int_equal(gss_ctx_unwrap(x, buf, tok.length, &data, &dlen), -1);
+	free(buf);
+	gss_release_buffer(&minor, &tok);
+
+	void *sealed;
+	size_t slen;
+	assert_int_equal(gss_ctx_wrap(x, text, sizeof text, &sealed, &slen), 0);
+	gss_buffer_desc st = {slen, sealed}, out;
+	assert_int_equal(gss_unwrap(&minor, c->ctx, &st, &out, &conf, NULL), GSS_S_COMPLETE);
+	assert_true(conf);
+	assert_int_equal(out.length, sizeof text);
+	assert_memory_equal(out.value, text, sizeof text);
+	gss_release_buffer(&minor, &out);
+	free(sealed);
+
+	uint8_t mic[GSS_MIC_MAX];
+	int n = gss_ctx_get_mic(x, text, sizeof text, mic, sizeof mic);
+	assert_true(n > 0);
+	gss_buffer_desc mt = {(size_t)n, mic};
+	assert_int_equal(gss_verify_mic(&minor, c->ctx, &in, &mt, NULL), GSS_S_COMPLETE);
+}
+
 static void test_context_made_and_used(void **state)
 {
 	(void)state;
@@ -124,6 +165,13 @@ static void test_context_made_and_used(void **state)
 	struct gss_ctx *x = gss_ctx_get(t, h, sizeof h);
 	assert_non_null(x);
 	assert_string_equal(gss_ctx_principal(x), "alice@NFSDUC.TEST");
+	/* alice is no user of this host: the anonymous user, whatever her ticket says */
+	struct rpc_cred cred = {.gss_service = GSS_SVC_PRIVACY};
+	gss_ctx_cred(x, &cred);
+	assert_int_equal(cred.flavor, RPC_AUTH_GSS);
+	assert_int_equal(cred.gss_service, GSS_SVC_PRIVACY);
+	assert_false(cred.gss_mapped);
+	check_bodies(&c, x);
 
 	/* a call's header, signed by the client; a byte changed in it or in the MIC: refused */
 	uint8_t header[40];
@@ -132,12 +180,12 @@ static void test_context_made_and_used(void **state)
 	OM_uint32 minor;
 	gss_buffer_desc msg = {sizeof header, header}, mic;
 	assert_int_equal(gss_get_mic(&minor, c.ctx, GSS_C_QOP_DEFAULT, &msg, &mic), GSS_S_COMPLETE);
-	assert_int_equal(gss_ctx_verify_header(x, header, sizeof header, mic.value, mic.length), 0);
+	assert_int_equal(gss_ctx_verify_mic(x, header, sizeof header, mic.value, mic.length), 0);
 	header[5] ^= 1;
-	assert_int_equal(gss_ctx_verify_header(x, header, sizeof header, mic.value, mic.length), -1);
+	assert_int_equal(gss_ctx_verify_mic(x, header, sizeof header, mic.value, mic.length), -1);
 	header[5] ^= 1;
 	((uint8_t *)mic.value)[mic.length - 1] ^= 1;
-	assert_int_equal(gss_ctx_verify_header(x, header, sizeof header, mic.value, mic.length), -1);
+	assert_int_equal(gss_ctx_verify_mic(x, header, sizeof header, mic.value, mic.length), -1);
 	gss_release_buffer(&minor, &mic);
 
 	assert_int_equal(gss_ctx_check_seq(x, 1), GSS_SEQ_OK);
@@ -214,7 +262,7 @@ static void test_missing_keytab(void **state)
 int main(void)
 {
 	if (!getenv("NFSDUC_KEYTAB")) {
-		fprintf(stderr, "run under tests/unit/rpc/with_kdc.sh\n");
+		fprintf(stderr, "run under tests/with_kdc.sh\n");
 		return 1;
 	}
 	const struct CMUnitTest tests[] = {

@@ -4,7 +4,7 @@
 # temporary directory, the KDC on a free loopback port, a keytab for nfs/localhost and a user
 # alice with a password. PROGRAM finds them in the environment: KRB5_CONFIG, NFSDUC_KEYTAB,
 # NFSDUC_USER, NFSDUC_PASSWORD. Nothing outside the directory is touched (no ticket cache).
-# usage: with_kdc.sh PROGRAM [ARGS...]
+# usage: with_kdc.sh PROGRAM [ARGS...]   (tests/unit/rpc's gss-ctx, tests/integration's gss)
 set -eu
 for tool in kdb5_util kadmin.local krb5kdc; do
 	command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
