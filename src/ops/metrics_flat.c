@@ -30,6 +30,21 @@ static const struct {
 		       "cache (run)."},
 	{"drc_entries", "Replies the duplicate request cache holds."},
 	{"drc_bytes", "Bytes of replies the duplicate request cache holds."},
+	{"gss_contexts", "RPCSEC_GSS contexts held, established or being made."},
+	{"gss_contexts_made", "RPCSEC_GSS contexts established."},
+	{"gss_contexts_refused", "RPCSEC_GSS context steps refused (bad ticket, no key, clock "
+				 "skew, too many contexts): the log says why."},
+	{"gss_calls_krb5", "RPCSEC_GSS calls checked with service none (sec=krb5)."},
+	{"gss_calls_krb5i", "RPCSEC_GSS calls checked with service integrity (sec=krb5i)."},
+	{"gss_calls_krb5p", "RPCSEC_GSS calls checked with service privacy (sec=krb5p)."},
+	{"gss_unknown_contexts", "RPCSEC_GSS calls naming no context held (destroyed, expired, or "
+				 "from before a restart): answered CREDPROBLEM."},
+	{"gss_bad_headers", "RPCSEC_GSS calls whose header checksum did not check (forged or "
+			    "damaged)."},
+	{"gss_bad_bodies", "RPCSEC_GSS krb5i checksums or krb5p seals that did not check: "
+			   "answered GARBAGE_ARGS."},
+	{"gss_sequence_drops", "RPCSEC_GSS calls dropped for a sequence number seen before or "
+			       "below the window (replays)."},
 	{"connections", "Client connections open (NFS, MOUNT, NLM and port 111)."},
 	{"connections_evicted", "Idle connections closed to make room for a new one past "
 				"connections or connections_per_client."},

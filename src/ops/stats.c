@@ -99,6 +99,18 @@ static void collect_svc(const struct ops *o, const struct stats_sink *k)
 		G(k, "drc_entries", st.drc.entries);
 		G(k, "drc_bytes", st.drc.bytes);
 	}
+	if (st.has_gss) {
+		G(k, "gss_contexts", st.gss.contexts);
+		C(k, "gss_contexts_made", st.gss.made);
+		C(k, "gss_contexts_refused", st.gss.refused);
+		C(k, "gss_calls_krb5", st.gss.calls[0]);
+		C(k, "gss_calls_krb5i", st.gss.calls[1]);
+		C(k, "gss_calls_krb5p", st.gss.calls[2]);
+		C(k, "gss_unknown_contexts", st.gss.unknown_ctx);
+		C(k, "gss_bad_headers", st.gss.bad_headers);
+		C(k, "gss_bad_bodies", st.gss.bad_bodies);
+		C(k, "gss_sequence_drops", st.gss.seq_drops);
+	}
 	const struct climit_stats *l = &st.limits;
 	G(k, "connections", l->connections);
 	C(k, "connections_evicted", l->evicted);

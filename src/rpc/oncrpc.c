@@ -13,7 +13,10 @@
 #define REJ_RPC_MISMATCH 0
 #define REJ_AUTH_ERROR 1
 #define AUTH_BADCRED 1
+#define AUTH_BADVERF 3
 #define AUTH_TOOWEAK 5
+#define RPCSEC_GSS_CREDPROBLEM 13
+#define RPCSEC_GSS_CTXPROBLEM 14
 
 struct rd {
 	const uint8_t *p, *end;
@@ -60,10 +63,30 @@ static bool decode_auth_sys(const uint8_t *body, uint32_t len, struct rpc_cred *
 	return r.p == r.end;
 }
 
+/* The credential's body by its flavor into call; RPC_OK or the reply it earns. */
+static enum rpc_verdict decode_cred(uint32_t flavor, const uint8_t *body, uint32_t len,
+				    struct rpc_call *call)
+{
+	call->cred.flavor = flavor;
+	switch (flavor) {
+	case RPC_AUTH_NONE:
+		return RPC_OK;
+	case RPC_AUTH_SYS:
+		return decode_auth_sys(body, len, &call->cred) ? RPC_OK : RPC_REPLY_AUTH_BADCRED;
+	case RPC_AUTH_GSS:
+		if (gss_cred_decode(body, len, &call->gss) != GSS_CRED_OK)
+			return RPC_REPLY_AUTH_BADCRED;
+		call->cred.gss_service = call->gss.service;
+		return RPC_OK;
+	default:
+		return RPC_REPLY_AUTH_TOOWEAK;
+	}
+}
+
 enum rpc_verdict rpc_decode_call(const uint8_t *rec, size_t len, struct rpc_call *call)
 {
 	struct rd r = {rec, rec + len};
-	uint32_t type, rpcvers, flavor, credlen, verflen, vflavor;
+	uint32_t type, rpcvers, flavor, credlen;
 	memset(call, 0, sizeof *call);
 	if (!get32(&r, &call->xid) || !get32(&r, &type) || type != RPC_MSG_CALL)
 		return RPC_DROP;
@@ -78,14 +101,14 @@ enum rpc_verdict rpc_decode_call(const uint8_t *rec, size_t len, struct rpc_call
 	const uint8_t *body = r.p + 4;
 	if (!skip_opaque(&r, RPC_MAX_AUTH_BYTES, &credlen))
 		return RPC_REPLY_AUTH_BADCRED;
-	call->cred.flavor = flavor;
-	if (flavor == RPC_AUTH_SYS) {
-		if (!decode_auth_sys(body, credlen, &call->cred))
-			return RPC_REPLY_AUTH_BADCRED;
-	} else if (flavor != RPC_AUTH_NONE) {
-		return RPC_REPLY_AUTH_TOOWEAK;
-	}
-	if (!get32(&r, &vflavor) || !skip_opaque(&r, RPC_MAX_AUTH_BYTES, &verflen))
+	enum rpc_verdict v = decode_cred(flavor, body, credlen, call);
+	if (v != RPC_OK)
+		return v;
+	call->hdr_len = (size_t)(r.p - rec);
+	if (!get32(&r, &call->verf_flavor))
+		return RPC_REPLY_AUTH_BADCRED;
+	call->verf = r.p + 4;
+	if (!skip_opaque(&r, RPC_MAX_AUTH_BYTES, &call->verf_len))
 		return RPC_REPLY_AUTH_BADCRED;
 	call->args = r.p;
 	call->args_len = (size_t)(r.end - r.p);
@@ -101,16 +124,28 @@ static uint8_t *put32(uint8_t *p, uint32_t v)
 	return p + 4;
 }
 
-/* xid, REPLY, MSG_ACCEPTED, verifier AUTH_NONE (flavor 0, length 0), accept_stat */
-size_t rpc_encode_accepted(uint8_t *buf, uint32_t xid, enum rpc_accept stat)
+/* xid, REPLY, MSG_ACCEPTED, the verifier (flavor, length, bytes, padding), accept_stat */
+size_t rpc_encode_accepted_verf(uint8_t *buf, uint32_t xid, enum rpc_accept stat,
+				uint32_t vflavor, const void *verf, size_t vlen)
 {
 	uint8_t *p = put32(buf, xid);
 	p = put32(p, RPC_MSG_REPLY);
 	p = put32(p, MSG_ACCEPTED);
-	p = put32(p, RPC_AUTH_NONE);
-	p = put32(p, 0);
+	p = put32(p, vflavor);
+	p = put32(p, (uint32_t)vlen);
+	if (vlen) {
+		memcpy(p, verf, vlen);
+		size_t pad = (4 - vlen % 4) % 4;
+		memset(p + vlen, 0, pad);
+		p += vlen + pad;
+	}
 	p = put32(p, stat);
 	return (size_t)(p - buf);
+}
+
+size_t rpc_encode_accepted(uint8_t *buf, uint32_t xid, enum rpc_accept stat)
+{
+	return rpc_encode_accepted_verf(buf, xid, stat, RPC_AUTH_NONE, NULL, 0);
 }
 
 size_t rpc_encode_prog_mismatch(uint8_t *buf, uint32_t xid, uint32_t low, uint32_t high)
@@ -118,6 +153,17 @@ size_t rpc_encode_prog_mismatch(uint8_t *buf, uint32_t xid, uint32_t low, uint32
 	size_t n = rpc_encode_accepted(buf, xid, ACCEPT_PROG_MISMATCH);
 	put32(put32(buf + n, low), high);
 	return n + 8;
+}
+
+static uint32_t auth_stat(enum rpc_verdict why)
+{
+	switch (why) {
+	case RPC_REPLY_AUTH_TOOWEAK: return AUTH_TOOWEAK;
+	case RPC_REPLY_AUTH_BADVERF: return AUTH_BADVERF;
+	case RPC_REPLY_GSS_CREDPROBLEM: return RPCSEC_GSS_CREDPROBLEM;
+	case RPC_REPLY_GSS_CTXPROBLEM: return RPCSEC_GSS_CTXPROBLEM;
+	default: return AUTH_BADCRED;
+	}
 }
 
 size_t rpc_encode_rejected(uint8_t *buf, uint32_t xid, enum rpc_verdict why)
@@ -131,7 +177,7 @@ size_t rpc_encode_rejected(uint8_t *buf, uint32_t xid, enum rpc_verdict why)
 		p = put32(p, RPC_VERSION);
 	} else {
 		p = put32(p, REJ_AUTH_ERROR);
-		p = put32(p, why == RPC_REPLY_AUTH_TOOWEAK ? AUTH_TOOWEAK : AUTH_BADCRED);
+		p = put32(p, auth_stat(why));
 	}
 	return (size_t)(p - buf);
 }

@@ -47,8 +47,12 @@ enum rpc_verdict {
 	RPC_DROP,                 /* not a call, or too short to have an xid: no reply possible */
 	RPC_REPLY_RPC_MISMATCH,   /* rpcvers != 2 */
 	RPC_REPLY_AUTH_BADCRED,   /* malformed credential */
-	RPC_REPLY_AUTH_TOOWEAK,   /* flavor we do not accept (RPCSEC_GSS, AUTH_DH, ...) */
+	RPC_REPLY_AUTH_TOOWEAK,   /* flavor we do not accept (AUTH_DH, ...), or the export does not */
 	RPC_REPLY_GARBAGE_ARGS,   /* header decodes but is inconsistent */
+	/* Not from rpc_decode_call: what RPCSEC_GSS's checks answer (RFC 2203 5.3.3.3). */
+	RPC_REPLY_AUTH_BADVERF,   /* the verifier is not RPCSEC_GSS's */
+	RPC_REPLY_GSS_CREDPROBLEM,   /* no such context, or its header checksum is wrong */
+	RPC_REPLY_GSS_CTXPROBLEM,    /* the context's sequence numbers are used up */
 };
 
 struct rpc_call {
@@ -57,6 +61,13 @@ struct rpc_call {
 	struct rpc_cred cred;
 	const uint8_t *args;      /* procedure arguments: points into the record */
 	size_t args_len;
+	/* RPCSEC_GSS (cred.flavor RPC_AUTH_GSS): its credential; the header from the xid through
+	 * the credential (what the verifier is a MIC of), and the verifier. */
+	struct gss_cred gss;
+	size_t hdr_len;
+	uint32_t verf_flavor;
+	const uint8_t *verf;
+	uint32_t verf_len;
 };
 
 enum rpc_verdict rpc_decode_call(const uint8_t *rec, size_t len, struct rpc_call *call);
@@ -71,9 +82,13 @@ enum rpc_accept {
  * length returned. The caller adds the 4-byte record mark in front (see recmark.h). */
 #define RPC_REPLY_HDR_MAX 32
 size_t rpc_encode_accepted(uint8_t *buf, uint32_t xid, enum rpc_accept stat);
+/* The same with a verifier of flavor vflavor (RPCSEC_GSS's: a MIC): buf needs
+ * RPC_REPLY_HDR_MAX + vlen bytes. */
+size_t rpc_encode_accepted_verf(uint8_t *buf, uint32_t xid, enum rpc_accept stat,
+				uint32_t vflavor, const void *verf, size_t vlen);
 /* PROG_MISMATCH carries the lowest and highest version supported. */
 size_t rpc_encode_prog_mismatch(uint8_t *buf, uint32_t xid, uint32_t low, uint32_t high);
-/* Rejected replies: the verdict says which (RPC_MISMATCH or an AUTH_* error). */
+/* Rejected replies: the verdict says which (RPC_MISMATCH or an AUTH_* error, RPCSEC_GSS's too). */
 size_t rpc_encode_rejected(uint8_t *buf, uint32_t xid, enum rpc_verdict why);
 
 #endif

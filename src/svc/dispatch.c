@@ -12,6 +12,7 @@
 #include "io/fiber.h"
 #include "rpc/drc.h"
 #include "rpc/recmark.h"
+#include "svc/gss_call.h"
 #include "svc/reply.h"
 #include "svc/seen.h"
 #include "svc/worker.h"
@@ -248,29 +249,42 @@ static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem
 	pd->handler(&cl->rq, cl->args, cl->res);
 	int64_t status = status_of(sp, hdr, pd, cl->res);
 	observe_handled(w, &cl->rq, cl->res);
-	*out = call_finish(cl);
+	if (cl->rq.fs.wrongsec) {
+		/* The export's rule wants another flavor: knfsd's answer to NFSv3 (RFC 2623 2.3.2). */
+		h.stat = RPC_REPLY_AUTH_TOOWEAK;
+		*out = short_reply(enc_rejected, &h);
+		call_free(cl);
+	} else {
+		*out = call_finish(cl);
+	}
 	record(w, hdr, status, t0);
 }
 
-static struct reply *header_reply(const struct worker *w, int proto, const uint8_t *rec,
-				  size_t len, struct rpc_call *call, const struct svc_prog **sp)
+/* The reply a call header's verdict earns before any check of its credential; NULL for
+ * RPC_OK, and for RPC_DROP (nothing to answer). */
+static struct reply *header_reply(const struct rpc_call *call, enum rpc_verdict v)
 {
-	enum rpc_verdict v = rpc_decode_call(rec, len, call);
-	struct hdr_ctx h = {.xid = call->xid};
-	*sp = NULL;
-	if (v == RPC_DROP)
+	struct hdr_ctx h = {.xid = call->xid, .stat = v};
+	if (v == RPC_OK || v == RPC_DROP)
 		return NULL;
 	if (v == RPC_REPLY_GARBAGE_ARGS) {
 		h.stat = ACCEPT_GARBAGE_ARGS;
 		return short_reply(enc_accepted, &h);
 	}
-	if (v != RPC_OK) {
-		h.stat = v;
-		return short_reply(enc_rejected, &h);
-	}
+	return short_reply(enc_rejected, &h);
+}
+
+/* The program version and procedure the call names, *sp; or the reply that says it is not
+ * served (*sp NULL). After the credential's checks, as knfsd: a GSS call learns nothing of
+ * what is served before its header checks, and the answer carries its verifier. */
+static struct reply *program_reply(const struct worker *w, int proto, const struct rpc_call *call,
+				   const struct svc_prog **sp)
+{
+	struct hdr_ctx h = {.xid = call->xid};
 	bool known;
 	const struct svc_prog *p = find_prog(w ? w->srv : NULL, proto, call->prog, call->vers, &known,
 					     &h.low, &h.high);
+	*sp = NULL;
 	if (!known) {
 		h.stat = ACCEPT_PROG_UNAVAIL;
 		return short_reply(enc_accepted, &h);
@@ -335,17 +349,26 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 {
 	struct rpc_call call;
 	const struct svc_prog *sp;
+	struct gss_call gc = {0};
 	if (w && w->seen)
 		seen_note(w->seen, peer, fiber_now_ns());   /* its "last seen" (nfsd-uc-stat clients) */
-	*out = header_reply(w, proto, rec, len, &call, &sp);
-	if (!sp)
+	enum rpc_verdict v = rpc_decode_call(rec, len, &call);
+	*out = header_reply(&call, v);
+	if (v != RPC_OK)
 		return;
+	/* The record is this call's own memory: a krb5p body is opened where it lies. */
+	if (call.cred.flavor == RPC_AUTH_GSS &&
+	    gss_call_accept(w ? w->srv->gss : NULL, peer, (uint8_t *)rec, &call, &gc, out) !=
+	    GSS_CALL_RUN)
+		return;
+	*out = program_reply(w, proto, &call, &sp);
 	struct drc *drc = w ? w->srv->drc : NULL;
 	const struct xprt x = {peer, local, proto};
-	if (sp->desc->procs[call.proc].cache_reply && drc)
+	if (sp && sp->desc->procs[call.proc].cache_reply && drc)
 		call_once(drc, w, &x, rm, &call, sp, out);
-	else
+	else if (sp)
 		call_proc(w, &x, rm, &call, sp, out);
+	gss_call_seal(&gc, out);
 }
 
 void dispatch_peek(const uint8_t *rec, size_t avail, struct dispatch_peek *pk)
@@ -355,6 +378,17 @@ void dispatch_peek(const uint8_t *rec, size_t avail, struct dispatch_peek *pk)
 	if (rpc_decode_call(rec, avail, &call) != RPC_OK || call.prog != NFS_PROGRAM ||
 	    call.vers != NFS_V3)
 		return;
+	/* krb5i: the arguments follow the body's length and sequence number; krb5p's are sealed. */
+	if (call.cred.flavor == RPC_AUTH_GSS) {
+		if (call.gss.proc != GSS_PROC_DATA || call.gss.service == GSS_SVC_PRIVACY)
+			return;
+		if (call.gss.service == GSS_SVC_INTEGRITY) {
+			if (call.args_len < 8)
+				return;
+			call.args += 8;
+			call.args_len -= 8;
+		}
+	}
 	uint32_t dlen;
 	size_t off_in_args;
 	if (call.proc == NFSPROC3_WRITE &&

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "conf/config.h"
+#include "svc/gss_call.h"
 #include "svc/seen.h"
 #include "svc/worker.h"
 
@@ -30,6 +31,7 @@ int svc_new(const struct svc_params *p, struct svc **out)
 		svc_free(svc);
 		return -1;
 	}
+	svc->gss = svc_gss_new(cfg);   /* NULL: GSS calls are refused, and the log says why */
 	*out = svc;
 	return 0;
 }
@@ -38,6 +40,7 @@ void svc_free(struct svc *svc)
 {
 	if (!svc)
 		return;
+	svc_gss_free(svc->gss);
 	drc_destroy(svc->drc);
 	climits_destroy(svc->limits);
 	free(svc);
@@ -55,10 +58,12 @@ bool svc_running(const struct svc *svc)
 
 void svc_get_stats(struct svc *svc, struct svc_stats *out)
 {
-	*out = (struct svc_stats){.has_drc = svc->drc != NULL};
+	*out = (struct svc_stats){.has_drc = svc->drc != NULL, .has_gss = svc->gss != NULL};
 	climits_get_stats(svc->limits, &out->limits);
 	if (svc->drc)
 		drc_get_stats(svc->drc, &out->drc);
+	if (svc->gss)
+		svc_gss_stats(svc->gss, &out->gss);
 }
 
 uint64_t svc_clients(struct svc *svc, const struct svc_client_sink *sink)

@@ -12,6 +12,7 @@
 #include "rpc/drc.h"
 #include "svc/connlimit.h"
 #include "svc/dispatch.h"
+#include "svc/gss_call.h"
 
 struct config;
 struct svc;
@@ -67,6 +68,8 @@ struct svc_stats {
 	struct climit_stats limits;
 	bool has_drc;
 	struct drc_stats drc;
+	bool has_gss;                 /* RPCSEC_GSS is served (a keytab was read) */
+	struct gss_stats gss;
 };
 void svc_get_stats(struct svc *svc, struct svc_stats *out);
 

@@ -29,6 +29,7 @@ struct conn;
 struct dgram;
 struct listener;
 struct seen_table;
+struct svc_gss;
 
 /* A program version served, and its state (dispatch_add). */
 struct svc_prog {
@@ -45,6 +46,7 @@ struct svc {
 	struct svc_observer obs;      /* obs.call_done NULL: nobody watches */
 	atomic_uint nparked;          /* parked WRITEs of every ring: the idle check's first look */
 	struct drc *drc;              /* duplicate request cache, NULL when off (rpc/drc.h) */
+	struct svc_gss *gss;          /* RPCSEC_GSS's contexts, NULL when off (gss_call.h) */
 	struct conn_limits *limits;   /* connections and record memory (connlimit.h) */
 	/* connlimit's warnings, a kind each */
 	struct log_ratelimit limit_log, mem_log, slow_log, share_log;

@@ -301,6 +301,19 @@ static void print_report(const struct snapshot *now, const struct snapshot *prev
 	       human(D("bytes_read_total"), b2, sizeof b2),
 	       (unsigned long long)D("drc_hits_total"),
 	       (unsigned long long)D("drc_inprogress_drops_total"));
+	if (has_flat(now, "gss_contexts"))
+		printf("gss    contexts %llu (made %llu, refused %llu)  calls krb5 %llu krb5i %llu "
+		       "krb5p %llu  unknown context %llu, bad header %llu, bad body %llu, "
+		       "replays dropped %llu\n", (unsigned long long)flat(now, "gss_contexts"),
+		       (unsigned long long)D("gss_contexts_made_total"),
+		       (unsigned long long)D("gss_contexts_refused_total"),
+		       (unsigned long long)D("gss_calls_krb5_total"),
+		       (unsigned long long)D("gss_calls_krb5i_total"),
+		       (unsigned long long)D("gss_calls_krb5p_total"),
+		       (unsigned long long)D("gss_unknown_contexts_total"),
+		       (unsigned long long)D("gss_bad_headers_total"),
+		       (unsigned long long)D("gss_bad_bodies_total"),
+		       (unsigned long long)D("gss_sequence_drops_total"));
 #undef D
 	print_lock(now, prev);
 }

@@ -502,8 +502,20 @@ bool fz_check_reply(const uint8_t *rec, size_t len, int proto, const uint8_t *re
 		FZ_CHECK(h.stat == 0 && h.accept == ACCEPT_GARBAGE_ARGS, "GARBAGE_ARGS expected");
 		return false;
 	case RPC_OK:
+		if (c.cred.flavor == RPC_AUTH_GSS) {
+			/* The program and procedure are looked up first, as for any flavor. */
+			FZ_CHECK((h.stat == 1 && h.reject == 1 && h.auth == 1) ||
+				 (h.stat == 0 && (h.accept == ACCEPT_PROG_UNAVAIL ||
+						  h.accept == ACCEPT_PROG_MISMATCH ||
+						  h.accept == ACCEPT_PROC_UNAVAIL)),
+				 "AUTH_BADCRED expected: RPCSEC_GSS without a keytab");
+			return false;
+		}
 		return check_dispatched(&c, proto, &h, replayed, fh);
 	case RPC_DROP:
+	case RPC_REPLY_AUTH_BADVERF:      /* never the decoder's: the RPCSEC_GSS checks' */
+	case RPC_REPLY_GSS_CREDPROBLEM:
+	case RPC_REPLY_GSS_CTXPROBLEM:
 		break;
 	}
 	return false;

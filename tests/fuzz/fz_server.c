@@ -202,7 +202,9 @@ static void write_conf(const char *path)
 		fz_die(path);
 	/* A small cache and reply cache, so that eviction is reached; threads = 1: one ring. */
 	/* The lock manager's limits low enough to be reached within FZ_RESET_EVERY inputs. */
+	/* No keytab: every RPCSEC_GSS call is refused (AUTH_BADCRED), whatever the host has. */
 	fprintf(f, "[server]\nthreads = 1\nblocking_threads = 2\nstate_dir = state\nrpcbind = own\n"
+		   "keytab = /nonexistent/nfsd-uc-fuzz.keytab\n"
 		   "reply_cache_entries = 256\nmount_list_entries = 64\n[cache]\nsize = 16M\n"
 		   "[lock]\nlocks = 4096\nlocks_per_client = 64\nwaiters = 1024\nwaiters_per_client = 8\n"
 		   "[export e0]\nclients = 127.0.0.1(rw,%s)\nwrite_mode = cached\nread_mode = direct\n"

@@ -84,6 +84,40 @@ static void test_auth_sys_call(void **state)
 	assert_int_equal(get(c.args, 0), 0xaabbccdd);
 }
 
+/* An RPCSEC_GSS DATA call: its credential decoded, the header span its verifier is a MIC of
+ * (xid through the credential), the verifier itself, the arguments after it. */
+static void test_gss_call(void **state)
+{
+	(void)state;
+	struct buf b = {.n = 0};
+	struct rpc_call c;
+	const uint32_t head[] = {0x77, 0, 2, 100003, 3, 7, RPC_AUTH_GSS, 28,
+				 1 /* vers */, GSS_PROC_DATA, 42 /* seq */, GSS_SVC_INTEGRITY, 8};
+	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+		put(&b, head[i]);
+	put(&b, 0x01020304);   /* the handle's 8 bytes */
+	put(&b, 0x05060708);
+	size_t hdr_len = b.n;
+	put(&b, RPC_AUTH_GSS);
+	put(&b, 5);            /* a 5-byte MIC, padded to 8 */
+	put(&b, 0xa1a2a3a4);
+	put(&b, 0xa5000000);
+	put(&b, 0xaabbccdd);   /* arguments */
+	assert_int_equal(rpc_decode_call(b.b, b.n, &c), RPC_OK);
+	assert_int_equal(c.cred.flavor, RPC_AUTH_GSS);
+	assert_int_equal(c.cred.gss_service, GSS_SVC_INTEGRITY);
+	assert_int_equal(rpc_cred_pseudoflavor(&c.cred), RPC_AUTH_KRB5I);
+	assert_int_equal(c.gss.seq, 42);
+	assert_int_equal(c.gss.handle_len, 8);
+	assert_memory_equal(c.gss.handle, b.b + hdr_len - 8, 8);
+	assert_int_equal(c.hdr_len, hdr_len);
+	assert_int_equal(c.verf_flavor, RPC_AUTH_GSS);
+	assert_int_equal(c.verf_len, 5);
+	assert_int_equal(c.verf[0], 0xa1);
+	assert_int_equal(c.args_len, 4);
+	assert_int_equal(get(c.args, 0), 0xaabbccdd);
+}
+
 static void test_auth_none_call(void **state)
 {
 	(void)state;
@@ -102,8 +136,10 @@ static void test_verdicts(void **state)
 	struct rpc_call c;
 	make_call(&b, 3, RPC_AUTH_SYS);
 	assert_int_equal(rpc_decode_call(b.b, b.n, &c), RPC_REPLY_RPC_MISMATCH);
-	make_call(&b, 2, 6 /* RPCSEC_GSS */);
+	make_call(&b, 2, 3 /* AUTH_DH */);
 	assert_int_equal(rpc_decode_call(b.b, b.n, &c), RPC_REPLY_AUTH_TOOWEAK);
+	make_call(&b, 2, RPC_AUTH_GSS);   /* an empty body is no RPCSEC_GSS credential */
+	assert_int_equal(rpc_decode_call(b.b, b.n, &c), RPC_REPLY_AUTH_BADCRED);
 	make_call(&b, 2, RPC_AUTH_SYS);
 	b.b[7] = 1;    /* a REPLY, not a CALL: nothing to answer */
 	assert_int_equal(rpc_decode_call(b.b, b.n, &c), RPC_DROP);
@@ -156,6 +192,20 @@ static void test_replies(void **state)
 	assert_int_equal(n, 20);
 	assert_int_equal(get(b, 3), 1);     /* AUTH_ERROR */
 	assert_int_equal(get(b, 4), 5);     /* AUTH_TOOWEAK */
+	n = rpc_encode_rejected(b, 9, RPC_REPLY_GSS_CREDPROBLEM);
+	assert_int_equal(get(b, 4), 13);    /* RPCSEC_GSS_CREDPROBLEM */
+	n = rpc_encode_rejected(b, 9, RPC_REPLY_GSS_CTXPROBLEM);
+	assert_int_equal(get(b, 4), 14);
+	n = rpc_encode_rejected(b, 9, RPC_REPLY_AUTH_BADVERF);
+	assert_int_equal(get(b, 4), 3);
+	/* A verifier of 5 bytes: padded to 8 before the accept_stat. */
+	uint8_t v[RPC_REPLY_HDR_MAX + 8];
+	n = rpc_encode_accepted_verf(v, 9, ACCEPT_SUCCESS, RPC_AUTH_GSS, "\x01\x02\x03\x04\x05", 5);
+	assert_int_equal(n, 32);
+	assert_int_equal(get(v, 3), RPC_AUTH_GSS);
+	assert_int_equal(get(v, 4), 5);
+	assert_int_equal(get(v, 6), 0x05000000);
+	assert_int_equal(get(v, 7), ACCEPT_SUCCESS);
 }
 
 static void test_recmark(void **state)
@@ -215,6 +265,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auth_sys_call), cmocka_unit_test(test_auth_none_call),
+		cmocka_unit_test(test_gss_call),
 		cmocka_unit_test(test_verdicts),      cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_replies),       cmocka_unit_test(test_recmark),
 		cmocka_unit_test(test_recasm_fragments),

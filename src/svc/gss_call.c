@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* RPCSEC_GSS on the dispatcher's path (gss_call.h), following RFC 2203 section 5 and, where it
+ * leaves a choice, knfsd's net/sunrpc/auth_gss/svcauth_gss.c: a header that does not check, or
+ * an unknown context, answers RPCSEC_GSS_CREDPROBLEM; a body that does not check, GARBAGE_ARGS;
+ * a sequence number seen or below the window, nothing. Replies are sealed after the duplicate
+ * request cache has seen them, so that a retransmission (a new sequence number) gets the kept
+ * reply sealed afresh for its own number, as knfsd does. */
+#include "svc/gss_call.h"
+
+#include <gssapi/gssapi.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/sockaddr.h"
+#include "conf/config.h"
+#include "io/pool.h"
+#include "rpc/gss_ctx.h"
+#include "rpc/recmark.h"
+#include "svc/reply.h"
+
+/* Threads that make contexts: a slow KDC holds one of them, never a ring or the file pool. */
+#define GSS_THREADS 2
+
+/* Counters of gss_stats, bumped by every ring (relaxed: each is a count of its own). */
+struct gss_counters {
+	atomic_uint_fast64_t made, refused, calls[3], unknown_ctx, bad_headers, bad_bodies,
+		seq_drops;
+};
+
+struct svc_gss {
+	struct gss_ctx_table *tbl;
+	struct pool *pool;
+	struct log_ratelimit refused_log;
+	struct gss_counters n;
+};
+
+#define BUMP(g, field) atomic_fetch_add_explicit(&(g)->n.field, 1, memory_order_relaxed)
+#define READ(g, field) atomic_load_explicit(&(g)->n.field, memory_order_relaxed)
+
+void svc_gss_stats(struct svc_gss *g, struct gss_stats *out)
+{
+	*out = (struct gss_stats){
+		.contexts = gss_ctx_count(g->tbl), .made = READ(g, made), .refused = READ(g, refused),
+		.calls = {READ(g, calls[0]), READ(g, calls[1]), READ(g, calls[2])},
+		.unknown_ctx = READ(g, unknown_ctx), .bad_headers = READ(g, bad_headers),
+		.bad_bodies = READ(g, bad_bodies), .seq_drops = READ(g, seq_drops),
+	};
+}
+
+/* Some client rule allows a krb5 flavor: then a keytab that cannot be used is worth a warning. */
+static bool uses_gss(const struct config *cfg)
+{
+	for (size_t e = 0; e < cfg->nexports; e++)
+		for (size_t c = 0; c < cfg->exports[e].nclients; c++) {
+			const struct client_rule *r = &cfg->exports[e].clients[c];
+			for (unsigned i = 0; i < r->nsec; i++)
+				if (r->sec[i] >= RPC_AUTH_KRB5 && r->sec[i] <= RPC_AUTH_KRB5P)
+					return true;
+		}
+	return false;
+}
+
+struct svc_gss *svc_gss_new(const struct config *cfg)
+{
+	char err[512];
+	struct svc_gss *g = calloc(1, sizeof *g);
+	if (!g)
+		return NULL;
+	g->tbl = gss_ctx_table_new(cfg->keytab, cfg->gss_window, cfg->gss_contexts,
+				   cfg->gss_contexts_per_client, err, sizeof err);
+	if (g->tbl)
+		g->pool = pool_new(GSS_THREADS, NULL, NULL);
+	if (!g->tbl || !g->pool) {
+		log_msg(uses_gss(cfg) ? LOG_WARNING : LOG_INFO,
+			"RPCSEC_GSS (Kerberos) calls are refused: %s", g->tbl ? "no threads" : err);
+		svc_gss_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void svc_gss_free(struct svc_gss *g)
+{
+	if (!g)
+		return;
+	pool_free(g->pool);
+	gss_ctx_table_free(g->tbl);
+	free(g);
+}
+
+/* ---- bytes ---- */
+
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static bool get32(struct rd *r, uint32_t *v)
+{
+	if (r->end - r->p < 4)
+		return false;
+	*v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 | r->p[3];
+	r->p += 4;
+	return true;
+}
+
+/* An opaque<> in place: its bytes and length, the reader past its padding. */
+static bool get_opaque(struct rd *r, const uint8_t **b, uint32_t *len)
+{
+	if (!get32(r, len))
+		return false;
+	size_t padded = ((size_t)*len + 3) & ~(size_t)3;
+	if ((size_t)(r->end - r->p) < padded)
+		return false;
+	*b = r->p;
+	r->p += padded;
+	return true;
+}
+
+static uint8_t *put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+	return p + 4;
+}
+
+static uint8_t *put_opaque(uint8_t *p, const void *b, size_t len)
+{
+	p = put32(p, (uint32_t)len);
+	if (len)
+		memcpy(p, b, len);
+	size_t pad = (4 - len % 4) % 4;
+	memset(p + len, 0, pad);
+	return p + len + pad;
+}
+
+static size_t padded(size_t n) { return (n + 3) & ~(size_t)3; }
+
+static uint32_t word(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A reply of buf's first len bytes, record mark (its first 4) set; NULL, buf freed, without
+ * memory. */
+static struct reply *flat_reply(uint8_t *buf, size_t len)
+{
+	struct reply *r = buf ? calloc(1, sizeof *r) : NULL;
+	if (!r) {
+		free(buf);
+		return NULL;
+	}
+	recmark_put(buf, (uint32_t)(len - 4));
+	r->hdr = buf;
+	r->hdr_len = len;
+	return r;
+}
+
+static struct reply *rejected(uint32_t xid, enum rpc_verdict why)
+{
+	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX);
+	return buf ? flat_reply(buf, 4 + rpc_encode_rejected(buf + 4, xid, why)) : NULL;
+}
+
+/* An accepted reply with no verifier yet and no body: gss_call_seal gives it both. */
+static struct reply *accepted(uint32_t xid, enum rpc_accept stat)
+{
+	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX);
+	return buf ? flat_reply(buf, 4 + rpc_encode_accepted(buf + 4, xid, stat)) : NULL;
+}
+
+/* ---- a context's steps: INIT and CONTINUE_INIT ---- */
+
+struct step {
+	struct gss_ctx_table *tbl;
+	const struct sockaddr_storage *peer;
+	const struct gss_cred *cred;
+	const uint8_t *token;
+	uint32_t token_len;
+	struct gss_init_res res;
+};
+
+static long run_step(void *arg)
+{
+	struct step *s = arg;
+	return gss_ctx_accept(s->tbl, s->peer, s->cred->handle, s->cred->handle_len, s->token,
+			      s->token_len, &s->res);
+}
+
+/* rpc_gss_init_res after an accepted header whose verifier is the window's MIC once the
+ * context is complete (RFC 2203 5.2.3.1). */
+static struct reply *init_reply(uint32_t xid, const struct gss_init_res *res)
+{
+	size_t cap = 4 + RPC_REPLY_HDR_MAX + padded(res->verf_len) + 4 + GSS_CTX_HANDLE_LEN + 12 +
+		     4 + padded(res->token_len);
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return NULL;
+	size_t n = 4 + rpc_encode_accepted_verf(buf + 4, xid, ACCEPT_SUCCESS,
+						res->verf_len ? RPC_AUTH_GSS : RPC_AUTH_NONE,
+						res->verf, res->verf_len);
+	uint8_t *p = put_opaque(buf + n, res->handle, res->handle_len);
+	p = put32(p, res->major);
+	p = put32(p, res->minor);
+	p = put32(p, res->window);
+	p = put_opaque(p, res->token, res->token_len);
+	return flat_reply(buf, (size_t)(p - buf));
+}
+
+static enum gss_call_verdict step(struct svc_gss *g, const struct sockaddr_storage *peer,
+				  const struct rpc_call *call, struct reply **out)
+{
+	struct rd r = {call->args, call->args + call->args_len};
+	struct step s = {.tbl = g->tbl, .peer = peer, .cred = &call->gss};
+	/* Contexts are made on the NULL procedure only (RFC 2203 5.2.1), as knfsd insists. */
+	if (call->proc != 0) {
+		*out = rejected(call->xid, RPC_REPLY_AUTH_BADCRED);
+		return GSS_CALL_ANSWERED;
+	}
+	if (!get_opaque(&r, &s.token, &s.token_len) || r.p != r.end) {
+		*out = accepted(call->xid, ACCEPT_GARBAGE_ARGS);
+		return GSS_CALL_ANSWERED;
+	}
+	pool_run(g->pool, run_step, &s);
+	if (s.res.major == GSS_S_COMPLETE)
+		BUMP(g, made);
+	if (s.res.major != GSS_S_COMPLETE && s.res.major != GSS_S_CONTINUE_NEEDED) {
+		BUMP(g, refused);
+		char why[256], addr[INET6_ADDRSTRLEN];
+		gss_ctx_status_text(s.res.major, s.res.minor, why, sizeof why);
+		log_ratelimited(&g->refused_log, LOG_WARNING, "RPCSEC_GSS context from %s refused: %s",
+				sa_str(peer, addr), s.res.handle_len || s.res.major != GSS_S_FAILURE ||
+				s.res.minor ? why : "too many contexts, or none to continue");
+	}
+	*out = init_reply(call->xid, &s.res);
+	gss_init_res_free(&s.res);
+	return GSS_CALL_ANSWERED;
+}
+
+/* ---- DATA and DESTROY ---- */
+
+/* rpc_gss_integ_data: opaque(seq + args), opaque(MIC of the first); args into call. */
+static bool open_integ(struct gss_ctx *c, struct rpc_call *call)
+{
+	struct rd r = {call->args, call->args + call->args_len};
+	const uint8_t *body, *mic;
+	uint32_t len, mic_len;
+	if (!get_opaque(&r, &body, &len) || !get_opaque(&r, &mic, &mic_len) || r.p != r.end ||
+	    len < 4 || word(body) != call->gss.seq ||
+	    gss_ctx_verify_mic(c, body, len, mic, mic_len) < 0)
+		return false;
+	call->args = body + 4;
+	call->args_len = len - 4;
+	return true;
+}
+
+/* rpc_gss_priv_data: opaque(wrap(seq + args)), decrypted where it lies in the record. */
+static bool open_priv(struct gss_ctx *c, struct rpc_call *call)
+{
+	struct rd r = {call->args, call->args + call->args_len};
+	const uint8_t *tok;
+	uint8_t *data;
+	uint32_t len;
+	size_t dlen;
+	if (!get_opaque(&r, &tok, &len) || r.p != r.end ||
+	    gss_ctx_unwrap(c, (uint8_t *)tok, len, &data, &dlen) < 0 || dlen < 4 ||
+	    word(data) != call->gss.seq)
+		return false;
+	call->args = data + 4;
+	call->args_len = dlen - 4;
+	return true;
+}
+
+static bool open_body(struct gss_ctx *c, struct rpc_call *call)
+{
+	switch (call->gss.service) {
+	case GSS_SVC_INTEGRITY: return open_integ(c, call);
+	case GSS_SVC_PRIVACY: return open_priv(c, call);
+	default: return true;
+	}
+}
+
+/* The header's MIC, then the sequence number: a verdict other than GSS_CALL_RUN answered. */
+static enum gss_call_verdict check_header(struct svc_gss *g, struct gss_ctx *c,
+					  const uint8_t *rec, const struct rpc_call *call,
+					  struct reply **out)
+{
+	enum rpc_verdict why = RPC_REPLY_GSS_CREDPROBLEM;
+	if (call->verf_flavor != RPC_AUTH_GSS)
+		why = RPC_REPLY_AUTH_BADVERF;
+	else if (gss_ctx_verify_mic(c, rec, call->hdr_len, call->verf, call->verf_len) == 0)
+		switch (gss_ctx_check_seq(c, call->gss.seq)) {
+		case GSS_SEQ_OK: return GSS_CALL_RUN;
+		case GSS_SEQ_CTXPROBLEM: why = RPC_REPLY_GSS_CTXPROBLEM; break;
+		default: BUMP(g, seq_drops); return GSS_CALL_DROP;
+		}
+	if (why != RPC_REPLY_GSS_CTXPROBLEM)
+		BUMP(g, bad_headers);
+	*out = rejected(call->xid, why);
+	return GSS_CALL_ANSWERED;
+}
+
+static enum gss_call_verdict data(struct svc_gss *g, uint8_t *rec, struct rpc_call *call,
+				  struct gss_call *gc, struct reply **out)
+{
+	struct gss_ctx *c = gss_ctx_get(g->tbl, call->gss.handle, call->gss.handle_len);
+	if (!c) {
+		BUMP(g, unknown_ctx);
+		*out = rejected(call->xid, RPC_REPLY_GSS_CREDPROBLEM);
+		return GSS_CALL_ANSWERED;
+	}
+	enum gss_call_verdict v = check_header(g, c, rec, call, out);
+	if (v != GSS_CALL_RUN) {
+		gss_ctx_put(g->tbl, c);
+		return v;
+	}
+	*gc = (struct gss_call){.ctx = c, .tbl = g->tbl, .seq = call->gss.seq,
+				.service = call->gss.service};
+	if (call->gss.proc == GSS_PROC_DESTROY) {
+		gss_ctx_destroy(g->tbl, call->gss.handle, call->gss.handle_len);
+		*out = accepted(call->xid, ACCEPT_SUCCESS);
+		gss_call_seal(gc, out);
+		return GSS_CALL_ANSWERED;
+	}
+	BUMP(g, calls[call->gss.service - 1]);
+	if (!open_body(c, call)) {
+		BUMP(g, bad_bodies);
+		*out = accepted(call->xid, ACCEPT_GARBAGE_ARGS);
+		gss_call_seal(gc, out);
+		return GSS_CALL_ANSWERED;
+	}
+	gss_ctx_cred(c, &call->cred);
+	return GSS_CALL_RUN;
+}
+
+enum gss_call_verdict gss_call_accept(struct svc_gss *g, const struct sockaddr_storage *peer,
+				      uint8_t *rec, struct rpc_call *call, struct gss_call *gc,
+				      struct reply **out)
+{
+	*gc = (struct gss_call){0};
+	*out = NULL;
+	if (!g) {
+		*out = rejected(call->xid, RPC_REPLY_AUTH_BADCRED);
+		return GSS_CALL_ANSWERED;
+	}
+	if (call->gss.proc == GSS_PROC_INIT || call->gss.proc == GSS_PROC_CONTINUE_INIT)
+		return step(g, peer, call, out);
+	return data(g, rec, call, gc, out);
+}
+
+/* ---- replies ---- */
+
+/* Our own accepted replies have an empty AUTH_NONE verifier: the accept_stat at 4 + 20 after
+ * the record mark, the body after it. */
+#define PLAIN_HDR (4 + 24)
+
+/* The body after the plain header (result, payload, padding) in one buffer after 4 bytes of
+ * room for the sequence number; NULL without memory. */
+static uint8_t *flatten(const struct reply *r, size_t *len)
+{
+	size_t res = r->hdr_len - PLAIN_HDR, n = res + r->payload_len + r->pad;
+	uint8_t *b = malloc(4 + n);
+	if (!b)
+		return NULL;
+	uint8_t *p = b + 4;
+	memcpy(p, r->hdr + PLAIN_HDR, res);
+	p += res;
+	if (r->payload_iov) {
+		for (int i = 0; i < r->payload_iovcnt; i++) {
+			memcpy(p, r->payload_iov[i].iov_base, r->payload_iov[i].iov_len);
+			p += r->payload_iov[i].iov_len;
+		}
+	} else if (r->payload_len) {
+		memcpy(p, r->payload, r->payload_len);
+		p += r->payload_len;
+	}
+	memset(p, 0, r->pad);
+	*len = 4 + n;
+	return b;
+}
+
+/* The sealed body (RFC 2203 5.3.2.2, 5.3.2.3) of the flattened seq + result into out (room
+ * for it, its MIC or its wrapping); its end, or NULL. */
+static uint8_t *seal_body(struct gss_call *gc, const uint8_t *body, size_t len, uint8_t *out)
+{
+	if (gc->service == GSS_SVC_INTEGRITY) {
+		uint8_t mic[GSS_MIC_MAX];
+		int m = gss_ctx_get_mic(gc->ctx, body, len, mic, sizeof mic);
+		return m < 0 ? NULL : put_opaque(put_opaque(out, body, len), mic, (size_t)m);
+	}
+	void *tok;
+	size_t tlen;
+	if (gss_ctx_wrap(gc->ctx, body, len, &tok, &tlen) < 0)
+		return NULL;
+	uint8_t *end = put_opaque(out, tok, tlen);
+	free(tok);
+	return end;
+}
+
+/* Wrap room: krb5's wrap token adds a 16-byte header, 16 of trailer and up to a cipher block
+ * of padding to what it seals; a MIC is at most GSS_MIC_MAX. */
+#define SEAL_ROOM (4 + GSS_MIC_MAX + 64)
+
+/* r's result and payload sealed by gc's service after a header with verifier verf. */
+static struct reply *sealed_reply(struct gss_call *gc, const struct reply *r, const uint8_t *verf,
+				  size_t vlen)
+{
+	size_t blen;
+	uint8_t *body = flatten(r, &blen);
+	uint8_t *buf = body ? malloc(4 + RPC_REPLY_HDR_MAX + padded(vlen) + 4 + padded(blen) +
+				     SEAL_ROOM) : NULL;
+	uint8_t *end = NULL;
+	if (buf) {
+		put32(body, gc->seq);
+		size_t n = 4 + rpc_encode_accepted_verf(buf + 4, word(r->hdr + 4), ACCEPT_SUCCESS,
+							RPC_AUTH_GSS, verf, vlen);
+		end = seal_body(gc, body, blen, buf + n);
+	}
+	free(body);
+	if (!end) {
+		free(buf);
+		return NULL;
+	}
+	return flat_reply(buf, (size_t)(end - buf));
+}
+
+/* r with the verifier in its header and its body (payload too) as it was. */
+static struct reply *verified_reply(struct reply *r, const uint8_t *verf, size_t vlen)
+{
+	size_t res = r->hdr_len - PLAIN_HDR;
+	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + padded(vlen) + res);
+	struct reply *n = buf ? calloc(1, sizeof *n) : NULL;
+	if (!n) {
+		free(buf);
+		return NULL;
+	}
+	size_t h = 4 + rpc_encode_accepted_verf(buf + 4, word(r->hdr + 4), word(r->hdr + 24),
+						RPC_AUTH_GSS, verf, vlen);
+	memcpy(buf + h, r->hdr + PLAIN_HDR, res);
+	*n = *r;
+	n->hdr = buf;
+	n->hdr_len = h + res;
+	recmark_put(buf, (uint32_t)(n->hdr_len - 4 + n->payload_len + n->pad));
+	r->payload_free = NULL;   /* the payload is n's now */
+	return n;
+}
+
+static bool is_plain_accepted(const struct reply *r)
+{
+	return r->hdr_len >= PLAIN_HDR && word(r->hdr + 8) == 1 && word(r->hdr + 12) == 0 &&
+	       word(r->hdr + 16) == RPC_AUTH_NONE && word(r->hdr + 20) == 0;
+}
+
+void gss_call_seal(struct gss_call *gc, struct reply **rp)
+{
+	struct reply *r = *rp;
+	if (!gc->ctx)
+		return;
+	if (r && is_plain_accepted(r)) {
+		uint8_t verf[GSS_MIC_MAX];
+		int vlen = gss_ctx_mic_u32(gc->ctx, gc->seq, verf, sizeof verf);
+		bool wrap = word(r->hdr + 24) == ACCEPT_SUCCESS && gc->service != GSS_SVC_NONE;
+		*rp = vlen < 0 ? NULL : wrap ? sealed_reply(gc, r, verf, (size_t)vlen)
+					     : verified_reply(r, verf, (size_t)vlen);
+		reply_free(r);
+	}
+	gss_call_end(gc);
+}
+
+void gss_call_end(struct gss_call *gc)
+{
+	if (gc->ctx)
+		gss_ctx_put(gc->tbl, gc->ctx);
+	gc->ctx = NULL;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A raw RPCSEC_GSS version 1 client (RFC 2203; NFS's use of it, RFC 2623) on MIT's GSS-API, over
+ * rawrpc's connections: a context made by INIT and CONTINUE_INIT (its verifier, the MIC of the
+ * window, checked), DATA calls with the services none, integrity and privacy, their replies'
+ * verifiers and bodies checked and unwrapped, DESTROY. A call is encoded whole into a buffer the
+ * test owns, with the offsets of its parts, so that it can be sent twice byte for byte (a replay),
+ * with any sequence number (below the window), or with a byte flipped after signing (tampered). */
+#ifndef NFSD_UC_IT_RAWGSS_H
+#define NFSD_UC_IT_RAWGSS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gssapi/gssapi.h>
+
+#include "rawrpc.h"
+
+enum rg_proc { RG_DATA = 0, RG_INIT = 1, RG_CONTINUE_INIT = 2, RG_DESTROY = 3 };
+enum rg_service { RG_NONE = 1, RG_INTEGRITY = 2, RG_PRIVACY = 3 };
+
+/* RFC 2623 2.2: the pseudo-flavors MNT lists. */
+#define RG_FLAVOR_KRB5 390003u
+#define RG_FLAVOR_KRB5I 390004u
+#define RG_FLAVOR_KRB5P 390005u
+
+/* auth_stat values of RPCSEC_GSS (RFC 2203 5.3.3.3) and of RFC 5531. */
+#define RG_AUTH_BADCRED 1
+#define RG_AUTH_BADVERF 3
+#define RG_AUTH_TOOWEAK 5
+#define RG_GSS_CREDPROBLEM 13
+#define RG_GSS_CTXPROBLEM 14
+
+#define RG_HANDLE_MAX 64
+
+/* One context, as made by rg_establish. */
+struct rg_ctx {
+	gss_ctx_id_t gss;
+	uint8_t handle[RG_HANDLE_MAX];
+	uint32_t handle_len;
+	uint32_t window;          /* seq_window of the INIT reply */
+	uint32_t next_seq;        /* what rg_wrap uses next (starts at 1) */
+	uint32_t next_xid;
+	uint32_t flags;           /* ret_flags of gss_init_sec_context */
+};
+
+/* An initiator credential for user by password (no ticket cache), krb5 only. 0, or -1 with err. */
+int rg_cred_password(const char *user, const char *password, gss_cred_id_t *cred, char *err,
+                     size_t errlen);
+
+/* Make a context for service (a host-based name, "nfs@localhost") over fd, the NULL procedure of
+ * prog/vers carrying INIT and CONTINUE_INIT, with mutual authentication, integrity and
+ * confidentiality asked for and required. The INIT reply's verifier must be the MIC of the
+ * window. 0, or -1 with err saying what went wrong (the server's reply, or the GSS-API's words). */
+int rg_establish(int fd, struct rg_ctx *c, gss_cred_id_t cred, const char *service, uint32_t prog,
+                 uint32_t vers, char *err, size_t errlen);
+/* The local half only (no DESTROY is sent). */
+void rg_ctx_free(struct rg_ctx *c);
+
+/* A call, encoded whole: what is sent, and where its parts lie in b.buf (0: absent). */
+struct rg_call {
+	struct xb b;
+	uint32_t xid, proc, gss_proc, service, seq;
+	size_t hdr_len;           /* xid .. the credential's end: what the verifier signs */
+	size_t seq_off;           /* the credential's seq_num */
+	size_t verf_off;          /* the verifier's MIC bytes */
+	size_t verf_len;
+	size_t body_off;          /* the arguments: plain, rpc_gss_integ_data or rpc_gss_priv_data */
+	size_t databody_off;      /* integrity: databody_integ's bytes (seq_num, then the arguments) */
+	size_t mic_off;           /* integrity: the checksum's bytes */
+	size_t wrap_off;          /* privacy: the wrap token's bytes */
+};
+
+/* Encode a call of c's context: gss_proc (RG_DATA, RG_DESTROY) with service and sequence number
+ * seq, xid, to prog/vers/proc with args (XDR, a multiple of 4 bytes) wrapped by the service (a
+ * DESTROY's void arguments are sent as they are, as Linux sends them). The verifier is the MIC of
+ * the header. 0, or -1 when the GSS-API failed or the call does not fit. */
+int rg_encode(struct rg_ctx *c, struct rg_call *call, uint32_t gss_proc, uint32_t service,
+              uint32_t seq, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
+              const void *args, size_t args_len);
+/* The same program, procedure, xid and arguments as plain (a whole call as rawrpc and rawnfs
+ * encode it, any flavor) as a DATA call of c with service and c's next sequence number. */
+int rg_wrap(struct rg_ctx *c, const struct xb *plain, uint32_t service, struct rg_call *call);
+/* A DATA call of c to prog/vers's NULL procedure with the next sequence number and a fresh xid. */
+int rg_null(struct rg_ctx *c, uint32_t prog, uint32_t vers, uint32_t service, struct rg_call *call);
+/* DESTROY of c's context (the NULL procedure of prog/vers), next sequence number. */
+int rg_destroy_call(struct rg_ctx *c, uint32_t prog, uint32_t vers, struct rg_call *call);
+
+/* A reply, checked against its call. */
+struct rg_reply {
+	struct raw_reply r;       /* r.body, r.body_len: the results, unwrapped by the service */
+	uint32_t verf_flavor;
+	bool verf_ok;             /* an RPCSEC_GSS verifier holding the MIC of the call's seq */
+	bool body_ok;             /* SUCCESS: integrity's checksum right or privacy's token unwrapped
+	                           * with confidentiality, and its seq_num the call's (none: true) */
+	uint8_t *rec;             /* the record (malloc'd) */
+	uint8_t *plain;           /* the unwrapped results (malloc'd) */
+};
+void rg_reply_free(struct rg_reply *rep);
+
+int rg_send(int fd, const struct rg_call *call);
+/* Wait timeout_ms for the reply to call: 0 with *rep (free it), -1 when the connection closed or
+ * the record is no reply to call, -2 when none came in time. */
+int rg_recv(int fd, struct rg_ctx *c, const struct rg_call *call, struct rg_reply *rep,
+            int timeout_ms);
+/* Send and receive (10 s). */
+int rg_exchange(int fd, struct rg_ctx *c, const struct rg_call *call, struct rg_reply *rep);
+/* A reply that says the call went through: accepted, SUCCESS, the verifier and body checked. */
+bool rg_reply_good(const struct rg_reply *rep);
+/* One line about a reply, for failure messages. */
+const char *rg_describe(const struct rg_reply *rep);
+
+#endif
