@@ -413,22 +413,47 @@ int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data
 	return 0;
 }
 
-int gss_ctx_wrap(struct gss_ctx *c, const void *msg, size_t len, void **out, size_t *outlen)
+/* The four buffers of an RFC 4121 wrap token around data, in one piece of memory: header,
+ * data, padding (none for AES), trailer; the lengths of all but data asked for when sizing. */
+static void wrap_iov(gss_iov_buffer_desc iov[4], uint8_t *data, size_t len)
 {
-	gss_buffer_desc in = {len, (void *)msg}, tok = GSS_C_EMPTY_BUFFER;
+	iov[0] = (gss_iov_buffer_desc){GSS_IOV_BUFFER_TYPE_HEADER, GSS_C_EMPTY_BUFFER};
+	iov[1] = (gss_iov_buffer_desc){GSS_IOV_BUFFER_TYPE_DATA, {len, data}};
+	iov[2] = (gss_iov_buffer_desc){GSS_IOV_BUFFER_TYPE_PADDING, GSS_C_EMPTY_BUFFER};
+	iov[3] = (gss_iov_buffer_desc){GSS_IOV_BUFFER_TYPE_TRAILER, GSS_C_EMPTY_BUFFER};
+}
+
+int gss_ctx_wrap_room(struct gss_ctx *c, size_t len, size_t *head, size_t *tail)
+{
+	gss_iov_buffer_desc iov[4];
+	OM_uint32 minor;
+	wrap_iov(iov, NULL, len);
+	pthread_mutex_lock(&c->lock);
+	OM_uint32 major = gss_wrap_iov_length(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, NULL, iov, 4);
+	pthread_mutex_unlock(&c->lock);
+	if (GSS_ERROR(major))
+		return -1;
+	*head = iov[0].buffer.length;
+	*tail = iov[2].buffer.length + iov[3].buffer.length;
+	return 0;
+}
+
+int gss_ctx_wrap(struct gss_ctx *c, uint8_t *data, size_t len, size_t head, size_t tail)
+{
+	gss_iov_buffer_desc iov[4];
 	OM_uint32 minor;
 	int conf = 0;
-	pthread_mutex_lock(&c->lock);
-	OM_uint32 major = gss_wrap(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &in, &conf, &tok);
-	pthread_mutex_unlock(&c->lock);
-	if (GSS_ERROR(major) || !conf || !(*out = malloc(tok.length ? tok.length : 1))) {
-		gss_release_buffer(&minor, &tok);
+	wrap_iov(iov, data, len);
+	if (gss_ctx_wrap_room(c, len, &iov[0].buffer.length, &iov[3].buffer.length) < 0 ||
+	    iov[0].buffer.length != head || iov[3].buffer.length != tail)
 		return -1;
-	}
-	memcpy(*out, tok.value, tok.length);
-	*outlen = tok.length;
-	gss_release_buffer(&minor, &tok);
-	return 0;
+	/* No padding (AES, RFC 4121): what wrap_room counted as tail is all trailer. */
+	iov[0].buffer.value = data - head;
+	iov[3].buffer.value = data + len;
+	pthread_mutex_lock(&c->lock);
+	OM_uint32 major = gss_wrap_iov(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4);
+	pthread_mutex_unlock(&c->lock);
+	return GSS_ERROR(major) || !conf ? -1 : 0;
 }
 
 void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred)

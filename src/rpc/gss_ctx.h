@@ -70,8 +70,12 @@ int gss_ctx_get_mic(struct gss_ctx *c, const void *msg, size_t len, uint8_t *out
 /* A privacy body's token unwrapped in place: *data points into token. 0, or -1 when it does
  * not check or was not sealed. */
 int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data, size_t *dlen);
-/* msg sealed into a new token (malloc'd, the caller's). 0 or -1. */
-int gss_ctx_wrap(struct gss_ctx *c, const void *msg, size_t len, void **out, size_t *outlen);
+/* Sealing in place (gss_wrap_iov), so that a reply's body is written once and encrypted where
+ * it lies: wrap_room gives the token's bytes before len bytes of data and after them; wrap
+ * seals data with exactly that room around it (data - head .. data + len + tail is then the
+ * token, as gss_wrap would make it). 0 or -1 each; -1 also for a mechanism that pads. */
+int gss_ctx_wrap_room(struct gss_ctx *c, size_t len, size_t *head, size_t *tail);
+int gss_ctx_wrap(struct gss_ctx *c, uint8_t *data, size_t len, size_t head, size_t tail);
 /* The principal's local identity (rpc/gss_ident.h) as the call's credential: cred's flavor
  * becomes RPC_AUTH_GSS; its gss_service is kept. */
 void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred);

@@ -357,15 +357,18 @@ enum gss_call_verdict gss_call_accept(struct svc_gss *g, const struct sockaddr_s
  * the record mark, the body after it. */
 #define PLAIN_HDR (4 + 24)
 
-/* The body after the plain header (result, payload, padding) in one buffer after 4 bytes of
- * room for the sequence number; NULL without memory. */
-static uint8_t *flatten(const struct reply *r, size_t *len)
+/* The bytes after the plain header: result, payload, padding (a multiple of 4). */
+static size_t body_len(const struct reply *r)
 {
-	size_t res = r->hdr_len - PLAIN_HDR, n = res + r->payload_len + r->pad;
-	uint8_t *b = malloc(4 + n);
-	if (!b)
-		return NULL;
-	uint8_t *p = b + 4;
+	return r->hdr_len - PLAIN_HDR + r->payload_len + r->pad;
+}
+
+/* The sequence number and the body copied to dst, where it is then sealed: a READ's data is
+ * copied this once (it may be the cache's own blocks, which no call may encrypt in place). */
+static void copy_body(const struct reply *r, uint32_t seq, uint8_t *dst)
+{
+	size_t res = r->hdr_len - PLAIN_HDR;
+	uint8_t *p = put32(dst, seq);
 	memcpy(p, r->hdr + PLAIN_HDR, res);
 	p += res;
 	if (r->payload_iov) {
@@ -378,48 +381,47 @@ static uint8_t *flatten(const struct reply *r, size_t *len)
 		p += r->payload_len;
 	}
 	memset(p, 0, r->pad);
-	*len = 4 + n;
-	return b;
 }
 
-/* The sealed body (RFC 2203 5.3.2.2, 5.3.2.3) of the flattened seq + result into out (room
- * for it, its MIC or its wrapping); its end, or NULL. */
-static uint8_t *seal_body(struct gss_call *gc, const uint8_t *body, size_t len, uint8_t *out)
+/* rpc_gss_integ_data at p: opaque(seq + body), opaque(its MIC). Its end, or NULL. */
+static uint8_t *integ_body(struct gss_call *gc, const struct reply *r, uint8_t *p)
 {
-	if (gc->service == GSS_SVC_INTEGRITY) {
-		uint8_t mic[GSS_MIC_MAX];
-		int m = gss_ctx_get_mic(gc->ctx, body, len, mic, sizeof mic);
-		return m < 0 ? NULL : put_opaque(put_opaque(out, body, len), mic, (size_t)m);
-	}
-	void *tok;
-	size_t tlen;
-	if (gss_ctx_wrap(gc->ctx, body, len, &tok, &tlen) < 0)
-		return NULL;
-	uint8_t *end = put_opaque(out, tok, tlen);
-	free(tok);
-	return end;
+	size_t len = 4 + body_len(r);
+	uint8_t mic[GSS_MIC_MAX];
+	p = put32(p, (uint32_t)len);
+	copy_body(r, gc->seq, p);
+	int m = gss_ctx_get_mic(gc->ctx, p, len, mic, sizeof mic);
+	return m < 0 ? NULL : put_opaque(p + len, mic, (size_t)m);
 }
 
-/* Wrap room: krb5's wrap token adds a 16-byte header, 16 of trailer and up to a cipher block
- * of padding to what it seals; a MIC is at most GSS_MIC_MAX. */
-#define SEAL_ROOM (4 + GSS_MIC_MAX + 64)
+/* rpc_gss_priv_data at p: opaque(wrap(seq + body)), sealed where it was copied. */
+static uint8_t *priv_body(struct gss_call *gc, const struct reply *r, uint8_t *p, size_t head,
+			  size_t tail)
+{
+	size_t len = 4 + body_len(r), tok = head + len + tail, pad = padded(tok) - tok;
+	p = put32(p, (uint32_t)tok);
+	copy_body(r, gc->seq, p + head);
+	if (gss_ctx_wrap(gc->ctx, p + head, len, head, tail) < 0)
+		return NULL;
+	memset(p + tok, 0, pad);
+	return p + tok + pad;
+}
 
-/* r's result and payload sealed by gc's service after a header with verifier verf. */
+/* r's result and payload sealed by gc's service after a header with verifier verf, in one
+ * buffer written once. */
 static struct reply *sealed_reply(struct gss_call *gc, const struct reply *r, const uint8_t *verf,
 				  size_t vlen)
 {
-	size_t blen;
-	uint8_t *body = flatten(r, &blen);
-	uint8_t *buf = body ? malloc(4 + RPC_REPLY_HDR_MAX + padded(vlen) + 4 + padded(blen) +
-				     SEAL_ROOM) : NULL;
-	uint8_t *end = NULL;
-	if (buf) {
-		put32(body, gc->seq);
-		size_t n = 4 + rpc_encode_accepted_verf(buf + 4, word(r->hdr + 4), ACCEPT_SUCCESS,
-							RPC_AUTH_GSS, verf, vlen);
-		end = seal_body(gc, body, blen, buf + n);
-	}
-	free(body);
+	size_t len = 4 + body_len(r), head = 0, tail = GSS_MIC_MAX;
+	if (gc->service == GSS_SVC_PRIVACY && gss_ctx_wrap_room(gc->ctx, len, &head, &tail) < 0)
+		return NULL;
+	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + padded(vlen) + 8 + head + len + tail + 4);
+	if (!buf)
+		return NULL;
+	size_t n = 4 + rpc_encode_accepted_verf(buf + 4, word(r->hdr + 4), ACCEPT_SUCCESS,
+						RPC_AUTH_GSS, verf, vlen);
+	uint8_t *end = gc->service == GSS_SVC_INTEGRITY ? integ_body(gc, r, buf + n)
+							: priv_body(gc, r, buf + n, head, tail);
 	if (!end) {
 		free(buf);
 		return NULL;
