@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "rpc/xdrbuf.h"
+
 #define RPC_MSG_CALL 0
 #define RPC_MSG_REPLY 1
 #define RPC_VERSION 2
@@ -18,45 +20,27 @@
 #define RPCSEC_GSS_CREDPROBLEM 13
 #define RPCSEC_GSS_CTXPROBLEM 14
 
-struct rd {
-	const uint8_t *p, *end;
-};
-
-static bool get32(struct rd *r, uint32_t *v)
+/* Skip an opaque<max>, its length kept. */
+static bool skip_opaque(struct xdr_rd *r, uint32_t max, uint32_t *len)
 {
-	if (r->end - r->p < 4)
-		return false;
-	*v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 | r->p[3];
-	r->p += 4;
-	return true;
-}
-
-/* Skip an opaque<max> (length word, bytes, padding to 4). */
-static bool skip_opaque(struct rd *r, uint32_t max, uint32_t *len)
-{
-	if (!get32(r, len) || *len > max)
-		return false;
-	size_t padded = ((size_t)*len + 3) & ~(size_t)3;
-	if ((size_t)(r->end - r->p) < padded)
-		return false;
-	r->p += padded;
-	return true;
+	const uint8_t *b;
+	return xdr_get_opaque(r, max, &b, len);
 }
 
 /* AUTH_SYS body (RFC 5531 appendix A): stamp, machinename<255>, uid, gid, gids<16>. */
 static bool decode_auth_sys(const uint8_t *body, uint32_t len, struct rpc_cred *c)
 {
-	struct rd r = {body, body + len};
+	struct xdr_rd r = {body, body + len};
 	uint32_t stamp, namelen, uid, gid, n;
-	if (!get32(&r, &stamp) || !skip_opaque(&r, 255, &namelen) || !get32(&r, &uid) ||
-	    !get32(&r, &gid) || !get32(&r, &n) || n > RPC_MAX_GIDS)
+	if (!xdr_get32(&r, &stamp) || !skip_opaque(&r, 255, &namelen) || !xdr_get32(&r, &uid) ||
+	    !xdr_get32(&r, &gid) || !xdr_get32(&r, &n) || n > RPC_MAX_GIDS)
 		return false;
 	c->uid = uid;
 	c->gid = gid;
 	c->ngids = n;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t g;
-		if (!get32(&r, &g))
+		if (!xdr_get32(&r, &g))
 			return false;
 		c->gids[i] = g;
 	}
@@ -85,61 +69,45 @@ static enum rpc_verdict decode_cred(uint32_t flavor, const uint8_t *body, uint32
 
 enum rpc_verdict rpc_decode_call(const uint8_t *rec, size_t len, struct rpc_call *call)
 {
-	struct rd r = {rec, rec + len};
+	struct xdr_rd r = {rec, rec + len};
 	uint32_t type, rpcvers, flavor, credlen;
 	memset(call, 0, sizeof *call);
-	if (!get32(&r, &call->xid) || !get32(&r, &type) || type != RPC_MSG_CALL)
+	if (!xdr_get32(&r, &call->xid) || !xdr_get32(&r, &type) || type != RPC_MSG_CALL)
 		return RPC_DROP;
-	if (!get32(&r, &rpcvers))
+	if (!xdr_get32(&r, &rpcvers))
 		return RPC_REPLY_GARBAGE_ARGS;
 	if (rpcvers != RPC_VERSION)
 		return RPC_REPLY_RPC_MISMATCH;
-	if (!get32(&r, &call->prog) || !get32(&r, &call->vers) || !get32(&r, &call->proc))
+	if (!xdr_get32(&r, &call->prog) || !xdr_get32(&r, &call->vers) || !xdr_get32(&r, &call->proc))
 		return RPC_REPLY_GARBAGE_ARGS;
-	if (!get32(&r, &flavor))
+	if (!xdr_get32(&r, &flavor))
 		return RPC_REPLY_AUTH_BADCRED;
-	const uint8_t *body = r.p + 4;
-	if (!skip_opaque(&r, RPC_MAX_AUTH_BYTES, &credlen))
+	const uint8_t *body;
+	if (!xdr_get_opaque(&r, RPC_MAX_AUTH_BYTES, &body, &credlen))
 		return RPC_REPLY_AUTH_BADCRED;
 	enum rpc_verdict v = decode_cred(flavor, body, credlen, call);
 	if (v != RPC_OK)
 		return v;
 	call->hdr_len = (size_t)(r.p - rec);
-	if (!get32(&r, &call->verf_flavor))
+	if (!xdr_get32(&r, &call->verf_flavor))
 		return RPC_REPLY_AUTH_BADCRED;
-	call->verf = r.p + 4;
-	if (!skip_opaque(&r, RPC_MAX_AUTH_BYTES, &call->verf_len))
+	if (!xdr_get_opaque(&r, RPC_MAX_AUTH_BYTES, &call->verf, &call->verf_len))
 		return RPC_REPLY_AUTH_BADCRED;
 	call->args = r.p;
 	call->args_len = (size_t)(r.end - r.p);
 	return RPC_OK;
 }
 
-static uint8_t *put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + 4;
-}
-
 /* xid, REPLY, MSG_ACCEPTED, the verifier (flavor, length, bytes, padding), accept_stat */
 size_t rpc_encode_accepted_verf(uint8_t *buf, uint32_t xid, enum rpc_accept stat,
 				uint32_t vflavor, const void *verf, size_t vlen)
 {
-	uint8_t *p = put32(buf, xid);
-	p = put32(p, RPC_MSG_REPLY);
-	p = put32(p, MSG_ACCEPTED);
-	p = put32(p, vflavor);
-	p = put32(p, (uint32_t)vlen);
-	if (vlen) {
-		memcpy(p, verf, vlen);
-		size_t pad = (4 - vlen % 4) % 4;
-		memset(p + vlen, 0, pad);
-		p += vlen + pad;
-	}
-	p = put32(p, stat);
+	uint8_t *p = xdr_put32(buf, xid);
+	p = xdr_put32(p, RPC_MSG_REPLY);
+	p = xdr_put32(p, MSG_ACCEPTED);
+	p = xdr_put32(p, vflavor);
+	p = xdr_put_opaque(p, verf, vlen);
+	p = xdr_put32(p, stat);
 	return (size_t)(p - buf);
 }
 
@@ -151,7 +119,7 @@ size_t rpc_encode_accepted(uint8_t *buf, uint32_t xid, enum rpc_accept stat)
 size_t rpc_encode_prog_mismatch(uint8_t *buf, uint32_t xid, uint32_t low, uint32_t high)
 {
 	size_t n = rpc_encode_accepted(buf, xid, ACCEPT_PROG_MISMATCH);
-	put32(put32(buf + n, low), high);
+	xdr_put32(xdr_put32(buf + n, low), high);
 	return n + 8;
 }
 
@@ -168,16 +136,16 @@ static uint32_t auth_stat(enum rpc_verdict why)
 
 size_t rpc_encode_rejected(uint8_t *buf, uint32_t xid, enum rpc_verdict why)
 {
-	uint8_t *p = put32(buf, xid);
-	p = put32(p, RPC_MSG_REPLY);
-	p = put32(p, MSG_DENIED);
+	uint8_t *p = xdr_put32(buf, xid);
+	p = xdr_put32(p, RPC_MSG_REPLY);
+	p = xdr_put32(p, MSG_DENIED);
 	if (why == RPC_REPLY_RPC_MISMATCH) {
-		p = put32(p, REJ_RPC_MISMATCH);
-		p = put32(p, RPC_VERSION);
-		p = put32(p, RPC_VERSION);
+		p = xdr_put32(p, REJ_RPC_MISMATCH);
+		p = xdr_put32(p, RPC_VERSION);
+		p = xdr_put32(p, RPC_VERSION);
 	} else {
-		p = put32(p, REJ_AUTH_ERROR);
-		p = put32(p, auth_stat(why));
+		p = xdr_put32(p, REJ_AUTH_ERROR);
+		p = xdr_put32(p, auth_stat(why));
 	}
 	return (size_t)(p - buf);
 }

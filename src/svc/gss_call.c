@@ -18,6 +18,7 @@
 #include "io/pool.h"
 #include "rpc/gss_ctx.h"
 #include "rpc/recmark.h"
+#include "rpc/xdrbuf.h"
 #include "svc/reply.h"
 
 /* Threads that make contexts: a slow KDC holds one of them, never a ring or the file pool. */
@@ -90,60 +91,6 @@ void svc_gss_free(struct svc_gss *g)
 	free(g);
 }
 
-/* ---- bytes ---- */
-
-struct rd {
-	const uint8_t *p, *end;
-};
-
-static bool get32(struct rd *r, uint32_t *v)
-{
-	if (r->end - r->p < 4)
-		return false;
-	*v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 | r->p[3];
-	r->p += 4;
-	return true;
-}
-
-/* An opaque<> in place: its bytes and length, the reader past its padding. */
-static bool get_opaque(struct rd *r, const uint8_t **b, uint32_t *len)
-{
-	if (!get32(r, len))
-		return false;
-	size_t padded = ((size_t)*len + 3) & ~(size_t)3;
-	if ((size_t)(r->end - r->p) < padded)
-		return false;
-	*b = r->p;
-	r->p += padded;
-	return true;
-}
-
-static uint8_t *put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + 4;
-}
-
-static uint8_t *put_opaque(uint8_t *p, const void *b, size_t len)
-{
-	p = put32(p, (uint32_t)len);
-	if (len)
-		memcpy(p, b, len);
-	size_t pad = (4 - len % 4) % 4;
-	memset(p + len, 0, pad);
-	return p + len + pad;
-}
-
-static size_t padded(size_t n) { return (n + 3) & ~(size_t)3; }
-
-static uint32_t word(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* A reply of buf's first len bytes, record mark (its first 4) set; NULL, buf freed, without
  * memory. */
 static struct reply *flat_reply(uint8_t *buf, size_t len)
@@ -194,33 +141,33 @@ static long run_step(void *arg)
  * context is complete (RFC 2203 5.2.3.1). */
 static struct reply *init_reply(uint32_t xid, const struct gss_init_res *res)
 {
-	size_t cap = 4 + RPC_REPLY_HDR_MAX + padded(res->verf_len) + 4 + GSS_CTX_HANDLE_LEN + 12 +
-		     4 + padded(res->token_len);
+	size_t cap = 4 + RPC_REPLY_HDR_MAX + xdr_padded(res->verf_len) + 4 + GSS_CTX_HANDLE_LEN + 12 +
+		     4 + xdr_padded(res->token_len);
 	uint8_t *buf = malloc(cap);
 	if (!buf)
 		return NULL;
 	size_t n = 4 + rpc_encode_accepted_verf(buf + 4, xid, ACCEPT_SUCCESS,
 						res->verf_len ? RPC_AUTH_GSS : RPC_AUTH_NONE,
 						res->verf, res->verf_len);
-	uint8_t *p = put_opaque(buf + n, res->handle, res->handle_len);
-	p = put32(p, res->major);
-	p = put32(p, res->minor);
-	p = put32(p, res->window);
-	p = put_opaque(p, res->token, res->token_len);
+	uint8_t *p = xdr_put_opaque(buf + n, res->handle, res->handle_len);
+	p = xdr_put32(p, res->major);
+	p = xdr_put32(p, res->minor);
+	p = xdr_put32(p, res->window);
+	p = xdr_put_opaque(p, res->token, res->token_len);
 	return flat_reply(buf, (size_t)(p - buf));
 }
 
 static enum gss_call_verdict step(struct svc_gss *g, const struct sockaddr_storage *peer,
 				  const struct rpc_call *call, struct reply **out)
 {
-	struct rd r = {call->args, call->args + call->args_len};
+	struct xdr_rd r = {call->args, call->args + call->args_len};
 	struct step s = {.tbl = g->tbl, .peer = peer, .cred = &call->gss};
 	/* Contexts are made on the NULL procedure only (RFC 2203 5.2.1), as knfsd insists. */
 	if (call->proc != 0) {
 		*out = rejected(call->xid, RPC_REPLY_AUTH_BADCRED);
 		return GSS_CALL_ANSWERED;
 	}
-	if (!get_opaque(&r, &s.token, &s.token_len) || r.p != r.end) {
+	if (!xdr_get_opaque(&r, UINT32_MAX, &s.token, &s.token_len) || r.p != r.end) {
 		*out = accepted(call->xid, ACCEPT_GARBAGE_ARGS);
 		return GSS_CALL_ANSWERED;
 	}
@@ -245,11 +192,12 @@ static enum gss_call_verdict step(struct svc_gss *g, const struct sockaddr_stora
 /* rpc_gss_integ_data: opaque(seq + args), opaque(MIC of the first); args into call. */
 static bool open_integ(struct gss_ctx *c, struct rpc_call *call)
 {
-	struct rd r = {call->args, call->args + call->args_len};
+	struct xdr_rd r = {call->args, call->args + call->args_len};
 	const uint8_t *body, *mic;
 	uint32_t len, mic_len;
-	if (!get_opaque(&r, &body, &len) || !get_opaque(&r, &mic, &mic_len) || r.p != r.end ||
-	    len < 4 || word(body) != call->gss.seq ||
+	if (!xdr_get_opaque(&r, UINT32_MAX, &body, &len) ||
+	    !xdr_get_opaque(&r, GSS_MIC_MAX, &mic, &mic_len) || r.p != r.end || len < 4 ||
+	    xdr_word(body) != call->gss.seq ||
 	    gss_ctx_verify_mic(c, body, len, mic, mic_len) < 0)
 		return false;
 	call->args = body + 4;
@@ -260,14 +208,14 @@ static bool open_integ(struct gss_ctx *c, struct rpc_call *call)
 /* rpc_gss_priv_data: opaque(wrap(seq + args)), decrypted where it lies in the record. */
 static bool open_priv(struct gss_ctx *c, struct rpc_call *call)
 {
-	struct rd r = {call->args, call->args + call->args_len};
+	struct xdr_rd r = {call->args, call->args + call->args_len};
 	const uint8_t *tok;
 	uint8_t *data;
 	uint32_t len;
 	size_t dlen;
-	if (!get_opaque(&r, &tok, &len) || r.p != r.end ||
+	if (!xdr_get_opaque(&r, UINT32_MAX, &tok, &len) || r.p != r.end ||
 	    gss_ctx_unwrap(c, (uint8_t *)tok, len, &data, &dlen) < 0 || dlen < 4 ||
-	    word(data) != call->gss.seq)
+	    xdr_word(data) != call->gss.seq)
 		return false;
 	call->args = data + 4;
 	call->args_len = dlen - 4;
@@ -368,7 +316,7 @@ static size_t body_len(const struct reply *r)
 static void copy_body(const struct reply *r, uint32_t seq, uint8_t *dst)
 {
 	size_t res = r->hdr_len - PLAIN_HDR;
-	uint8_t *p = put32(dst, seq);
+	uint8_t *p = xdr_put32(dst, seq);
 	memcpy(p, r->hdr + PLAIN_HDR, res);
 	p += res;
 	if (r->payload_iov) {
@@ -388,18 +336,18 @@ static uint8_t *integ_body(struct gss_call *gc, const struct reply *r, uint8_t *
 {
 	size_t len = 4 + body_len(r);
 	uint8_t mic[GSS_MIC_MAX];
-	p = put32(p, (uint32_t)len);
+	p = xdr_put32(p, (uint32_t)len);
 	copy_body(r, gc->seq, p);
 	int m = gss_ctx_get_mic(gc->ctx, p, len, mic, sizeof mic);
-	return m < 0 ? NULL : put_opaque(p + len, mic, (size_t)m);
+	return m < 0 ? NULL : xdr_put_opaque(p + len, mic, (size_t)m);
 }
 
 /* rpc_gss_priv_data at p: opaque(wrap(seq + body)), sealed where it was copied. */
 static uint8_t *priv_body(struct gss_call *gc, const struct reply *r, uint8_t *p, size_t head,
 			  size_t tail)
 {
-	size_t len = 4 + body_len(r), tok = head + len + tail, pad = padded(tok) - tok;
-	p = put32(p, (uint32_t)tok);
+	size_t len = 4 + body_len(r), tok = head + len + tail, pad = xdr_padded(tok) - tok;
+	p = xdr_put32(p, (uint32_t)tok);
 	copy_body(r, gc->seq, p + head);
 	if (gss_ctx_wrap(gc->ctx, p + head, len, head, tail) < 0)
 		return NULL;
@@ -415,10 +363,10 @@ static struct reply *sealed_reply(struct gss_call *gc, const struct reply *r, co
 	size_t len = 4 + body_len(r), head = 0, tail = GSS_MIC_MAX;
 	if (gc->service == GSS_SVC_PRIVACY && gss_ctx_wrap_room(gc->ctx, len, &head, &tail) < 0)
 		return NULL;
-	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + padded(vlen) + 8 + head + len + tail + 4);
+	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + xdr_padded(vlen) + 8 + head + len + tail + 4);
 	if (!buf)
 		return NULL;
-	size_t n = 4 + rpc_encode_accepted_verf(buf + 4, word(r->hdr + 4), ACCEPT_SUCCESS,
+	size_t n = 4 + rpc_encode_accepted_verf(buf + 4, xdr_word(r->hdr + 4), ACCEPT_SUCCESS,
 						RPC_AUTH_GSS, verf, vlen);
 	uint8_t *end = gc->service == GSS_SVC_INTEGRITY ? integ_body(gc, r, buf + n)
 							: priv_body(gc, r, buf + n, head, tail);
@@ -433,13 +381,13 @@ static struct reply *sealed_reply(struct gss_call *gc, const struct reply *r, co
 static struct reply *verified_reply(struct reply *r, const uint8_t *verf, size_t vlen)
 {
 	size_t res = r->hdr_len - PLAIN_HDR;
-	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + padded(vlen) + res);
+	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + xdr_padded(vlen) + res);
 	struct reply *n = buf ? calloc(1, sizeof *n) : NULL;
 	if (!n) {
 		free(buf);
 		return NULL;
 	}
-	size_t h = 4 + rpc_encode_accepted_verf(buf + 4, word(r->hdr + 4), word(r->hdr + 24),
+	size_t h = 4 + rpc_encode_accepted_verf(buf + 4, xdr_word(r->hdr + 4), xdr_word(r->hdr + 24),
 						RPC_AUTH_GSS, verf, vlen);
 	memcpy(buf + h, r->hdr + PLAIN_HDR, res);
 	*n = *r;
@@ -452,8 +400,8 @@ static struct reply *verified_reply(struct reply *r, const uint8_t *verf, size_t
 
 static bool is_plain_accepted(const struct reply *r)
 {
-	return r->hdr_len >= PLAIN_HDR && word(r->hdr + 8) == 1 && word(r->hdr + 12) == 0 &&
-	       word(r->hdr + 16) == RPC_AUTH_NONE && word(r->hdr + 20) == 0;
+	return r->hdr_len >= PLAIN_HDR && xdr_word(r->hdr + 8) == 1 && xdr_word(r->hdr + 12) == 0 &&
+	       xdr_word(r->hdr + 16) == RPC_AUTH_NONE && xdr_word(r->hdr + 20) == 0;
 }
 
 void gss_call_seal(struct gss_call *gc, struct reply **rp)
@@ -464,7 +412,7 @@ void gss_call_seal(struct gss_call *gc, struct reply **rp)
 	if (r && is_plain_accepted(r)) {
 		uint8_t verf[GSS_MIC_MAX];
 		int vlen = gss_ctx_mic_u32(gc->ctx, gc->seq, verf, sizeof verf);
-		bool wrap = word(r->hdr + 24) == ACCEPT_SUCCESS && gc->service != GSS_SVC_NONE;
+		bool wrap = xdr_word(r->hdr + 24) == ACCEPT_SUCCESS && gc->service != GSS_SVC_NONE;
 		*rp = vlen < 0 ? NULL : wrap ? sealed_reply(gc, r, verf, (size_t)vlen)
 					     : verified_reply(r, verf, (size_t)vlen);
 		reply_free(r);
