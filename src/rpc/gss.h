@@ -6,6 +6,7 @@
 #define NFSD_UC_RPC_GSS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define RPC_AUTH_GSS 6
@@ -39,6 +40,16 @@ enum gss_cred_verdict {
 /* The credential body of a call whose flavor is RPC_AUTH_GSS: every byte of it used, handles
  * no longer than GSS_HANDLE_MAX, INIT and CONTINUE_INIT only in their own shapes. */
 enum gss_cred_verdict gss_cred_decode(const uint8_t *body, uint32_t len, struct gss_cred *c);
+
+/* A DATA call's arguments by its service (RFC 2203 5.3.2.2, 5.3.2.3), split without their
+ * cryptography: rpc_gss_integ_data's body (seq_num + arguments) and checksum, each in place;
+ * rpc_gss_priv_data's sealed token. False when the bytes are not that shape (or an integrity
+ * body is too short to hold its sequence number, or its checksum is longer than a MIC can be). */
+/* A MIC token of krb5 (RFC 4121: 16 bytes of header, 12 or 16 of checksum) fits with room. */
+#define GSS_MIC_MAX 128
+bool gss_integ_split(const uint8_t *args, size_t len, const uint8_t **body, uint32_t *body_len,
+		     const uint8_t **mic, uint32_t *mic_len);
+bool gss_priv_split(const uint8_t *args, size_t len, const uint8_t **tok, uint32_t *tok_len);
 
 /* RFC 2203 5.3.3.1: a context accepts each sequence number once, and none below a window under
  * the highest seen; anything else is dropped without a reply (the client retransmits with a new

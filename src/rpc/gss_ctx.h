@@ -28,8 +28,6 @@ struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, uns
 					unsigned per_client, char *err, size_t errlen);
 void gss_ctx_table_free(struct gss_ctx_table *t);
 
-/* A MIC token of krb5 (RFC 4121: 16 bytes of header, 12 or 16 of checksum) fits with room. */
-#define GSS_MIC_MAX 128
 
 /* What INIT and CONTINUE_INIT answer (rpc_gss_init_res), and the reply's verifier once the
  * context is complete (a MIC of the window). token is malloc'd (gss_init_res_free). */

@@ -192,13 +192,10 @@ static enum gss_call_verdict step(struct svc_gss *g, const struct sockaddr_stora
 /* rpc_gss_integ_data: opaque(seq + args), opaque(MIC of the first); args into call. */
 static bool open_integ(struct gss_ctx *c, struct rpc_call *call)
 {
-	struct xdr_rd r = {call->args, call->args + call->args_len};
 	const uint8_t *body, *mic;
 	uint32_t len, mic_len;
-	if (!xdr_get_opaque(&r, UINT32_MAX, &body, &len) ||
-	    !xdr_get_opaque(&r, GSS_MIC_MAX, &mic, &mic_len) || r.p != r.end || len < 4 ||
-	    xdr_word(body) != call->gss.seq ||
-	    gss_ctx_verify_mic(c, body, len, mic, mic_len) < 0)
+	if (!gss_integ_split(call->args, call->args_len, &body, &len, &mic, &mic_len) ||
+	    xdr_word(body) != call->gss.seq || gss_ctx_verify_mic(c, body, len, mic, mic_len) < 0)
 		return false;
 	call->args = body + 4;
 	call->args_len = len - 4;
@@ -208,12 +205,11 @@ static bool open_integ(struct gss_ctx *c, struct rpc_call *call)
 /* rpc_gss_priv_data: opaque(wrap(seq + args)), decrypted where it lies in the record. */
 static bool open_priv(struct gss_ctx *c, struct rpc_call *call)
 {
-	struct xdr_rd r = {call->args, call->args + call->args_len};
 	const uint8_t *tok;
 	uint8_t *data;
 	uint32_t len;
 	size_t dlen;
-	if (!xdr_get_opaque(&r, UINT32_MAX, &tok, &len) || r.p != r.end ||
+	if (!gss_priv_split(call->args, call->args_len, &tok, &len) ||
 	    gss_ctx_unwrap(c, (uint8_t *)tok, len, &data, &dlen) < 0 || dlen < 4 ||
 	    xdr_word(data) != call->gss.seq)
 		return false;

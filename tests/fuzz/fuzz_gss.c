@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* RPCSEC_GSS's credential and sequence window (src/rpc/gss_*.c) on arbitrary bytes. The first
- * byte picks the window's size, the next two the credential's length; the credential decoded
- * must lie inside its body and re-encode to exactly its bytes; the rest of the input, read as
+/* RPCSEC_GSS's credential, body shapes and sequence window (src/rpc/gss_*.c) on arbitrary bytes.
+ * The first byte picks the window's size, the next two the credential's length; the credential
+ * decoded must lie inside its body and re-encode to exactly its bytes; the same bytes split as an
+ * integrity or a privacy body must split inside them; the rest of the input, read as
  * sequence numbers, must get from the window what the rule says (a naive model beside it). */
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,6 +40,23 @@ static void check_cred(const uint8_t *body, size_t len)
 	CHECK(n == len);
 	/* the padding's bytes are not the handle's: only the rest must match */
 	CHECK(memcmp(again, body, 20 + c.handle_len) == 0);
+}
+
+/* The same bytes as a DATA call's integrity or privacy arguments: what the split finds lies
+ * inside them, and is exactly their shape (length words, bytes, padding, nothing after). */
+static void check_bodies(const uint8_t *args, size_t len)
+{
+	const uint8_t *body, *mic;
+	uint32_t blen, mlen;
+	if (gss_integ_split(args, len, &body, &blen, &mic, &mlen)) {
+		CHECK(body == args + 4 && blen >= 4 && mlen <= GSS_MIC_MAX);
+		CHECK(mic == body + ((blen + 3u) & ~3u) + 4);
+		CHECK(mic + ((mlen + 3u) & ~3u) == args + len);
+	}
+	if (gss_priv_split(args, len, &body, &blen)) {
+		CHECK(body == args + 4);
+		CHECK(body + ((blen + 3u) & ~3u) == args + len);
+	}
 }
 
 /* The window against the rule kept naively over the numbers this input can reach. */
@@ -82,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (clen > size)
 		clen = size;
 	check_cred(data, clen);
+	check_bodies(data, clen);
 	check_window(win, data + clen, size - clen);
 	return 0;
 }
