@@ -139,3 +139,14 @@ void expect_error(const struct scratch *s, const char *text, const char *want)
 	assert_int_equal(cfg.nexports, 0);
 	config_free(&cfg);   /* harmless on a failed load */
 }
+
+char *dump_of(const struct config *cfg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	config_dump(cfg, f);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}

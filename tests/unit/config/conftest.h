@@ -40,6 +40,8 @@ struct config load_ok(const struct scratch *s, const char *text);
 /* TEXT must fail with exactly "CONF:" WANT ({D} = scratch dir), leave *cfg empty, and give
  * back every byte it took. */
 void expect_error(const struct scratch *s, const char *text, const char *want);
+/* What --dump-config prints for cfg (malloc'd). */
+char *dump_of(const struct config *cfg);
 
 /* ---- the tests of test_config_errors.c, listed by test_config.c ---- */
 

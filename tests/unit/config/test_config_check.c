@@ -117,17 +117,6 @@ void test_host_checks(void **state)
 	assert_non_null(strchr(strchr(err, '\n') + 1, '\n'));
 }
 
-static char *dump_of(const struct config *cfg)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	config_dump(cfg, f);
-	assert_int_equal(fclose(f), 0);
-	return text;
-}
-
 /* What an administrator reads in the dump loads back to the same configuration. */
 void test_dump_loads_back(void **state)
 {

@@ -19,17 +19,6 @@
 #include "conftest.h"
 #include "rpc/oncrpc.h"
 
-static char *dump_of(const struct config *cfg)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	config_dump(cfg, f);
-	assert_int_equal(fclose(f), 0);
-	return text;
-}
-
 /* rule's flavors are exactly want[0..n). */
 static void assert_sec(const struct client_rule *r, const uint32_t *want, unsigned n)
 {
