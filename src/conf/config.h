@@ -120,6 +120,8 @@ struct config {
 	 * window told to clients, 1..1024, default 128. */
 	char *keytab;
 	unsigned gss_contexts, gss_contexts_per_client, gss_window;
+	bool gss_refuse_unmapped;     /* gss_unmapped = refuse: no context for a principal with no
+				       * local user (default anonymous: it is the anonymous user) */
 	struct export_cfg *exports;
 	size_t nexports;
 	/* where set; 0: the default */

@@ -177,6 +177,19 @@ static int parse_rpcbind(struct parser *p, const struct key_def *k, const char *
 	return 0;
 }
 
+/* A principal with no local user: anonymous (the export's anonuid, as knfsd's nobody) | refuse. */
+static int parse_gss_unmapped(struct parser *p, const struct key_def *k, const char *val,
+			      void *obj)
+{
+	if (strcasecmp(val, "anonymous") == 0)
+		*FIELD(bool) = false;
+	else if (strcasecmp(val, "refuse") == 0)
+		*FIELD(bool) = true;
+	else
+		return cfg_fail(p, "%s = %s is not anonymous or refuse", k->name, val);
+	return 0;
+}
+
 static int parse_log_level(struct parser *p, const struct key_def *k, const char *val, void *obj)
 {
 	static const struct { const char *name; int level; } levels[] = {
@@ -344,6 +357,11 @@ static void show_rpcbind(const struct key_def *k, const void *obj, char *buf, si
 	snprintf(buf, len, "%s", rpcbind_mode_name(*SHOWN(enum rpcbind_mode)));
 }
 
+static void show_gss_unmapped(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", *SHOWN(bool) ? "refuse" : "anonymous");
+}
+
 static void show_log_level(const struct key_def *k, const void *obj, char *buf, size_t len)
 {
 	int l = *SHOWN(int);
@@ -395,6 +413,7 @@ const struct key_def cfg_server_keys[] = {
 	{"gss_contexts_per_client", parse_unsigned, CFG(gss_contexts_per_client), 1, 1 << 20,
 	 show_unsigned},
 	{"gss_window", parse_unsigned, CFG(gss_window), 1, 1024, show_unsigned},
+	{"gss_unmapped", parse_gss_unmapped, CFG(gss_refuse_unmapped), 0, 0, show_gss_unmapped},
 	{NULL, NULL, 0, 0, 0, NULL},
 };
 

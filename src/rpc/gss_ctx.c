@@ -41,6 +41,7 @@ struct gss_ctx_table {
 	pthread_mutex_t lock;
 	gss_cred_id_t cred;
 	unsigned window, max, per_client, n;
+	bool refuse_unmapped;
 	struct gss_ctx *bucket[BUCKETS];
 };
 
@@ -66,8 +67,7 @@ void gss_ctx_status_text(uint32_t major, uint32_t minor, char *out, size_t len)
 	gss_release_buffer(&min, &b);
 }
 
-struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, unsigned max,
-					unsigned per_client, char *err, size_t errlen)
+struct gss_ctx_table *gss_ctx_table_new(const struct gss_ctx_params *p, char *err, size_t errlen)
 {
 	struct gss_ctx_table *t = calloc(1, sizeof *t);
 	if (!t) {
@@ -76,7 +76,7 @@ struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, uns
 	}
 	/* The keytab by the cred store, not krb5_gss_register_acceptor_identity: that one is the
 	 * whole process's. */
-	gss_key_value_element_desc kt = {"keytab", keytab};
+	gss_key_value_element_desc kt = {"keytab", p->keytab};
 	gss_key_value_set_desc store = {1, &kt};
 	OM_uint32 minor, major = gss_acquire_cred_from(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE,
 						       GSS_C_NO_OID_SET, GSS_C_ACCEPT, &store,
@@ -84,15 +84,16 @@ struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, uns
 	if (GSS_ERROR(major)) {
 		char why[256];
 		gss_ctx_status_text(major, minor, why, sizeof why);
-		snprintf(err, errlen, "keytab %s: %s", keytab, why);
+		snprintf(err, errlen, "keytab %s: %s", p->keytab, why);
 		free(t);
 		return NULL;
 	}
 	struct gss_seqwin probe;   /* the window as each context rounds it */
-	gss_seqwin_init(&probe, window);
+	gss_seqwin_init(&probe, p->window);
 	t->window = probe.size;
-	t->max = max;
-	t->per_client = per_client;
+	t->max = p->max;
+	t->per_client = p->per_client;
+	t->refuse_unmapped = p->refuse_unmapped;
 	pthread_mutex_init(&t->lock, NULL);
 	return t;
 }
@@ -243,16 +244,26 @@ static struct gss_ctx *step_ctx(struct gss_ctx_table *t, const struct sockaddr_s
 }
 
 /* The accepted context's name and end; false when it has none that can be shown. */
-static bool complete(struct gss_ctx *c, gss_name_t name, OM_uint32 time_rec)
+/* The accepted context's name, user and end; false when it has no name that can be shown, or
+ * no local user and the conf refuses those (res->principal says whose it was). */
+static bool complete(struct gss_ctx_table *t, struct gss_ctx *c, gss_name_t name,
+		     OM_uint32 time_rec, struct gss_init_res *res)
 {
 	OM_uint32 minor;
 	gss_buffer_desc b = GSS_C_EMPTY_BUFFER;
-	if (GSS_ERROR(gss_display_name(&minor, name, &b, NULL)) || b.length >= sizeof c->principal)
-		return false;
-	memcpy(c->principal, b.value, b.length);
-	c->principal[b.length] = '\0';
+	bool shown = !GSS_ERROR(gss_display_name(&minor, name, &b, NULL)) &&
+		     b.length < sizeof c->principal;
+	if (shown) {
+		memcpy(c->principal, b.value, b.length);
+		c->principal[b.length] = '\0';
+		memcpy(res->principal, c->principal, b.length + 1);
+	}
 	gss_release_buffer(&minor, &b);
+	if (!shown)
+		return false;
 	gss_ident_map(name, c->principal, &c->ident);
+	if (!c->ident.gss_mapped && t->refuse_unmapped)
+		return false;
 	uint64_t life = time_rec == GSS_C_INDEFINITE ? 10ull * 3600 : time_rec;
 	c->expires_ns = now_ns() + life * 1000000000ull;
 	c->established = true;
@@ -284,7 +295,7 @@ static void accept_step(struct gss_ctx_table *t, struct gss_ctx *c, const void *
 	OM_uint32 major = gss_accept_sec_context(&minor, &c->gss, t->cred, &in,
 						 GSS_C_NO_CHANNEL_BINDINGS, &name, NULL, &out, NULL,
 						 &time_rec, NULL);
-	if (major == GSS_S_COMPLETE && !complete(c, name, time_rec))
+	if (major == GSS_S_COMPLETE && !complete(t, c, name, time_rec, res))
 		major = GSS_S_FAILURE;
 	if (major == GSS_S_COMPLETE) {
 		int n = mic_u32_locked(c, t->window, res->verf, sizeof res->verf);

@@ -8,6 +8,7 @@
 #ifndef NFSD_UC_RPC_GSS_CTX_H
 #define NFSD_UC_RPC_GSS_CTX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -22,10 +23,15 @@ struct gss_ctx_table;
 struct gss_ctx;
 
 /* keytab: the acceptor's keys (every principal in it is accepted, as knfsd's gssproxy does);
- * window: the sequence window told to clients; max contexts in all and per client address.
- * NULL with err set (the GSS-API's own words) when the keys cannot be had. */
-struct gss_ctx_table *gss_ctx_table_new(const char *keytab, unsigned window, unsigned max,
-					unsigned per_client, char *err, size_t errlen);
+ * window: the sequence window told to clients; max contexts in all and per client address;
+ * refuse_unmapped: no context for a principal with no local user (gss_ident.h). NULL with err
+ * set (the GSS-API's own words) when the keys cannot be had. */
+struct gss_ctx_params {
+	const char *keytab;
+	unsigned window, max, per_client;
+	bool refuse_unmapped;
+};
+struct gss_ctx_table *gss_ctx_table_new(const struct gss_ctx_params *p, char *err, size_t errlen);
 void gss_ctx_table_free(struct gss_ctx_table *t);
 
 
@@ -36,6 +42,7 @@ struct gss_init_res {
 	uint32_t handle_len;      /* 0 when the context failed */
 	uint32_t major, minor;
 	uint32_t window;
+	char principal[256];      /* the client's, once known ("" before): for a refusal's log line */
 	uint8_t *token;
 	size_t token_len;
 	uint8_t verf[GSS_MIC_MAX];

@@ -69,8 +69,12 @@ struct svc_gss *svc_gss_new(const struct config *cfg)
 	struct svc_gss *g = calloc(1, sizeof *g);
 	if (!g)
 		return NULL;
-	g->tbl = gss_ctx_table_new(cfg->keytab, cfg->gss_window, cfg->gss_contexts,
-				   cfg->gss_contexts_per_client, err, sizeof err);
+	const struct gss_ctx_params p = {
+		.keytab = cfg->keytab, .window = cfg->gss_window, .max = cfg->gss_contexts,
+		.per_client = cfg->gss_contexts_per_client,
+		.refuse_unmapped = cfg->gss_refuse_unmapped,
+	};
+	g->tbl = gss_ctx_table_new(&p, err, sizeof err);
 	if (g->tbl)
 		g->pool = pool_new(GSS_THREADS, NULL, NULL);
 	if (!g->tbl || !g->pool) {
@@ -157,6 +161,23 @@ static struct reply *init_reply(uint32_t xid, const struct gss_init_res *res)
 	return flat_reply(buf, (size_t)(p - buf));
 }
 
+/* Why a context was refused, at most a line a second: the GSS-API's words (a bad ticket, no
+ * key, clock skew), a principal with no local user, or the table's bounds. */
+static void log_refused(struct svc_gss *g, const struct sockaddr_storage *peer,
+			const struct gss_init_res *res)
+{
+	char why[320], addr[INET6_ADDRSTRLEN];
+	if (res->principal[0])
+		snprintf(why, sizeof why, "%s has no local user (gss_unmapped = refuse)",
+			 res->principal);
+	else if (res->major == GSS_S_FAILURE && !res->minor)
+		snprintf(why, sizeof why, "too many contexts, or none to continue");
+	else
+		gss_ctx_status_text(res->major, res->minor, why, sizeof why);
+	log_ratelimited(&g->refused_log, LOG_WARNING, "RPCSEC_GSS context from %s refused: %s",
+			sa_str(peer, addr), why);
+}
+
 static enum gss_call_verdict step(struct svc_gss *g, const struct sockaddr_storage *peer,
 				  const struct rpc_call *call, struct reply **out)
 {
@@ -176,11 +197,7 @@ static enum gss_call_verdict step(struct svc_gss *g, const struct sockaddr_stora
 		BUMP(g, made);
 	if (s.res.major != GSS_S_COMPLETE && s.res.major != GSS_S_CONTINUE_NEEDED) {
 		BUMP(g, refused);
-		char why[256], addr[INET6_ADDRSTRLEN];
-		gss_ctx_status_text(s.res.major, s.res.minor, why, sizeof why);
-		log_ratelimited(&g->refused_log, LOG_WARNING, "RPCSEC_GSS context from %s refused: %s",
-				sa_str(peer, addr), s.res.handle_len || s.res.major != GSS_S_FAILURE ||
-				s.res.minor ? why : "too many contexts, or none to continue");
+		log_refused(g, peer, &s.res);
 	}
 	*out = init_reply(call->xid, &s.res);
 	gss_init_res_free(&s.res);

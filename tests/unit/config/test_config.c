@@ -140,6 +140,7 @@ static const char every_key[] =
 	"gss_contexts = 100\n"
 	"gss_contexts_per_client = 9\n"
 	"gss_window = 32\n"
+	"gss_unmapped = refuse\n"
 	"[metrics]\n"
 	"listen = [::1]:9101\n"
 	"connections = 32\n"
@@ -197,6 +198,7 @@ static void check_every_server_key(const struct config *cfg)
 	assert_int_equal(cfg->gss_contexts, 100);
 	assert_int_equal(cfg->gss_contexts_per_client, 9);
 	assert_int_equal(cfg->gss_window, 32);
+	assert_true(cfg->gss_refuse_unmapped);
 	assert_int_equal(cfg->nexports, 3);
 }
 
@@ -231,7 +233,7 @@ static void check_every_export_key(const struct config *cfg)
 	assert_int_equal(r->sec[1], 1);        /* sys */
 
 	e = &cfg->exports[1];
-	assert_int_equal(e->line, 38);
+	assert_int_equal(e->line, 39);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);

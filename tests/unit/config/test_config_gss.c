@@ -107,7 +107,8 @@ void test_sec_errors(void **state)
 		expect_error(*state, cases[i].text, cases[i].want);
 }
 
-/* keytab, gss_contexts, gss_contexts_per_client, gss_window: defaults, bounds, errors, dump. */
+/* keytab, gss_contexts, gss_contexts_per_client, gss_window, gss_unmapped: defaults, bounds,
+ * errors, dump. */
 void test_gss_keys(void **state)
 {
 	struct scratch *s = *state;
@@ -118,8 +119,10 @@ void test_gss_keys(void **state)
 	assert_int_equal(cfg.gss_window, 128);
 	assert_int_equal(cfg.line.keytab, 0);
 	char *dump = dump_of(&cfg);
+	assert_false(cfg.gss_refuse_unmapped);
 	assert_non_null(strstr(dump, "\nkeytab = /etc/krb5.keytab\ngss_contexts = 8192\n"
-				     "gss_contexts_per_client = 256\ngss_window = 128\n"));
+				     "gss_contexts_per_client = 256\ngss_window = 128\n"
+				     "gss_unmapped = anonymous\n"));
 	free(dump);
 	config_free(&cfg);
 
@@ -139,6 +142,9 @@ void test_gss_keys(void **state)
 	assert_int_equal(cfg.gss_contexts, 1048576);
 	assert_int_equal(cfg.gss_window, 1024);
 	config_free(&cfg);
+	cfg = load_ok(s, "[server]\ngss_unmapped = refuse\n");
+	assert_true(cfg.gss_refuse_unmapped);
+	config_free(&cfg);
 
 	static const struct { const char *text, *want; } cases[] = {
 		{"[server]\ngss_window = 0\n", "2: gss_window = 0 is out of range (1..1024)"},
@@ -151,6 +157,8 @@ void test_gss_keys(void **state)
 		{"[server]\ngss_contexts = many\n", "2: gss_contexts = many is not a number"},
 		{"[server]\nkeytab =\n", "2: key 'keytab' has no value"},
 		{"[server]\nkeytab = a\nkeytab = b\n", "3: duplicate key 'keytab' (first set on line 2)"},
+		{"[server]\ngss_unmapped = nobody\n",
+		 "2: gss_unmapped = nobody is not anonymous or refuse"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		expect_error(s, cases[i].text, cases[i].want);

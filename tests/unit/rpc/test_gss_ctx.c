@@ -35,14 +35,20 @@ static struct sockaddr_storage peer(const char *ip)
 	return ss;
 }
 
-static struct gss_ctx_table *table(unsigned max, unsigned per_client)
+static struct gss_ctx_table *table_of(unsigned max, unsigned per_client, bool refuse_unmapped)
 {
 	char err[512];
-	struct gss_ctx_table *t = gss_ctx_table_new(getenv("NFSDUC_KEYTAB"), 128, max, per_client,
-						    err, sizeof err);
+	const struct gss_ctx_params p = {getenv("NFSDUC_KEYTAB"), 128, max, per_client,
+					 refuse_unmapped};
+	struct gss_ctx_table *t = gss_ctx_table_new(&p, err, sizeof err);
 	if (!t)
 		fail_msg("%s", err);
 	return t;
+}
+
+static struct gss_ctx_table *table(unsigned max, unsigned per_client)
+{
+	return table_of(max, per_client, false);
 }
 
 /* alice, by her password (no ticket cache), as rpc.gssd would have her ticket */
@@ -256,11 +262,36 @@ static void test_bounds_and_refusals(void **state)
 	gss_ctx_table_free(t);   /* with contexts still in it */
 }
 
+/* gss_unmapped = refuse: alice has no user on this host, so her context is not made, and the
+ * refusal says whose it was (the log line). */
+static void test_unmapped_refused(void **state)
+{
+	(void)state;
+	struct gss_ctx_table *t = table_of(16, 4, true);
+	struct client c;
+	client_new(&c);
+	struct sockaddr_storage p = peer("10.0.0.9");
+	gss_buffer_desc out;
+	OM_uint32 minor;
+	client_step(&c, NULL, 0, &out);
+	struct gss_init_res r = {0};
+	assert_int_equal(gss_ctx_accept(t, &p, NULL, 0, out.value, out.length, &r), 0);
+	gss_release_buffer(&minor, &out);
+	assert_int_equal(r.major, GSS_S_FAILURE);
+	assert_int_equal(r.handle_len, 0);
+	assert_string_equal(r.principal, "alice@NFSDUC.TEST");
+	assert_int_equal(gss_ctx_count(t), 0);
+	gss_init_res_free(&r);
+	client_free(&c);
+	gss_ctx_table_free(t);
+}
+
 static void test_missing_keytab(void **state)
 {
 	(void)state;
 	char err[512];
-	assert_null(gss_ctx_table_new("/nonexistent/nfs.keytab", 128, 4, 4, err, sizeof err));
+	const struct gss_ctx_params p = {"/nonexistent/nfs.keytab", 128, 4, 4, false};
+	assert_null(gss_ctx_table_new(&p, err, sizeof err));
 	assert_non_null(strstr(err, "keytab /nonexistent/nfs.keytab: "));
 }
 
@@ -273,6 +304,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_context_made_and_used),
 		cmocka_unit_test(test_bounds_and_refusals),
+		cmocka_unit_test(test_unmapped_refused),
 		cmocka_unit_test(test_missing_keytab),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
