@@ -66,17 +66,28 @@ static const struct client_rule *client_rule(struct fs_call *fc, const struct ex
 	return rule && !(rule->secure && !gss && peer_port(fc->peer) >= 1024) ? rule : NULL;
 }
 
+/* o is its export's root (a statx of its O_PATH descriptor: only on the root bypass's path). */
+static bool is_export_root(const struct fh_obj *o)
+{
+	struct statx st;
+	return statx(o->fd, "", AT_EMPTY_PATH, STATX_INO, &st) == 0 &&
+	       st.stx_ino == o->exp->root_ino;
+}
+
 /* Whether the rule's sec= lets the call in; if not, the dispatcher is told (wrongsec). NLM's
  * AUTH_SYS and AUTH_NONE calls pass whatever sec= says (sec_exempt), as knfsd's NFSD_MAY_LOCK
- * and NFSD_MAY_BYPASS_GSS let lockd's through. */
-static bool flavor_ok(struct fs_call *fc, const struct client_rule *rule, const char *path)
+ * and NFSD_MAY_BYPASS_GSS let lockd's through, and so do GETATTR, FSINFO and FSSTAT of the
+ * export's root (root_bypass). */
+static bool flavor_ok(struct fs_call *fc, const struct client_rule *rule, const struct fh_obj *o)
 {
-	if (export_flavor_ok(rule, &fc->cred) || (fc->sec_exempt && fc->cred.flavor != RPC_AUTH_GSS))
+	bool clear = fc->cred.flavor != RPC_AUTH_GSS;
+	if (export_flavor_ok(rule, &fc->cred) || (fc->sec_exempt && clear) ||
+	    (fc->root_bypass && clear && is_export_root(o)))
 		return true;
 	uint32_t f = rpc_cred_pseudoflavor(&fc->cred);
 	const char *name = config_flavor_name(f);
 	log_debug("flavor %s (%u) not in the sec= of the client's rule on export %s",
-		  name ? name : "?", (unsigned)f, path);
+		  name ? name : "?", (unsigned)f, o->exp->cfg->path);
 	fc->wrongsec = true;
 	return false;
 }
@@ -98,7 +109,7 @@ int fs_fh_get(struct fs_call *fc, const void *fh, size_t len, struct fh_obj *out
 		log_debug("client not allowed on export %s", out->exp->cfg->path);
 		return -EACCES;
 	}
-	if (!flavor_ok(fc, rule, out->exp->cfg->path))
+	if (!flavor_ok(fc, rule, out))
 		return -EACCES;
 	if (rule->subtree_check && !fh_in_subtree(out)) {
 		log_debug("handle outside export %s (subtree_check)", out->exp->cfg->path);

@@ -151,6 +151,10 @@ struct fs_call {
 	 * unless they come with RPCSEC_GSS (NLM: clients lock with AUTH_SYS on krb5 mounts, and
 	 * knfsd lets them). */
 	bool sec_exempt;
+	/* Set by GETATTR, FSINFO and FSSTAT: on an export's root, AUTH_SYS and AUTH_NONE pass the
+	 * rule's sec= (RFC 2623 2.3.2; knfsd's NFSD_MAY_BYPASS_GSS_ON_ROOT), so that a client
+	 * whose root has no Kerberos credential still mounts a krb5 export. */
+	bool root_bypass;
 	/* Set by fs_fh_get when it refused the call (-EACCES) because the rule's sec= does not
 	 * list the call's flavor: the dispatcher answers AUTH_TOOWEAK instead of the handler's
 	 * ACCES (issue 37; knfsd's NFSv3 leaves it NFS3ERR_ACCES). */

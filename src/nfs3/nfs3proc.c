@@ -25,6 +25,7 @@ void nfs3_getattr(struct svc_call *rq, void *argp, void *resp)
 	GETATTR3res *r = resp;
 	struct fh_obj o;
 	struct statx st;
+	rq->fs.root_bypass = true;   /* RFC 2623 2.3.2: the root's, with AUTH_SYS on a krb5 export */
 	r->status = nfs3_fh_get(rq, &a->object, &o);
 	if (r->status != NFS3_OK)
 		return;
@@ -115,6 +116,7 @@ void nfs3_access(struct svc_call *rq, void *argp, void *resp)
 	ACCESS3res *r = resp;
 	struct fh_obj o;
 	struct statx st;
+	rq->fs.root_bypass = true;   /* RFC 2623 2.3.2: the root's, with AUTH_SYS on a krb5 export */
 	r->status = nfs3_fh_get(rq, &a->object, &o);
 	if (r->status != NFS3_OK)
 		return;
@@ -292,6 +294,7 @@ void nfs3_fsstat(struct svc_call *rq, void *argp, void *resp)
 	FSSTAT3res *r = resp;
 	struct fh_obj o;
 	struct statfs s;
+	rq->fs.root_bypass = true;
 	r->status = nfs3_fh_get(rq, &a->fsroot, &o);
 	if (r->status != NFS3_OK)
 		return;
@@ -317,6 +320,7 @@ void nfs3_fsinfo(struct svc_call *rq, void *argp, void *resp)
 	FSINFO3args *a = argp;
 	FSINFO3res *r = resp;
 	struct fh_obj o;
+	rq->fs.root_bypass = true;
 	r->status = nfs3_fh_get(rq, &a->fsroot, &o);
 	if (r->status != NFS3_OK)
 		return;
