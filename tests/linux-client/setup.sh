@@ -9,11 +9,14 @@
 # The image is a Debian kernel (linux-image package fetched with `apt-get download`, booted
 # as an uncompressed ELF through QEMU's PVH entry) plus an uncompressed initramfs holding
 # busybox, mount.nfs, fio, coreutils dd/cp/stat/truncate, GNU diff, the static helpers nfst and
-# lockt, the NFS client modules (lockd among them) and, for lock.sh, rpcbind, rpc.statd,
-# sm-notify and rpcinfo (then the image's "features" file says "lock"). It lives in
+# lockt, the NFS client modules (lockd among them, and auth_rpcgss, rpcsec_gss_krb5 and cts
+# for Kerberos), for lock.sh rpcbind, rpc.statd, sm-notify and rpcinfo (then the image's
+# "features" file says "lock"), and for krb5.sh rpc.gssd, kinit, klist and kdestroy (then it
+# says "krb5"). It lives in
 # $NFSD_UC_VM_CACHE/img-HASH (default /var/cache/nfsd-uc-vm),
-# HASH covering every input: the kernel package, the versions of the host packages copied in,
-# this script, guest/init and the helpers. Idempotent: a second run only hashes and exits.
+# HASH covering every input: the kernel package and its module list, the versions of the host
+# packages copied in, this script, guest/init and the helpers. Idempotent: a second run only
+# hashes and exits.
 #
 # Environment: NFSD_UC_VM_CACHE (cache root), NFSD_UC_VM_KERNEL (exact linux-image package;
 # default the one linux-image-6.12-amd64 depends on, else linux-image-amd64's).
@@ -36,13 +39,24 @@ die() { log "ERROR: $*"; exit "${2:-1}"; }
 
 # Host packages: qemu and the tools run on the host (loop devices, mkfs, rpcbind), and the
 # ones whose binaries are copied into the initramfs (same Debian release, so same glibc).
+# krb5-kdc and krb5-admin-server: the KDC of krb5.sh (kdb5_util, kadmin.local, krb5kdc).
 HOST_PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd util-linux iproute2
-	xfsprogs e2fsprogs rpcbind nfs-common fio coreutils diffutils gcc libc6-dev)
+	xfsprogs e2fsprogs rpcbind nfs-common fio coreutils diffutils gcc libc6-dev
+	krb5-user krb5-kdc krb5-admin-server)
 # What the initramfs copies; their versions go into the image hash.
-IMAGE_PKGS=(busybox-static nfs-common rpcbind fio coreutils diffutils libc6 libtirpc3)
+IMAGE_PKGS=(busybox-static nfs-common rpcbind fio coreutils diffutils libc6 libtirpc3
+	krb5-user libgssapi-krb5-2 libkrb5-3 libk5crypto3 libevent-core-2.1-7)
 # The NLM/NSM user space of the lock test (lock.sh): the image has it when the host does.
 LOCK_BINS=(/usr/sbin/rpcbind:/sbin/rpcbind /usr/sbin/rpc.statd:/sbin/rpc.statd
 	/usr/sbin/sm-notify:/sbin/sm-notify /usr/bin/rpcinfo:/usr/bin/rpcinfo)
+# The Kerberos client user space of krb5.sh (RPCSEC_GSS): the image has it when the host does.
+KRB5_BINS=(/usr/sbin/rpc.gssd:/sbin/rpc.gssd /usr/bin/kinit:/usr/bin/kinit
+	/usr/bin/klist:/usr/bin/klist /usr/bin/kdestroy:/usr/bin/kdestroy)
+# The kernel modules of the image (with what they depend on): the NFS client, 9p for the job
+# share, and RPCSEC_GSS's krb5 mechanism with cts (cts(cbc(aes)) of the AES enctypes; the
+# guest's busybox modprobe has no modules.dep to load them on the kernel's request). The
+# kernel's cache is prepared again when this list changes.
+KMODS=(virtio_pci virtio_net 9pnet_virtio 9p nfsv3 nfs auth_rpcgss rpcsec_gss_krb5 cts)
 NEEDED_TOOLS=(qemu-system-x86_64 cpio depmod modprobe xz zstd gcc losetup mkfs.xfs mkfs.ext4
 	/bin/busybox /sbin/mount.nfs /usr/bin/fio)
 
@@ -105,7 +119,7 @@ extract_vmlinux() {  # $1=vmlinuz $2=output
 # no .xz) listed in dependency order in modules.list. The .deb itself is not kept.
 prepare_kernel() {  # $1=package
 	local pkg=$1 kd=$CACHE/kernel/$1
-	[[ -f $kd/ok ]] && return 0
+	[[ -f $kd/ok && $(cat "$kd/kmods" 2>/dev/null) == "${KMODS[*]}" ]] && return 0
 	local tmp
 	tmp=$(mktemp -d "$CACHE/kernel.tmp.XXXXXX")
 	log "downloading $pkg"
@@ -133,7 +147,7 @@ prepare_kernel() {  # $1=package
 	depmod -b "$tmp/x" "$kv"
 	local m p rel seen=" "
 	: >"$tmp/out/modules.list"
-	for m in virtio_pci virtio_net 9pnet_virtio 9p nfsv3 nfs; do
+	for m in "${KMODS[@]}"; do
 		while read -r _ p; do
 			[[ $seen == *" $p "* ]] && continue
 			seen+="$p "
@@ -151,6 +165,7 @@ prepare_kernel() {  # $1=package
 	done
 	grep -q 'nfsv3' "$tmp/out/modules.list" || log "note: nfsv3 is not a module in $pkg (built in?)"
 	echo "$kv" >"$tmp/out/kver"
+	echo "${KMODS[*]}" >"$tmp/out/kmods"
 	rm -rf "$kd"
 	mkdir -p "$CACHE/kernel"
 	mv "$tmp/out" "$kd"
@@ -165,8 +180,8 @@ prepare_kernel() {  # $1=package
 image_hash() {  # $1=kernel package
 	{
 		echo "$1"
-		cat "$CACHE/kernel/$1/kver"
-		dpkg-query -W -f='${Package} ${Version}\n' "${IMAGE_PKGS[@]}" 2>/dev/null
+		cat "$CACHE/kernel/$1/kver" "$CACHE/kernel/$1/modules.list"
+		dpkg-query -W -f='${Package} ${Version}\n' "${IMAGE_PKGS[@]}" 2>/dev/null || true
 		cat "$HERE/setup.sh" "$HERE/guest/init" "$HERE/helper/nfst.c" "$HERE/helper/lockt.c" \
 			"$HERE/../../bench/guest/lib.sh"
 	} | sha256sum | cut -c1-16
@@ -198,6 +213,16 @@ build_image() {  # $1=kernel package $2=image dir
 		features+="lock "
 	else
 		log "note: rpcbind/rpc.statd/sm-notify/rpcinfo missing on the host: image without locking (lock.sh skips)"
+	fi
+	# Kerberos (krb5.sh): rpc.gssd and the MIT tools, and the kernel's RPCSEC_GSS krb5 module
+	have=1
+	for b in "${KRB5_BINS[@]}"; do [[ -x ${b%%:*} ]] || have=0; done
+	grep -q 'rpcsec_gss_krb5' "$kd/modules.list" || have=0
+	if ((have)); then
+		for b in "${KRB5_BINS[@]}"; do copy_with_libs "$R" "${b%%:*}" "${b#*:}"; done
+		features+="krb5 "
+	else
+		log "note: rpc.gssd/kinit/klist/kdestroy (nfs-common, krb5-user) or the kernel's rpcsec_gss_krb5 missing: image without Kerberos (krb5.sh skips)"
 	fi
 	cp -a "$kd/modules/." "$R/lib/modules/"
 	cp "$kd/modules.list" "$R/etc/modules.list"
