@@ -3,6 +3,8 @@
 # krb5.sh - linux-client-krb5: a real Linux kernel NFSv3 client (Debian's kernel under QEMU)
 # mounts nfsd-uc with Kerberos, sec=krb5, krb5i and krb5p (RPCSEC_GSS, issue 37). Runs
 # tests/linux-client/guest/krb5.sh in the guest.
+# What it shares with lock.sh (namespace, tap, server launch, guest run, verdict) is in
+# tapguest.sh, sourced.
 #
 #   krb5.sh NFSD_UC_EXE
 #
@@ -67,90 +69,30 @@
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=tapguest.sh
+. "$HERE/tapguest.sh"   # the namespace, the tap, the server's launch, the guest, the verdict
 EXE=${1:-}
-SERVER=${NFSD_UC_LC_SERVER:-nfsd-uc}
-PREFIX=${NFSD_UC_LC_NET:-10.232.0}
-SRV_IP=$PREFIX.1
-GUEST_IP=$PREFIX.2
-SRV_IP6=fd00:232::1   # only so that getaddrinfo(AI_ADDRCONFIG) answers AF_INET6 (Ganesha's Bind_addr)
+tg_init linux-client-krb5 k5 232 KPID   # KPID: the KDC, killed at exit like the server
 REALM=NFSDUC.TEST
 DOMAIN=nfsduc.test
 SRV_NAME=server.$DOMAIN
 GUEST_NAME=guest.$DOMAIN
 KUSER=alice KUID=4242 KPASS=alice-password NOUID=1001
 MIB=${NFSD_UC_LC_MIB:-4}
-NS=nfsduc-k5-$$       # this run's own namespace: every process in it was started here
-TAP=k5tap0
-MEM=${NFSD_UC_LC_MEM:-1024}
-SMP=${NFSD_UC_LC_SMP:-1}   # one vCPU: the host's other core runs the server
-BUDGET=${NFSD_UC_LC_BUDGET:-420}
 METRICS=127.0.0.1:9101     # nfsd-uc's Prometheus endpoint, on the namespace's loopback
-T_START=$(date +%s)
-W="" DPID="" QPID="" KPID="" IMG="" NS_MADE=0
-HOST_FAIL=()
 
-say() { printf '[linux-client-krb5] %s\n' "$*"; }
-skip() { say "SKIP: $*"; exit 77; }
-fail_exit() { say "FAIL: $*"; exit 1; }
-elapsed() { echo $(($(date +%s) - T_START)); }
-nsx() { ip netns exec "$NS" "$@"; }
-
-cleanup() {
-	local p
-	[[ -n $QPID ]] && kill -KILL "$QPID" 2>/dev/null
-	[[ -n $DPID ]] && kill -KILL "$DPID" 2>/dev/null
-	[[ -n $KPID ]] && kill -KILL "$KPID" 2>/dev/null
-	if ((NS_MADE)); then
-		# rpcbind of the Ganesha mode, anything left: all started by this run
-		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		wait 2>/dev/null
-		ip netns del "$NS" 2>/dev/null
-	fi
-	wait 2>/dev/null
-	if [[ -n $W && ${NFSD_UC_LC_KEEP:-0} != 1 ]]; then rm -rf "$W"; elif [[ -n $W ]]; then say "kept $W"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
+# A Ganesha that is asked for and missing fails the run: only the machine's lacks skip it. The
+# KDC's tools are host packages setup.sh installs: missing, they fail it too.
 preflight() {
 	local t
-	if [[ $SERVER == ganesha ]]; then
-		[[ $(basename "${EXE:-x}") == ganesha.nfsd ]] || EXE=$(command -v ganesha.nfsd || true)
-		[[ -n $EXE && -x $EXE ]] || fail_exit "NFSD_UC_LC_SERVER=ganesha: ganesha.nfsd is not installed (nfs-ganesha, nfs-ganesha-vfs)"
-		ls /usr/lib/*/ganesha/libfsalvfs.so >/dev/null 2>&1 || fail_exit "NFSD_UC_LC_SERVER=ganesha: nfs-ganesha-vfs is not installed"
-		for t in rpcbind rpcinfo; do command -v "$t" >/dev/null || fail_exit "NFSD_UC_LC_SERVER=ganesha: $t is not installed"; done
-	else
-		[[ -n $EXE && -x $EXE ]] || { say "usage: $0 NFSD_UC_EXE (got '$EXE')"; exit 2; }
-	fi
-	[[ $(id -u) == 0 ]] || skip "needs root for the network namespace and the tap device"
-	for t in qemu-system-x86_64 ip unshare; do
-		command -v "$t" >/dev/null || skip "$t is not installed: run $HERE/setup.sh as root"
-	done
-	[[ -c /dev/net/tun ]] || skip "/dev/net/tun is missing: no tap device possible"
+	tg_server_exe fail_exit rpcbind rpcinfo
+	tg_host_ready
 	PATH=$PATH:/usr/sbin
 	for t in kdb5_util kadmin.local krb5kdc; do
 		command -v "$t" >/dev/null ||
 			fail_exit "$t is missing: the test's KDC needs krb5-kdc and krb5-admin-server (run $HERE/setup.sh as root)"
 	done
-	IMG=$("$HERE/setup.sh" --no-install --print | tail -n 1)
-	[[ -n $IMG && -f $IMG/ok ]] || skip "the VM image could not be prepared (messages above): run $HERE/setup.sh as root"
-	grep -qw krb5 "$IMG/features" 2>/dev/null ||
-		skip "the VM image has no rpc.gssd/kinit or no rpcsec_gss_krb5 module (host packages nfs-common, krb5-user): run $HERE/setup.sh as root"
-	W=$(mktemp -d /tmp/nfsd-uc-k5.XXXXXX)
-	chmod 755 "$W"
-}
-
-net_up() {
-	local out
-	out=$(ip netns add "$NS" 2>&1) || skip "cannot create a network namespace: $out"
-	NS_MADE=1
-	nsx ip link set lo up || skip "cannot bring up lo in the namespace"
-	out=$(nsx ip tuntap add dev "$TAP" mode tap 2>&1) || skip "cannot create a tap device: $out"
-	if ! { nsx ip addr add "$SRV_IP/24" dev "$TAP" && nsx ip -6 addr add "$SRV_IP6/64" dev "$TAP" nodad &&
-		nsx ip link set "$TAP" up; }; then
-		skip "cannot configure the tap device"
-	fi
-	say "namespace $NS: $TAP $SRV_IP/24 ($SRV_NAME), guest $GUEST_IP ($GUEST_NAME)"
+	tg_image krb5 "no rpc.gssd/kinit or no rpcsec_gss_krb5 module (host packages nfs-common, krb5-user)"
 }
 
 # ---- the KDC: a realm in $W/kdc (as tests/with_kdc.sh), krb5kdc in the namespace on port 88
@@ -244,12 +186,8 @@ LOG { Default_Log_Level = EVENT; ${NFSD_UC_LC_GANESHA_DEBUG:+COMPONENTS { RPCSEC
 EOF
 		return
 	fi
-	cat >"$W/server.conf" <<EOF
-[server]
-listen = $SRV_IP
-port = 2049
-mount_port = 20048
-state_dir = $W/state
+	tg_conf_head
+	cat >>"$W/server.conf" <<EOF
 rpcbind = own
 keytab = $W/server.keytab
 
@@ -265,33 +203,12 @@ EOF
 	[[ -n ${NFSD_UC_LC_CONF_EXTRA:-} ]] && printf '\n%s\n' "$NFSD_UC_LC_CONF_EXTRA" >>"$W/server.conf"
 }
 
-# Runs in the namespace, in a mount and UTS namespace of its own: hostname SRV_NAME, tmpfs /run,
-# /etc/hosts, /etc/passwd and /etc/group of its own; K5_RPCBIND starts rpcbind first; then
-# execs the server.
-# shellcheck disable=SC2016
-SRV_WRAP='
-hostname "$K5_NAME"
-mount -t tmpfs -o mode=755 tmpfs /run || exit 97
-mkdir -p /run/rpcbind /run/lock
-chown _rpc /run/rpcbind 2>/dev/null
-for f in hosts passwd group; do mount --bind "$K5_DIR/etc/$f" /etc/$f || exit 97; done
-echo "=== server namespace: $(hostname), $(ip -4 -br addr | tr "\n" " "), $(getent passwd "$K5_USER")"
-if [ -n "$K5_RPCBIND" ]; then
-	rpcbind -f >"$K5_DIR/rpcbind.log" 2>&1 &
-	for i in $(seq 50); do [ -S /run/rpcbind.sock ] && break; sleep 0.1; done
-	[ -S /run/rpcbind.sock ] || { echo "=== rpcbind did not start"; exit 98; }
-fi
-echo "=== exec $*"
-exec "$@"'
-
-registered() {  # the programs the server's portmapper lists, "prog/vers/proto ..."
-	nsx rpcinfo -p "$SRV_IP" 2>/dev/null | awk 'NR > 1 {print $1 "/" $2 "/" $3}' | sort -u | tr '\n' ' '
-}
-
+# The server's namespace: hostname SRV_NAME, its own /etc/hosts naming both sides and
+# /etc/passwd and /etc/group that are the host's plus alice (what alice@REALM maps to); Ganesha
+# gets an rpcbind beside it (it registers there). Both exports hold alice's directory and pub.
 start_server() {
-	local log=$W/server.log i st rb=""
+	local e f binds=""
 	mkdir -p "$W/state" "$W/ganesha-recov" "$W/ganesha-ccache" "$W/etc"
-	local e
 	for e in export exportp; do
 		mkdir -p "$W/$e/$KUSER" "$W/$e/pub"
 		chown "$KUID:$KUID" "$W/$e/$KUSER"
@@ -303,59 +220,15 @@ start_server() {
 	{ grep -v "^$KUSER:" /etc/passwd; echo "$KUSER:x:$KUID:$KUID:krb5 test user:/nonexistent:/usr/sbin/nologin"; } >"$W/etc/passwd"
 	{ grep -v "^$KUSER:" /etc/group; echo "$KUSER:x:$KUID:"; } >"$W/etc/group"
 	chmod 644 "$W/etc/passwd" "$W/etc/group" "$W/etc/hosts"
+	for f in hosts passwd group; do binds+=" etc/$f=/etc/$f"; done
 	write_conf
-	local cmd=("$EXE" -c "$W/server.conf")
-	if [[ $SERVER == ganesha ]]; then
-		rb=1   # Ganesha registers with rpcbind
-		cmd=("$EXE" -F -f "$W/server.conf" -L "$log" -N NIV_EVENT -p "$W/ganesha.pid")
-	fi
-	say "server: ${cmd[*]} (in $NS, hostname $SRV_NAME${rb:+; rpcbind started beside it})"
-	sed 's/^/  conf| /' "$W/server.conf"
-	K5_DIR=$W K5_NAME=$SRV_NAME K5_USER=$KUSER K5_RPCBIND=$rb \
-		ip netns exec "$NS" unshare --uts bash -c "$SRV_WRAP" srv "${cmd[@]}" </dev/null >>"$log" 2>&1 &
-	DPID=$!
-	for ((i = 0; i < 600; i++)); do
-		if ! kill -0 "$DPID" 2>/dev/null; then
-			wait "$DPID"
-			st=$?
-			DPID=""
-			((st == 97)) && ! grep -q '^=== exec' "$log" && skip "cannot make the server's private mount namespace: $(tail -n 3 "$log" | tr '\n' ' ')"
-			say "FAIL: the server exited with status $st at start-up; its log:"
-			sed 's/^/  server| /' "$log"
-			exit 1
-		fi
-		if [[ $SERVER == ganesha ]]; then
-			[[ $(registered) == *100003/3/tcp*100005/3/tcp* ]] && break
-		else
-			grep -q 'nfsd-uc info: ready' "$log" && break
-		fi
-		sleep 0.1
-	done
-	((i < 600)) || { say "FAIL: the server was not ready within 60 s; its log:"; sed 's/^/  server| /' "$log"; exit 1; }
-	say "server pid $DPID ready after $(elapsed) s"
+	[[ $SERVER == ganesha ]] && SRV_RB=1
+	tg_start_server "$SRV_NAME" "$binds" "100003/3/tcp 100005/3/tcp" "$KUSER"
 }
 
-stop_server() {  # SIGTERM; records what went wrong in HOST_FAIL
-	local i st
-	[[ -n $DPID ]] || return
-	kill -TERM "$DPID" 2>/dev/null
-	for ((i = 0; i < 200; i++)); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$DPID" 2>/dev/null; then
-		HOST_FAIL+=("the server still ran 20 s after SIGTERM: killed")
-		kill -KILL "$DPID"
-	fi
-	wait "$DPID"
-	st=$?
-	DPID=""
-	say "server stopped (SIGTERM): exit status $st"
-	if [[ $SERVER != ganesha && $st != 0 ]]; then HOST_FAIL+=("the server exited with status $st after SIGTERM (want 0)"); fi
-}
-
-# ---- the guest
-run_guest() {  # $1=timeout seconds
-	local j=$W/job t0
-	mkdir -p "$j"
-	cp "$HERE/guest/krb5.sh" "$j/main.sh"
+# the guest's job: krb5.sh, the realm's krb5.conf, the host/ keytab kdc_up put there, and env
+write_job() {
+	local j=$W/job
 	cp "$W/krb5.conf" "$j/krb5.conf"
 	chmod 644 "$j/krb5.keytab"   # the 9p share's copy; the guest keeps its own at 0600
 	cat >"$j/env" <<EOF
@@ -374,32 +247,6 @@ NOUID=$NOUID
 MIB=$MIB
 OPTMO=120
 EOF
-	t0=$(date +%s)
-	ip netns exec "$NS" qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" -smp "$SMP" -machine q35 \
-		-nodefaults -no-reboot -display none -monitor none -serial "file:$j/console.log" \
-		-kernel "$IMG/vmlinux" -initrd "$IMG/initrd.img" \
-		-append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init" \
-		-netdev "tap,id=n0,ifname=$TAP,script=no,downscript=no" \
-		-device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:e7:00:02 \
-		-fsdev "local,id=fs0,path=$j,security_model=none" -device virtio-9p-pci,fsdev=fs0,mount_tag=hostjob \
-		</dev/null >"$j/qemu.log" 2>&1 &
-	QPID=$!
-	while kill -0 "$QPID" 2>/dev/null; do
-		if [[ -n $DPID ]] && ! kill -0 "$DPID" 2>/dev/null; then
-			wait "$DPID"
-			HOST_FAIL+=("the server exited on its own (status $?) during the guest run")
-			DPID=""
-		fi
-		if (($(date +%s) - t0 > $1)); then
-			HOST_FAIL+=("the guest still ran after $1 s: stopped")
-			kill -KILL "$QPID"
-			break
-		fi
-		sleep 0.2
-	done
-	wait "$QPID" 2>/dev/null
-	QPID=""
-	say "guest ran $(($(date +%s) - t0)) s"
 }
 
 # ---- check 6's parts
@@ -440,80 +287,33 @@ check_counters() {  # nfsd-uc's RPCSEC_GSS counters, before it stops
 	say "server's RPCSEC_GSS counters: $GSS_NUMS"
 }
 
-log_errors() {
-	if [[ $SERVER == ganesha ]]; then
-		# not counted: no D-Bus in this sandbox, and the machine credential of its NFSv4
-		# callback channel, looked up at start for the host name "localhost" (Ganesha 4.3's
-		# nfs_host_name there), which NFSv3 never uses
-		grep -E ' :(FATAL|MAJ|CRIT) :' "$W/server.log" |
-			grep -vE ' :DBUS :| :NFS CB :CRIT :ERROR: gssd_refresh_krb5_machine_credential: no usable keytab entry found in keytab .* for connection with host localhost'
-	else
-		grep -E ' nfsd-uc (emerg|alert|crit|error): ' "$W/server.log"
-	fi
+show_logs() {  # on a failure, besides the server's: rpc.gssd's in the guest and the KDC's
+	say "rpc.gssd in the guest ($W/job/gssd.log, last 60 lines):"
+	tail -n 60 "$W/job/gssd.log" 2>/dev/null | sed 's/^/  gssd| /'
+	say "KDC log (last 20 lines):"
+	tail -n 20 "$W/kdc/kdc.log" 2>/dev/null | sed 's/^/  kdc| /'
 }
 
 main() {
 	preflight
-	net_up
-	say "server $SERVER ($EXE), image $IMG, kernel $(cat "$IMG/kver")"
+	tg_net_up "$SRV_NAME" "$GUEST_NAME"
 	kdc_up
 	start_server
-	local tmo=$((BUDGET - $(elapsed) - 30))
-	((tmo > 360)) && tmo=360
-	((tmo >= 60)) || fail_exit "no time left for the guest (budget $BUDGET s, NFSD_UC_LC_BUDGET)"
-	run_guest "$tmo"
-	local j=$W/job
-	if ! grep -q 'GUEST up' "$j/console.log" 2>/dev/null; then
-		say "the guest did not boot; console and QEMU messages:"
-		sed 's/^/  guest| /' "$j/console.log" 2>/dev/null
-		sed 's/^/  qemu| /' "$j/qemu.log"
-		skip "QEMU cannot boot the Debian kernel on this machine"
-	fi
+	write_job
+	tg_run_guest krb5.sh 360
 	[[ -n $DPID ]] && check_counters
-	stop_server
+	tg_stop_server
 	kill -TERM "$KPID" 2>/dev/null
 	wait "$KPID" 2>/dev/null
 	KPID=""
 	FILES_NUMS=""
 	check_files
-	local n=0 errs
-	errs=$(log_errors)
-	if [[ -n $errs ]]; then
-		n=$(printf '%s\n' "$errs" | wc -l)
-		HOST_FAIL+=("the server's log has $n error line(s): $(printf '%s\n' "$errs" | head -n 3 | tr '\n' '|')")
-	fi
-	local c6
-	c6="$FILES_NUMS; error lines $n, warnings $(grep -cE ' nfsd-uc warning: | :WARN :' "$W/server.log"); $GSS_NUMS"
-	local fails=()
-	local f
-	for f in "${HOST_FAIL[@]}"; do [[ -n $f ]] && fails+=("$f"); done
-	if ((${#fails[@]})); then
-		echo "6 server FAIL $(IFS=';'; echo "${fails[*]}") | $c6" >>"$j/results"
-	else
-		echo "6 server PASS $c6; the server stayed up and stopped cleanly" >>"$j/results"
-	fi
-	local ok=1 want r
-	for want in "1 kinit" "2 krb5" "3 krb5i" "4 krb5p" "5 krb5p-only" "6 server"; do
-		grep -q "^$want PASS" "$j/results" 2>/dev/null || ok=0
-		grep -q "^$want " "$j/results" 2>/dev/null || echo "$want FAIL (not run; guest rc $(cat "$j/rc" 2>/dev/null || echo none))" >>"$j/results"
-	done
-	[[ $(cat "$j/rc" 2>/dev/null) == 0 ]] || ok=0
-	sed 's/^/  guest| /' "$j/console.log"
-	if ((ok == 0)); then
-		say "rpc.gssd in the guest ($j/gssd.log, last 60 lines):"
-		tail -n 60 "$j/gssd.log" 2>/dev/null | sed 's/^/  gssd| /'
-		say "server log ($W/server.log, last 200 lines):"
-		tail -n 200 "$W/server.log" | sed 's/^/  server| /'
-		say "KDC log (last 20 lines):"
-		tail -n 20 "$W/kdc/kdc.log" 2>/dev/null | sed 's/^/  kdc| /'
-		[[ -s $W/rpcbind.log ]] && tail -n 20 "$W/rpcbind.log" | sed 's/^/  rpcbind| /'
-		say "QEMU messages: $(tr '\n' ' ' <"$j/qemu.log")"
-	fi
-	say "results ($SERVER, $(elapsed) s):"
-	while read -r r; do say "  $r"; done < <(sort -n "$j/results")
-	if ((ok)); then say "PASS"; return 0; fi
-	say "FAIL"
-	return 1
+	# not counted against Ganesha: no D-Bus in this sandbox, and the machine credential of its
+	# NFSv4 callback channel, looked up at start for the host name "localhost" (Ganesha 4.3's
+	# nfs_host_name there), which NFSv3 never uses
+	tg_server_check "6 server" ' :DBUS :| :NFS CB :CRIT :ERROR: gssd_refresh_krb5_machine_credential: no usable keytab entry found in keytab .* for connection with host localhost' \
+		"$FILES_NUMS" "$GSS_NUMS"
+	tg_verdict show_logs "" "1 kinit" "2 krb5" "3 krb5i" "4 krb5p" "5 krb5p-only" "6 server"
 }
 
 main
