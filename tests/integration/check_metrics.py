@@ -6,7 +6,9 @@ python3-prometheus-client), every family with a HELP and a TYPE and no family gi
 counters' samples ending in _total, histograms' buckets cumulative and ending at +Inf with their
 _count, and the families every nfsd-uc exposes (nfsd_uc_build_info, the process_* families, the
 calls in flight, the per-export series). Run by tests/integration/test_metrics.c on a scrape of
-a running daemon. Exit 0, 1 with the reasons, or 77 (skip) without the client library."""
+a running daemon; further arguments NAME:TYPE are families this text must hold too (it-gss asks
+for the RPCSEC_GSS ones, which only a daemon with a keytab has). Exit 0, 1 with the reasons, or 77
+(skip) without the client library."""
 import re
 import sys
 
@@ -63,7 +65,7 @@ def check_histogram(fam, errors):
             errors.append(f'{fam.name}{dict(key)}: _count {h["count"]} != +Inf {b[-1][1]}')
 
 
-def check(text):
+def check(text, required):
     errors = []
     families = list(text_string_to_metric_families(text))
     seen = {}
@@ -87,7 +89,7 @@ def check(text):
         names = comment_names(text, kind)
         for n in {n for n in names if names.count(n) > 1}:
             errors.append(f'# {kind} {n}: given twice')
-    for name, kind in REQUIRED.items():
+    for name, kind in required.items():
         if name not in seen:
             errors.append(f'{name}: missing')
         elif seen[name].type != kind:
@@ -100,9 +102,13 @@ def check(text):
 
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else '-'
+    required = dict(REQUIRED)
+    for arg in sys.argv[2:]:
+        name, _, kind = arg.partition(':')
+        required[name] = kind
     text = sys.stdin.read() if path == '-' else open(path, encoding='utf-8').read()
     try:
-        families, errors = check(text)
+        families, errors = check(text, required)
     except ValueError as e:   # the parser's refusal of a line
         print(f'check_metrics: not parsed: {e}', file=sys.stderr)
         return 1

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Integration harness: daemon lifecycle, temporary tree, conf file. See harness.h. */
 #include "harness.h"
+#include "rawnfs.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,9 +46,7 @@ void it_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* A port nobody listens on now: bind port 0 and read back what the kernel chose. Two calls
- * keep their sockets open together so they cannot return the same port. */
-static int free_port(int *keep_fd)
+int it_free_port(int *keep_fd)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
@@ -155,9 +154,9 @@ int it_setup(struct itest *t, const char *exe)
 	t->exe = exe;
 	if (make_tree(t) < 0 || write_hello(t) < 0)
 		return -1;
-	p = free_port(&keep[0]);
-	m = free_port(&keep[1]);
-	l = free_port(&keep[2]);
+	p = it_free_port(&keep[0]);
+	m = it_free_port(&keep[1]);
+	l = it_free_port(&keep[2]);
 	close(keep[0]);
 	close(keep[1]);
 	close(keep[2]);
@@ -202,15 +201,34 @@ static int log_says_ready(const struct itest *t, long from)
 	return found;
 }
 
-static long log_size(const struct itest *t)
+long it_log_size(const struct itest *t)
 {
 	struct stat st;
 	return stat(t->log, &st) == 0 ? (long)st.st_size : 0;
 }
 
+char *it_log_find(const struct itest *t, long from, const char *what)
+{
+	FILE *f = fopen(t->log, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, from, SEEK_SET) == 0)
+		while (getline(&line, &cap, f) >= 0)
+			if (strstr(line, what) != NULL) {
+				fclose(f);
+				return line;
+			}
+	free(line);
+	fclose(f);
+	return NULL;
+}
+
 int it_start(struct itest *t)
 {
-	long from = log_size(t);
+	long from = it_log_size(t);
 	long long deadline = now_ms() + START_TIMEOUT_MS;
 	pid_t harness = getpid();
 
@@ -393,4 +411,12 @@ int it_main(const char *group, const struct CMUnitTest *tests, size_t ntests,
 		it_log_tail(&t, 60);
 	it_cleanup(&t);
 	return failed ? 1 : 0;
+}
+
+uint64_t rn_counter_must(uint16_t port, const char *name)
+{
+	uint64_t v = rn_counter(port, name);
+	if (v == UINT64_MAX)
+		fail_msg("the daemon has no counter %s", name);
+	return v;
 }

@@ -60,6 +60,11 @@ int it_stop(struct itest *t);
 int it_kill(struct itest *t);
 /* Still running? (reaps it and says so on stderr when it died) */
 int it_alive(struct itest *t);
+/* The log's size now: where what the daemon logs next begins. */
+long it_log_size(const struct itest *t);
+/* The first line of the log past offset from that contains what (malloc'd, newline kept), or
+ * NULL. */
+char *it_log_find(const struct itest *t, long from, const char *what);
 /* Print the last lines of the daemon's log on stderr. */
 void it_log_tail(const struct itest *t, int lines);
 /* Remove the tree (kept when NFSD_UC_IT_KEEP is set in the environment). */
@@ -72,11 +77,19 @@ int it_main(const char *group, const struct CMUnitTest *tests, size_t ntests,
             int argc, char **argv);
 #define IT_MAIN(group, tests) it_main(group, tests, sizeof(tests) / sizeof((tests)[0]), argc, argv)
 
+/* A port nobody listens on now on 127.0.0.1: bound to port 0 and read back, the socket left open
+ * in *keep_fd (close it before the port is used; two ports taken with both sockets open differ).
+ * The port, or -1. */
+int it_free_port(int *keep_fd);
+
 /* Small file-system helpers for fixtures and for checking results on disk (abort the test
  * through cmocka on failure). path is relative to the export's directory. */
 void it_sleep_ms(int ms);
 void it_path(const struct itest *t, enum it_export e, const char *rel, char *out, size_t outlen);
 void it_write_file(const struct itest *t, enum it_export e, const char *rel,
                    const void *data, size_t len, mode_t mode);
+
+/* The daemon's counter name (rawnfs.h's rn_counter), failing the test when it has none. */
+uint64_t rn_counter_must(uint16_t port, const char *name);
 
 #endif

@@ -20,15 +20,7 @@ static size_t pad4(size_t n)
 	return (n + 3) & ~(size_t)3;
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int rg_errf(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -38,19 +30,31 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+/* The GSS-API's first message for a status of type (GSS_C_GSS_CODE, GSS_C_MECH_CODE). */
+static void display(OM_uint32 status, int type, char *out, size_t len)
+{
+	OM_uint32 m, ctx = 0;
+	gss_buffer_desc b = GSS_C_EMPTY_BUFFER;
+
+	gss_display_status(&m, status, type,
+	                   type == GSS_C_MECH_CODE ? (gss_OID)gss_mech_krb5 : GSS_C_NO_OID, &ctx, &b);
+	snprintf(out, len, "%.*s", (int)b.length, b.value ? (char *)b.value : "");
+	gss_release_buffer(&m, &b);
+}
+
 /* The GSS-API's own words for major/minor. */
 static void gss_words(OM_uint32 major, OM_uint32 minor, char *out, size_t len)
 {
-	OM_uint32 m, ctx = 0;
-	gss_buffer_desc a = GSS_C_EMPTY_BUFFER, b = GSS_C_EMPTY_BUFFER;
+	char a[120], b[120];   /* both fit the callers' 256 */
 
-	gss_display_status(&m, major, GSS_C_GSS_CODE, GSS_C_NO_OID, &ctx, &a);
-	ctx = 0;
-	gss_display_status(&m, minor, GSS_C_MECH_CODE, (gss_OID)gss_mech_krb5, &ctx, &b);
-	snprintf(out, len, "%.*s (%.*s)", (int)a.length, a.value ? (char *)a.value : "",
-	         (int)b.length, b.value ? (char *)b.value : "");
-	gss_release_buffer(&m, &a);
-	gss_release_buffer(&m, &b);
+	display(major, GSS_C_GSS_CODE, a, sizeof(a));
+	display(minor, GSS_C_MECH_CODE, b, sizeof(b));
+	snprintf(out, len, "%s (%s)", a, b);
+}
+
+void rg_major_words(uint32_t major, char *out, size_t len)
+{
+	display(major, GSS_C_GSS_CODE, out, len);
 }
 
 int rg_cred_password(const char *user, const char *password, gss_cred_id_t *cred, char *err,
@@ -71,7 +75,32 @@ int rg_cred_password(const char *user, const char *password, gss_cred_id_t *cred
 	if (major == GSS_S_COMPLETE)
 		return 0;
 	gss_words(major, minor, words, sizeof(words));
-	return fail(err, errlen, "%s's credential: %s", user, words);
+	return rg_errf(err, errlen, "%s's credential: %s", user, words);
+}
+
+int rg_cred_keytab(const char *principal, const char *keytab, gss_cred_id_t *cred, char *err,
+                   size_t errlen)
+{
+	static unsigned n;
+	OM_uint32 major, minor;
+	gss_buffer_desc pb = { strlen(principal), (void *)principal };
+	gss_OID_set_desc mechs = { 1, (gss_OID)gss_mech_krb5 };
+	char ccache[64], words[256];
+	gss_key_value_element_desc kv[2] = { { "client_keytab", keytab }, { "ccache", ccache } };
+	gss_key_value_set_desc store = { 2, kv };
+	gss_name_t name;
+
+	snprintf(ccache, sizeof(ccache), "MEMORY:rawgss-%d-%u", (int)getpid(), n++);
+	major = gss_import_name(&minor, &pb, (gss_OID)GSS_KRB5_NT_PRINCIPAL_NAME, &name);
+	if (major == GSS_S_COMPLETE) {
+		major = gss_acquire_cred_from(&minor, name, 0, &mechs, GSS_C_INITIATE, &store, cred,
+		                              NULL, NULL);
+		gss_release_name(&minor, &name);
+	}
+	if (major == GSS_S_COMPLETE)
+		return 0;
+	gss_words(major, minor, words, sizeof(words));
+	return rg_errf(err, errlen, "%s's credential from %s: %s", principal, keytab, words);
 }
 
 /* ---- replies ---- */
@@ -97,9 +126,9 @@ static int parse(const uint8_t *rec, size_t len, struct hdr *h)
 	return 0;
 }
 
-/* Receive the reply to xid into a new buffer *rec: as raw_recv_record, and -1 when it is no
- * well-formed reply to xid. */
-static int recv_hdr(int fd, uint32_t xid, uint8_t **rec, struct hdr *h, int timeout_ms)
+/* Receive the reply to xid into a new buffer *rec: its length, as raw_recv_record, and -1 when
+ * it is no well-formed reply to xid. */
+static ssize_t recv_hdr(int fd, uint32_t xid, uint8_t **rec, struct hdr *h, int timeout_ms)
 {
 	ssize_t n;
 
@@ -108,10 +137,10 @@ static int recv_hdr(int fd, uint32_t xid, uint8_t **rec, struct hdr *h, int time
 		return -1;
 	n = raw_recv_record(fd, *rec, RG_REC_CAP, timeout_ms);
 	if (n < 0)
-		return (int)n;
+		return n;
 	if (parse(*rec, (size_t)n, h) < 0 || h->r.xid != xid)
 		return -1;
-	return 0;
+	return n;
 }
 
 static bool mic_ok(gss_ctx_id_t ctx, const void *msg, size_t len, const void *mic, size_t mic_len)
@@ -126,7 +155,7 @@ static bool mic_of_u32_ok(gss_ctx_id_t ctx, uint32_t n, const void *mic, size_t 
 {
 	uint8_t be[4];
 
-	put_be32(be, n);
+	put_u32(be, n);
 	return mic_ok(ctx, be, 4, mic, mic_len);
 }
 
@@ -159,42 +188,72 @@ static int parse_init_res(const struct raw_reply *r, struct init_res *res)
 	return (size_t)(end - p) >= pad4(res->token_len) ? 0 : -1;
 }
 
-/* Send one INIT or CONTINUE_INIT carrying token, and receive its reply into *rec / *res. */
-static int init_step(int fd, struct rg_ctx *c, uint32_t prog, uint32_t vers, const gss_buffer_desc *token,
-                     uint8_t **rec, struct hdr *h, struct init_res *res, char *err, size_t errlen)
+/* Send one INIT (handle_len 0) or CONTINUE_INIT of handle with xid carrying token, and receive
+ * its reply into *rec / *h / *res: 0 when it is accepted with SUCCESS and holds an
+ * rpc_gss_init_res, whatever its major status. */
+static int init_exchange(int fd, uint32_t xid, uint32_t prog, uint32_t vers, const uint8_t *handle,
+                         uint32_t handle_len, const gss_buffer_desc *token, uint8_t **rec,
+                         struct hdr *h, struct init_res *res, char *err, size_t errlen)
 {
 	struct xb *b = calloc(1, sizeof(*b));
 	struct xb cred = { .len = 0 };
-	uint32_t xid = c->next_xid++;
 	int rc;
 
 	if (b == NULL)
-		return fail(err, errlen, "out of memory");
+		return rg_errf(err, errlen, "out of memory");
 	xb_u32(&cred, 1);
-	xb_u32(&cred, c->handle_len ? RG_CONTINUE_INIT : RG_INIT);
+	xb_u32(&cred, handle_len ? RG_CONTINUE_INIT : RG_INIT);
 	xb_u32(&cred, 0);
 	xb_u32(&cred, RG_NONE);
-	xb_opaque(&cred, c->handle, c->handle_len);
+	xb_opaque(&cred, handle, handle_len);
 	xb_call(b, xid, 2, prog, vers, 0, RG_FLAVOR, &cred);   /* verifier AUTH_NONE */
 	xb_opaque(b, token->value, token->length);
 	rc = raw_send_record(fd, b->buf, b->len);
 	free(b);
 	if (rc < 0)
-		return fail(err, errlen, "INIT: send failed");
-	rc = recv_hdr(fd, xid, rec, h, 10000);
-	if (rc < 0)
-		return fail(err, errlen, "INIT: %s", rc == -2 ? "no reply in 10 s" : "no reply (closed)");
+		return rg_errf(err, errlen, "INIT: send failed");
+	if ((rc = (int)recv_hdr(fd, xid, rec, h, 10000)) < 0)
+		return rg_errf(err, errlen, "INIT: %s", rc == -2 ? "no reply in 10 s" : "no reply (closed)");
 	if (h->r.reply_stat != 0 || h->r.accept_stat != 0)
-		return fail(err, errlen, "INIT: refused: reply_stat %u accept_stat %u auth_stat %u",
+		return rg_errf(err, errlen, "INIT: refused: reply_stat %u accept_stat %u auth_stat %u",
 		            h->r.reply_stat, h->r.accept_stat, h->r.auth_stat);
 	if (parse_init_res(&h->r, res) < 0)
-		return fail(err, errlen, "INIT: malformed rpc_gss_init_res");
+		return rg_errf(err, errlen, "INIT: malformed rpc_gss_init_res");
+	return 0;
+}
+
+/* One step of making c: send token, take the server's handle; -1 unless it goes on or is done. */
+static int init_step(int fd, struct rg_ctx *c, uint32_t prog, uint32_t vers,
+                     const gss_buffer_desc *token, uint8_t **rec, struct hdr *h,
+                     struct init_res *res, char *err, size_t errlen)
+{
+	if (init_exchange(fd, c->next_xid++, prog, vers, c->handle, c->handle_len, token, rec, h, res,
+	                  err, errlen) < 0)
+		return -1;
 	if (res->major != GSS_S_COMPLETE && res->major != GSS_S_CONTINUE_NEEDED)
-		return fail(err, errlen, "INIT: the server's GSS-API said major 0x%x minor %u", res->major,
+		return rg_errf(err, errlen, "INIT: the server's GSS-API said major 0x%x minor %u", res->major,
 		            res->minor);
 	memcpy(c->handle, res->handle, res->handle_len);
 	c->handle_len = res->handle_len;
 	return 0;
+}
+
+int rg_init_raw(int fd, uint32_t xid, uint32_t prog, uint32_t vers, const void *token,
+                size_t token_len, struct rg_init_result *res, char *err, size_t errlen)
+{
+	gss_buffer_desc tb = { token_len, (void *)token };
+	uint8_t *rec = NULL;
+	struct hdr h;
+	struct init_res ir;
+	int rc = init_exchange(fd, xid, prog, vers, NULL, 0, &tb, &rec, &h, &ir, err, errlen);
+
+	if (rc == 0)
+		*res = (struct rg_init_result){ .handle_len = ir.handle_len, .major = ir.major,
+		                                .minor = ir.minor, .window = ir.window,
+		                                .token_len = ir.token_len,
+		                                .verf_flavor = h.verf_flavor, .verf_len = h.verf_len };
+	free(rec);
+	return rc;
 }
 
 static OM_uint32 init_sec(struct rg_ctx *c, gss_cred_id_t cred, gss_name_t target, const void *in,
@@ -226,7 +285,7 @@ static int handshake(int fd, struct rg_ctx *c, gss_cred_id_t cred, gss_name_t ta
 
 		if (GSS_ERROR(major)) {
 			gss_words(major, minor, words, sizeof(words));
-			return fail(err, errlen, "gss_init_sec_context: %s", words);
+			return rg_errf(err, errlen, "gss_init_sec_context: %s", words);
 		}
 		rc = init_step(fd, c, prog, vers, &out, &rec, &h, &res, err, errlen);
 		gss_release_buffer(&m, &out);
@@ -235,10 +294,10 @@ static int handshake(int fd, struct rg_ctx *c, gss_cred_id_t cred, gss_name_t ta
 		if (rc == 0 && res.major == GSS_S_COMPLETE) {
 			c->window = res.window;
 			if (GSS_ERROR(major) || major != GSS_S_COMPLETE || out.length != 0)
-				rc = fail(err, errlen, "INIT: the server is done, we are not (major 0x%x)", major);
+				rc = rg_errf(err, errlen, "INIT: the server is done, we are not (major 0x%x)", major);
 			else if (h.verf_flavor != RG_FLAVOR ||
 			         !mic_of_u32_ok(c->gss, res.window, h.verf, h.verf_len))
-				rc = fail(err, errlen, "INIT: the verifier is no MIC of the window %u", res.window);
+				rc = rg_errf(err, errlen, "INIT: the verifier is no MIC of the window %u", res.window);
 			free(rec);
 			gss_release_buffer(&m, &out);
 			return rc;
@@ -248,7 +307,7 @@ static int handshake(int fd, struct rg_ctx *c, gss_cred_id_t cred, gss_name_t ta
 			return rc;
 	}
 	gss_release_buffer(&m, &out);
-	return fail(err, errlen, "INIT: no context after 8 rounds");
+	return rg_errf(err, errlen, "INIT: no context after 8 rounds");
 }
 
 int rg_establish(int fd, struct rg_ctx *c, gss_cred_id_t cred, const char *service, uint32_t prog,
@@ -269,14 +328,14 @@ int rg_establish(int fd, struct rg_ctx *c, gss_cred_id_t cred, const char *servi
 	c->next_xid = xid_base;
 	major = gss_import_name(&minor, &sb, GSS_C_NT_HOSTBASED_SERVICE, &target);
 	if (major != GSS_S_COMPLETE)
-		return fail(err, errlen, "gss_import_name(%s) failed", service);
+		return rg_errf(err, errlen, "gss_import_name(%s) failed", service);
 	rc = handshake(fd, c, cred, target, prog, vers, err, errlen);
 	gss_release_name(&minor, &target);
 	if (rc == 0 && (c->flags & RG_WANT_FLAGS) != RG_WANT_FLAGS)
-		rc = fail(err, errlen, "the context lacks mutual, integrity or confidentiality (flags 0x%x)",
+		rc = rg_errf(err, errlen, "the context lacks mutual, integrity or confidentiality (flags 0x%x)",
 		          c->flags);
 	if (rc == 0 && (c->window == 0 || c->handle_len == 0))
-		rc = fail(err, errlen, "INIT: window %u, handle of %u bytes", c->window, c->handle_len);
+		rc = rg_errf(err, errlen, "INIT: window %u, handle of %u bytes", c->window, c->handle_len);
 	if (rc < 0)
 		rg_ctx_free(c);
 	return rc;
@@ -291,120 +350,222 @@ void rg_ctx_free(struct rg_ctx *c)
 	c->gss = GSS_C_NO_CONTEXT;
 }
 
-/* ---- calls ---- */
+/* ---- sealing a call ---- */
 
-static int room(const struct xb *b, size_t n)
+/* An XDR writer into the call's buffer; the caller has checked the room. */
+static size_t put_u32_at(uint8_t *buf, size_t off, uint32_t v)
 {
-	return b->len + n <= sizeof(b->buf) ? 0 : -1;
+	put_u32(buf + off, v);
+	return off + 4;
 }
 
-/* The credential and the verifier, the MIC of everything before it. */
-static int put_auth(struct rg_ctx *c, struct rg_call *call)
+static size_t put_opaque_at(uint8_t *buf, size_t off, const void *p, size_t n)
 {
-	struct xb cred = { .len = 0 };
+	off = put_u32_at(buf, off, (uint32_t)n);
+	if (n)
+		memcpy(buf + off, p, n);
+	memset(buf + off + n, 0, pad4(n) - n);
+	return off + pad4(n);
+}
+
+/* The header, the credential and the verifier, the MIC of everything before it. */
+static int put_auth(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
+{
 	OM_uint32 minor;
 	gss_buffer_desc msg, mic;
+	const uint32_t head[] = { p->xid, 0 /* CALL */, 2, p->prog, p->vers, p->proc, RG_FLAVOR,
+	                          20 + (uint32_t)pad4(c->handle_len), 1, p->gss_proc, p->seq,
+	                          p->service };
+	size_t off = 0;
 
-	xb_u32(&cred, 1);
-	xb_u32(&cred, call->gss_proc);
-	xb_u32(&cred, call->seq);
-	xb_u32(&cred, call->service);
-	xb_opaque(&cred, c->handle, c->handle_len);
-	xb_u32(&call->b, RG_FLAVOR);
-	call->seq_off = call->b.len + 4 + 8;
-	xb_opaque(&call->b, cred.buf, cred.len);
-	call->hdr_len = call->b.len;
-	msg = (gss_buffer_desc){ call->hdr_len, call->b.buf };
+	if (p->cap < sizeof(head) + 4 + pad4(c->handle_len) + 8)
+		return -1;
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		off = put_u32_at(buf, off, head[i]);
+	p->seq_off = off - 8;
+	off = put_opaque_at(buf, off, c->handle, c->handle_len);
+	p->hdr_len = off;
+	msg = (gss_buffer_desc){ p->hdr_len, buf };
 	if (gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &msg, &mic) != GSS_S_COMPLETE)
 		return -1;
-	xb_u32(&call->b, RG_FLAVOR);
-	call->verf_off = call->b.len + 4;
-	call->verf_len = mic.length;
-	xb_opaque(&call->b, mic.value, mic.length);
+	if (p->cap < off + 8 + pad4(mic.length)) {
+		gss_release_buffer(&minor, &mic);
+		return -1;
+	}
+	off = put_u32_at(buf, off, RG_FLAVOR);
+	p->verf_off = off + 4;
+	p->verf_len = mic.length;
+	p->body_off = put_opaque_at(buf, off, mic.value, mic.length);
 	gss_release_buffer(&minor, &mic);
 	return 0;
 }
 
-/* rpc_gss_integ_data or rpc_gss_priv_data around seq_num and args. */
-static int put_wrapped(struct rg_ctx *c, struct rg_call *call, const void *args, size_t args_len)
+/* The four buffers of an RFC 4121 wrap token around data: header, data, padding, trailer. */
+static void wrap_iov(gss_iov_buffer_desc iov[4], uint8_t *data, size_t len)
 {
-	OM_uint32 minor, major;
-	uint8_t *data = malloc(args_len + 4);
-	gss_buffer_desc in = { args_len + 4, data }, out = GSS_C_EMPTY_BUFFER;
-	int conf = 0, rc = -1;
-
-	if (data == NULL)
-		return -1;
-	put_be32(data, call->seq);
-	if (args_len)
-		memcpy(data + 4, args, args_len);
-	if (call->service == RG_INTEGRITY) {
-		major = gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &in, &out);
-		if (major == GSS_S_COMPLETE && room(&call->b, 12 + in.length + pad4(out.length)) == 0) {
-			call->databody_off = call->b.len + 4;
-			xb_opaque(&call->b, in.value, in.length);
-			call->mic_off = call->b.len + 4;
-			xb_opaque(&call->b, out.value, out.length);
-			rc = 0;
-		}
-	} else {
-		major = gss_wrap(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &in, &conf, &out);
-		if (major == GSS_S_COMPLETE && conf && room(&call->b, 8 + pad4(out.length)) == 0) {
-			call->wrap_off = call->b.len + 4;
-			xb_opaque(&call->b, out.value, out.length);
-			rc = 0;
-		}
-	}
-	gss_release_buffer(&minor, &out);
-	free(data);
-	return rc;
+	iov[0] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_HEADER, GSS_C_EMPTY_BUFFER };
+	iov[1] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_DATA, { len, data } };
+	iov[2] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_PADDING, GSS_C_EMPTY_BUFFER };
+	iov[3] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_TRAILER, GSS_C_EMPTY_BUFFER };
 }
 
-int rg_encode(struct rg_ctx *c, struct rg_call *call, uint32_t gss_proc, uint32_t service,
-              uint32_t seq, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
-              const void *args, size_t args_len)
+/* Where the arguments go behind the body's opaque length and seq_num (and privacy's token
+ * header), the room checked; 0 when it does not fit or the mechanism pads (AES does not). */
+static size_t args_place(struct rg_ctx *c, struct rg_parts *p, size_t args_len)
 {
-	call->b.len = 0;
-	call->xid = xid;
-	call->proc = proc;
-	call->gss_proc = gss_proc;
-	call->service = service;
-	call->seq = seq;
-	call->seq_off = call->verf_off = call->verf_len = call->body_off = 0;
-	call->databody_off = call->mic_off = call->wrap_off = 0;
-	if (args_len % 4 != 0 || room(&call->b, 256 + c->handle_len + args_len) < 0)
-		return -1;
-	xb_u32(&call->b, xid);
-	xb_u32(&call->b, 0);       /* CALL */
-	xb_u32(&call->b, 2);
-	xb_u32(&call->b, prog);
-	xb_u32(&call->b, vers);
-	xb_u32(&call->b, proc);
-	if (put_auth(c, call) < 0)
-		return -1;
-	call->body_off = call->b.len;
-	if (gss_proc != RG_DATA || service == RG_NONE) {
-		xb_bytes(&call->b, args, args_len);
+	OM_uint32 minor;
+	gss_iov_buffer_desc iov[4];
+	size_t need;
+
+	if (p->gss_proc != RG_DATA || p->service == RG_NONE) {
+		need = p->body_off + args_len;
+		return need <= p->cap ? p->body_off : 0;
+	}
+	if (p->service == RG_INTEGRITY) {
+		p->databody_off = p->body_off + 4;
+		need = p->databody_off + 4 + args_len + 4 + 64;   /* a MIC's room, checked at the end */
+		return need <= p->cap ? p->databody_off + 4 : 0;
+	}
+	wrap_iov(iov, NULL, args_len + 4);
+	if (GSS_ERROR(gss_wrap_iov_length(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, NULL, iov, 4)) ||
+	    iov[2].buffer.length != 0)
 		return 0;
-	}
-	return put_wrapped(c, call, args, args_len);
+	p->wrap_off = p->body_off + 4;
+	p->wrap_head = iov[0].buffer.length;
+	p->wrap_tail = iov[3].buffer.length;
+	need = p->wrap_off + pad4(p->wrap_head + 4 + args_len + p->wrap_tail);
+	return need <= p->cap ? p->wrap_off + p->wrap_head + 4 : 0;
 }
 
-int rg_wrap(struct rg_ctx *c, const struct xb *plain, uint32_t service, struct rg_call *call)
+uint8_t *rg_seal_begin(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p, size_t args_len)
+{
+	p->hdr_len = p->seq_off = p->verf_off = p->verf_len = p->body_off = 0;
+	p->databody_off = p->mic_off = p->wrap_off = p->wrap_head = p->wrap_tail = p->len = 0;
+	p->args_off = 0;
+	p->args_len = args_len;
+	if (args_len % 4 != 0 || put_auth(c, buf, p) < 0)
+		return NULL;
+	p->args_off = args_place(c, p, args_len);
+	return p->args_off ? buf + p->args_off : NULL;
+}
+
+static size_t seal_integ(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
+{
+	OM_uint32 minor;
+	gss_buffer_desc in = { 4 + p->args_len, buf + p->databody_off }, mic;
+	size_t off;
+
+	put_u32(buf + p->body_off, (uint32_t)in.length);
+	put_u32(buf + p->databody_off, p->seq);
+	if (gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &in, &mic) != GSS_S_COMPLETE)
+		return 0;
+	off = p->databody_off + in.length;
+	if (off + 4 + pad4(mic.length) <= p->cap) {
+		p->mic_off = off + 4;
+		p->len = put_opaque_at(buf, off, mic.value, mic.length);
+	}
+	gss_release_buffer(&minor, &mic);
+	return p->len;
+}
+
+static size_t seal_priv(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
+{
+	OM_uint32 minor;
+	gss_iov_buffer_desc iov[4];
+	uint8_t *data = buf + p->args_off - 4;
+	size_t token = p->wrap_head + 4 + p->args_len + p->wrap_tail;
+	int conf = 0;
+
+	put_u32(data, p->seq);
+	wrap_iov(iov, data, 4 + p->args_len);
+	iov[0].buffer = (gss_buffer_desc){ p->wrap_head, data - p->wrap_head };
+	iov[3].buffer = (gss_buffer_desc){ p->wrap_tail, data + 4 + p->args_len };
+	if (GSS_ERROR(gss_wrap_iov(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4)) || !conf)
+		return 0;
+	put_u32(buf + p->body_off, (uint32_t)token);
+	memset(buf + p->wrap_off + token, 0, pad4(token) - token);
+	p->len = p->wrap_off + pad4(token);
+	return p->len;
+}
+
+size_t rg_seal_end(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
+{
+	if (p->args_off == 0)
+		return 0;
+	if (p->gss_proc != RG_DATA || p->service == RG_NONE)
+		return p->len = p->args_off + p->args_len;
+	return p->service == RG_INTEGRITY ? seal_integ(c, buf, p) : seal_priv(c, buf, p);
+}
+
+/* The arguments of plain, a whole call of any flavor: past its credential and verifier. */
+static const uint8_t *plain_args(const struct xb *plain, size_t *len)
 {
 	const uint8_t *p = plain->buf;
 	size_t off;
 
 	if (plain->len < 40)
-		return -1;
+		return NULL;
 	off = 32 + pad4(get_u32(p + 28));            /* past the credential */
 	if (off + 8 > plain->len)
-		return -1;
+		return NULL;
 	off += 8 + pad4(get_u32(p + off + 4));       /* past the verifier */
 	if (off > plain->len)
+		return NULL;
+	*len = plain->len - off;
+	return p + off;
+}
+
+size_t rg_seal_plain(struct rg_ctx *c, const struct xb *plain, uint32_t service, uint32_t seq,
+                     uint8_t *buf, struct rg_parts *p)
+{
+	size_t len;
+	const uint8_t *args = plain_args(plain, &len);
+	uint8_t *to;
+
+	if (args == NULL)
+		return 0;
+	p->xid = get_u32(plain->buf);
+	p->prog = get_u32(plain->buf + 12);
+	p->vers = get_u32(plain->buf + 16);
+	p->proc = get_u32(plain->buf + 20);
+	p->gss_proc = RG_DATA;
+	p->service = service;
+	p->seq = seq;
+	to = rg_seal_begin(c, buf, p, len);
+	if (to == NULL)
+		return 0;
+	if (len)
+		memcpy(to, args, len);
+	return rg_seal_end(c, buf, p);
+}
+
+/* ---- the test's calls ---- */
+
+int rg_encode(struct rg_ctx *c, struct rg_call *call, uint32_t gss_proc, uint32_t service,
+              uint32_t seq, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
+              const void *args, size_t args_len)
+{
+	struct rg_parts *p = &call->p;
+	uint8_t *to;
+
+	*p = (struct rg_parts){ .xid = xid, .prog = prog, .vers = vers, .proc = proc,
+	                        .gss_proc = gss_proc, .service = service, .seq = seq,
+	                        .cap = sizeof(call->b.buf) };
+	call->b.len = 0;
+	to = rg_seal_begin(c, call->b.buf, p, args_len);
+	if (to == NULL)
 		return -1;
-	return rg_encode(c, call, RG_DATA, service, c->next_seq++, get_u32(p), get_u32(p + 12),
-	                 get_u32(p + 16), get_u32(p + 20), p + off, plain->len - off);
+	if (args_len)
+		memcpy(to, args, args_len);
+	call->b.len = rg_seal_end(c, call->b.buf, p);
+	return call->b.len ? 0 : -1;
+}
+
+int rg_wrap(struct rg_ctx *c, const struct xb *plain, uint32_t service, struct rg_call *call)
+{
+	call->p = (struct rg_parts){ .cap = sizeof(call->b.buf) };
+	call->b.len = rg_seal_plain(c, plain, service, c->next_seq++, call->b.buf, &call->p);
+	return call->b.len ? 0 : -1;
 }
 
 int rg_null(struct rg_ctx *c, uint32_t prog, uint32_t vers, uint32_t service, struct rg_call *call)
@@ -423,10 +584,10 @@ int rg_send(int fd, const struct rg_call *call)
 	return raw_send_record(fd, call->b.buf, call->b.len);
 }
 
-/* ---- checking a reply ---- */
+/* ---- opening a reply ---- */
 
-/* Integrity: databody_integ (seq_num, results) and its checksum. */
-static bool unwrap_integ(struct rg_ctx *c, const struct rg_call *call, struct rg_reply *rep)
+/* Integrity: databody_integ (seq_num, results) and its checksum, checked where they lie. */
+static bool open_integ(struct rg_ctx *c, uint32_t seq, struct rg_reply *rep)
 {
 	const uint8_t *p = rep->r.body, *end = p + rep->r.body_len;
 	uint32_t dlen, mlen;
@@ -435,65 +596,72 @@ static bool unwrap_integ(struct rg_ctx *c, const struct rg_call *call, struct rg
 		return false;
 	mlen = get_u32(p + 4 + dlen);
 	if ((size_t)(end - p) < 8 + dlen + pad4(mlen) ||
-	    !mic_ok(c->gss, p + 4, dlen, p + 8 + dlen, mlen) || get_u32(p + 4) != call->seq)
+	    !mic_ok(c->gss, p + 4, dlen, p + 8 + dlen, mlen) || get_u32(p + 4) != seq)
 		return false;
-	rep->plain = malloc(dlen);
-	if (rep->plain == NULL)
-		return false;
-	memcpy(rep->plain, p + 8, dlen - 4);
-	rep->r.body = rep->plain;
+	rep->r.body = p + 8;
 	rep->r.body_len = dlen - 4;
 	return true;
 }
 
-/* Privacy: databody_priv, unwrapped with confidentiality, then seq_num and results. */
-static bool unwrap_priv(struct rg_ctx *c, const struct rg_call *call, struct rg_reply *rep)
+/* Privacy: databody_priv, unwrapped with confidentiality where it lies (a stream buffer: MIT
+ * decrypts in place and points the data into it), then seq_num and results. */
+static bool open_priv(struct rg_ctx *c, uint32_t seq, uint8_t *rec, struct rg_reply *rep)
 {
-	const uint8_t *p = rep->r.body, *end = p + rep->r.body_len;
-	OM_uint32 minor, major;
-	gss_buffer_desc in, out = GSS_C_EMPTY_BUFFER;
+	uint8_t *p = rec + (rep->r.body - rec);
+	const uint8_t *end = rep->r.body + rep->r.body_len;
+	gss_iov_buffer_desc iov[2];
+	OM_uint32 minor;
+	const uint8_t *data;
 	int conf = 0;
-	bool ok = false;
 
 	if (end - p < 4 || (size_t)(end - p) < 4 + pad4(get_u32(p)))
 		return false;
-	in = (gss_buffer_desc){ get_u32(p), (void *)(p + 4) };
-	major = gss_unwrap(&minor, c->gss, &in, &out, &conf, NULL);
-	if (major == GSS_S_COMPLETE && conf && out.length >= 4 &&
-	    get_u32(out.value) == call->seq && (rep->plain = malloc(out.length)) != NULL) {
-		memcpy(rep->plain, (uint8_t *)out.value + 4, out.length - 4);
-		rep->r.body = rep->plain;
-		rep->r.body_len = out.length - 4;
-		ok = true;
-	}
-	gss_release_buffer(&minor, &out);
-	return ok;
+	iov[0] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_STREAM, { get_u32(p), p + 4 } };
+	iov[1] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_DATA, GSS_C_EMPTY_BUFFER };
+	if (GSS_ERROR(gss_unwrap_iov(&minor, c->gss, &conf, NULL, iov, 2)) || !conf ||
+	    iov[1].buffer.length < 4)
+		return false;
+	data = iov[1].buffer.value;
+	if (get_u32(data) != seq)
+		return false;
+	rep->r.body = data + 4;
+	rep->r.body_len = iov[1].buffer.length - 4;
+	return true;
+}
+
+int rg_reply_open(struct rg_ctx *c, const struct rg_parts *p, uint8_t *rec, size_t len,
+                  struct rg_reply *rep)
+{
+	struct hdr h;
+
+	if (parse(rec, len, &h) < 0)
+		return -1;
+	rep->r = h.r;
+	rep->verf_flavor = h.verf_flavor;
+	rep->verf_ok = h.r.reply_stat == 0 && h.verf_flavor == RG_FLAVOR &&
+	               mic_of_u32_ok(c->gss, p->seq, h.verf, h.verf_len);
+	rep->body_ok = true;
+	if (h.r.reply_stat != 0 || h.r.accept_stat != 0 || p->gss_proc != RG_DATA)
+		return 0;
+	if (p->service == RG_INTEGRITY)
+		rep->body_ok = open_integ(c, p->seq, rep);
+	else if (p->service == RG_PRIVACY)
+		rep->body_ok = open_priv(c, p->seq, rec, rep);
+	return 0;
 }
 
 int rg_recv(int fd, struct rg_ctx *c, const struct rg_call *call, struct rg_reply *rep,
             int timeout_ms)
 {
 	struct hdr h;
-	int rc;
+	ssize_t n;
 
 	memset(rep, 0, sizeof(*rep));
-	rc = recv_hdr(fd, call->xid, &rep->rec, &h, timeout_ms);
-	if (rc < 0) {
-		rg_reply_free(rep);
-		return rc;
-	}
-	rep->r = h.r;
-	rep->verf_flavor = h.verf_flavor;
-	rep->verf_ok = h.r.reply_stat == 0 && h.verf_flavor == RG_FLAVOR &&
-	               mic_of_u32_ok(c->gss, call->seq, h.verf, h.verf_len);
-	rep->body_ok = true;
-	if (h.r.reply_stat != 0 || h.r.accept_stat != 0 || call->gss_proc != RG_DATA)
+	n = recv_hdr(fd, call->p.xid, &rep->rec, &h, timeout_ms);
+	if (n >= 0 && rg_reply_open(c, &call->p, rep->rec, (size_t)n, rep) == 0)
 		return 0;
-	if (call->service == RG_INTEGRITY)
-		rep->body_ok = unwrap_integ(c, call, rep);
-	else if (call->service == RG_PRIVACY)
-		rep->body_ok = unwrap_priv(c, call, rep);
-	return 0;
+	rg_reply_free(rep);
+	return n == -2 ? -2 : -1;
 }
 
 int rg_exchange(int fd, struct rg_ctx *c, const struct rg_call *call, struct rg_reply *rep)
@@ -527,6 +695,5 @@ const char *rg_describe(const struct rg_reply *rep)
 void rg_reply_free(struct rg_reply *rep)
 {
 	free(rep->rec);
-	free(rep->plain);
-	rep->rec = rep->plain = NULL;
+	rep->rec = NULL;
 }

@@ -2,9 +2,12 @@
 /* A raw RPCSEC_GSS version 1 client (RFC 2203; NFS's use of it, RFC 2623) on MIT's GSS-API, over
  * rawrpc's connections: a context made by INIT and CONTINUE_INIT (its verifier, the MIC of the
  * window, checked), DATA calls with the services none, integrity and privacy, their replies'
- * verifiers and bodies checked and unwrapped, DESTROY. A call is encoded whole into a buffer the
- * test owns, with the offsets of its parts, so that it can be sent twice byte for byte (a replay),
- * with any sequence number (below the window), or with a byte flipped after signing (tampered). */
+ * verifiers and bodies checked and unwrapped, DESTROY. A call is sealed in place in any buffer,
+ * with the offsets of its parts, so that a test can send it twice byte for byte (a replay), with
+ * any sequence number (below the window), or with a byte flipped after signing (tampered), and
+ * a load generator (bench/gssload.c) can pipeline 1 MiB WRITEs with no copy of their data.
+ * Part of the static library nfsduc_rawrpc (tests/integration/meson.build), with rawrpc.c and
+ * rawnfs.c, which it-gss and the bench's GSS tools link. */
 #ifndef NFSD_UC_IT_RAWGSS_H
 #define NFSD_UC_IT_RAWGSS_H
 
@@ -48,6 +51,12 @@ struct rg_ctx {
 int rg_cred_password(const char *user, const char *password, gss_cred_id_t *cred, char *err,
                      size_t errlen);
 
+/* An initiator credential for principal ("host/localhost": the default realm's) from the client
+ * keytab keytab, its tickets in a memory cache of its own (no file touched), krb5 only. 0, or -1
+ * with err. */
+int rg_cred_keytab(const char *principal, const char *keytab, gss_cred_id_t *cred, char *err,
+                   size_t errlen);
+
 /* Make a context for service (a host-based name, "nfs@localhost") over fd, the NULL procedure of
  * prog/vers carrying INIT and CONTINUE_INIT, with mutual authentication, integrity and
  * confidentiality asked for and required. The INIT reply's verifier must be the MIC of the
@@ -57,24 +66,72 @@ int rg_establish(int fd, struct rg_ctx *c, gss_cred_id_t cred, const char *servi
 /* The local half only (no DESTROY is sent). */
 void rg_ctx_free(struct rg_ctx *c);
 
-/* A call, encoded whole: what is sent, and where its parts lie in b.buf (0: absent). */
-struct rg_call {
-	struct xb b;
-	uint32_t xid, proc, gss_proc, service, seq;
+/* A failure's words put in err (errlen bytes): -1, for `return rg_errf(err, errlen, ...)`. */
+__attribute__((format(printf, 3, 4)))
+int rg_errf(char *err, size_t errlen, const char *fmt, ...);
+
+/* The GSS-API's words for a major status (gss_display_status). */
+void rg_major_words(uint32_t major, char *out, size_t len);
+
+/* What an INIT was answered (rpc_gss_init_res), and its reply's verifier. */
+struct rg_init_result {
+	uint32_t handle_len, major, minor, window, token_len;
+	uint32_t verf_flavor, verf_len;
+};
+/* One INIT with xid to the NULL procedure of prog/vers carrying token as it is (garbage, say),
+ * with no context of ours behind it. 0 with *res when the reply was accepted with SUCCESS and
+ * holds an rpc_gss_init_res, whatever its major status; -1 with err otherwise. */
+int rg_init_raw(int fd, uint32_t xid, uint32_t prog, uint32_t vers, const void *token,
+                size_t token_len, struct rg_init_result *res, char *err, size_t errlen);
+
+/* ---- calls sealed and replies opened in the caller's memory, of any size ----
+ * A DATA call's arguments are written once where the call is sent from, and checksummed (krb5i)
+ * or encrypted (krb5p, gss_wrap_iov) there; a reply's results are checked or decrypted where
+ * they were received (gss_unwrap_iov). The load generator bench/gssload.c sends 1 MiB WRITEs so. */
+
+/* Where a call's parts lie in its buffer (0: absent). The caller sets xid .. seq and cap; the
+ * rest is set by rg_seal_begin and rg_seal_end. */
+struct rg_parts {
+	uint32_t xid, prog, vers, proc, gss_proc, service, seq;
+	size_t cap;               /* the buffer's size */
 	size_t hdr_len;           /* xid .. the credential's end: what the verifier signs */
 	size_t seq_off;           /* the credential's seq_num */
 	size_t verf_off;          /* the verifier's MIC bytes */
 	size_t verf_len;
 	size_t body_off;          /* the arguments: plain, rpc_gss_integ_data or rpc_gss_priv_data */
+	size_t args_off, args_len; /* the arguments themselves (plain text until sealed) */
 	size_t databody_off;      /* integrity: databody_integ's bytes (seq_num, then the arguments) */
 	size_t mic_off;           /* integrity: the checksum's bytes */
 	size_t wrap_off;          /* privacy: the wrap token's bytes */
+	size_t wrap_head, wrap_tail; /* privacy: the token's bytes before seq_num and after the args */
+	size_t len;               /* the whole call, once sealed */
+};
+
+/* Begin a call of c's context in buf (p->cap bytes) as p's first line says, with args_len bytes
+ * of arguments (XDR: a multiple of 4): the header, the credential and the verifier (the MIC of
+ * the header) written, room left for the service's wrapping (a DESTROY's void arguments are not
+ * wrapped, as Linux sends them). Where the arguments go, or NULL when they do not fit or the
+ * GSS-API failed. */
+uint8_t *rg_seal_begin(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p, size_t args_len);
+/* Seal the arguments written there: the call's length (p->len), or 0 when the GSS-API failed
+ * or the checksum does not fit. */
+size_t rg_seal_end(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p);
+/* plain, a whole call as rawrpc and rawnfs encode it (any flavor), as a DATA call of c with
+ * service and sequence number seq, sealed into buf (p->cap bytes): its length, or 0. */
+size_t rg_seal_plain(struct rg_ctx *c, const struct xb *plain, uint32_t service, uint32_t seq,
+                     uint8_t *buf, struct rg_parts *p);
+
+/* A call encoded whole into a buffer the test owns, so that it can be sent twice byte for byte
+ * (a replay), with any sequence number (below the window), or with a byte flipped after signing
+ * (tampered). */
+struct rg_call {
+	struct xb b;
+	struct rg_parts p;
 };
 
 /* Encode a call of c's context: gss_proc (RG_DATA, RG_DESTROY) with service and sequence number
- * seq, xid, to prog/vers/proc with args (XDR, a multiple of 4 bytes) wrapped by the service (a
- * DESTROY's void arguments are sent as they are, as Linux sends them). The verifier is the MIC of
- * the header. 0, or -1 when the GSS-API failed or the call does not fit. */
+ * seq, xid, to prog/vers/proc with args (XDR, a multiple of 4 bytes) wrapped by the service.
+ * 0, or -1 when the GSS-API failed or the call does not fit. */
 int rg_encode(struct rg_ctx *c, struct rg_call *call, uint32_t gss_proc, uint32_t service,
               uint32_t seq, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
               const void *args, size_t args_len);
@@ -93,9 +150,13 @@ struct rg_reply {
 	bool verf_ok;             /* an RPCSEC_GSS verifier holding the MIC of the call's seq */
 	bool body_ok;             /* SUCCESS: integrity's checksum right or privacy's token unwrapped
 	                           * with confidentiality, and its seq_num the call's (none: true) */
-	uint8_t *rec;             /* the record (malloc'd) */
-	uint8_t *plain;           /* the unwrapped results (malloc'd) */
+	uint8_t *rec;             /* the record (malloc'd by rg_recv; the results lie in it) */
 };
+/* Open rec (len bytes, the reply to a call of c as p says) in place: a krb5p body is decrypted
+ * where it lies and r.body points into rec. 0 with *rep filled (rep->rec untouched), -1 when rec
+ * is no well-formed reply. */
+int rg_reply_open(struct rg_ctx *c, const struct rg_parts *p, uint8_t *rec, size_t len,
+                  struct rg_reply *rep);
 void rg_reply_free(struct rg_reply *rep);
 
 int rg_send(int fd, const struct rg_call *call);

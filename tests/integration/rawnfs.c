@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* NFSv3 calls hand-encoded over rawrpc. See rawnfs.h. No cmocka here: the file is part of the
+ * library nfsduc_rawrpc, which the bench's GSS load generator links too. */
 #include "rawnfs.h"
-#include "harness.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +40,16 @@ void rn_enc_mnt(struct xb *b, uint32_t xid, const char *path)
 
 void rn_enc_create(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name)
 {
+	rn_enc_create_how(b, xid, dir, name, RN_UNCHECKED);
+}
+
+void rn_enc_create_how(struct xb *b, uint32_t xid, const struct rn_fh *dir, const char *name,
+                       int how)
+{
 	root_call(b, xid, NFS_PROG, 3, 8);
 	put_fh(b, dir);
 	xb_string(b, name);
-	xb_u32(b, 0);                 /* UNCHECKED */
+	xb_u32(b, (uint32_t)how);
 	for (int i = 0; i < 6; i++)
 		xb_u32(b, 0);         /* sattr3: nothing set */
 }
@@ -118,6 +125,12 @@ void rn_enc_mnt_as(struct xb *b, uint32_t xid, const char *path, uint32_t uid, u
 {
 	user_call(b, xid, MOUNT_PROG, 3, 1, uid, gid);
 	xb_string(b, path);
+}
+
+void rn_enc_fsinfo(struct xb *b, uint32_t xid, const struct rn_fh *fh)
+{
+	root_call(b, xid, NFS_PROG, 3, 19);
+	put_fh(b, fh);
 }
 
 void rn_enc_commit(struct xb *b, uint32_t xid, const struct rn_fh *fh, uint64_t off, uint32_t count)
@@ -246,14 +259,30 @@ int rn_dec_lookup(const struct raw_reply *r, struct rn_fh *fh)
 
 int rn_dec_write(const struct raw_reply *r, uint32_t *count, uint32_t *committed)
 {
+	uint8_t verf[8];
+	return rn_dec_write_verf(r, count, committed, verf);
+}
+
+/* The write verifier that ends WRITE's and COMMIT's results, when status is NFS3_OK. */
+static void rd_verf(struct rd *d, uint32_t status, uint8_t verf[8])
+{
+	if (status == 0 && !d->bad && d->left >= 8)
+		memcpy(verf, d->p, 8);
+	if (status == 0)
+		rd_skip(d, 8);
+}
+
+int rn_dec_write_verf(const struct raw_reply *r, uint32_t *count, uint32_t *committed,
+                      uint8_t verf[8])
+{
 	struct rd d = body(r);
 	uint32_t st = rd_u32(&d);
 	rd_wcc(&d);
 	if (st == 0) {
 		*count = rd_u32(&d);
 		*committed = rd_u32(&d);
-		rd_skip(&d, 8);
 	}
+	rd_verf(&d, st, verf);
 	return done(&d, st);
 }
 
@@ -285,13 +314,45 @@ int rn_dec_getattr(const struct raw_reply *r, uint64_t *size)
 	return done(&d, st);
 }
 
+int rn_dec_getattr_ids(const struct raw_reply *r, uint32_t *uid, uint32_t *gid)
+{
+	struct rd d = body(r);
+	uint32_t st = rd_u32(&d);
+	if (st == 0) {
+		rd_skip(&d, 12);      /* type, mode, nlink */
+		*uid = rd_u32(&d);
+		*gid = rd_u32(&d);
+		rd_skip(&d, FATTR3_LEN - 20);
+	}
+	return done(&d, st);
+}
+
 int rn_dec_commit(const struct raw_reply *r)
+{
+	uint8_t verf[8];
+	return rn_dec_commit_verf(r, verf);
+}
+
+int rn_dec_commit_verf(const struct raw_reply *r, uint8_t verf[8])
 {
 	struct rd d = body(r);
 	uint32_t st = rd_u32(&d);
 	rd_wcc(&d);
-	if (st == 0)
-		rd_skip(&d, 8);
+	rd_verf(&d, st, verf);
+	return done(&d, st);
+}
+
+int rn_dec_fsinfo(const struct raw_reply *r, uint32_t *rtmax, uint32_t *wtmax)
+{
+	struct rd d = body(r);
+	uint32_t st = rd_u32(&d);
+	rd_post_op(&d, NULL);
+	if (st == 0) {
+		*rtmax = rd_u32(&d);
+		rd_skip(&d, 8);           /* rtpref, rtmult */
+		*wtmax = rd_u32(&d);
+		rd_skip(&d, 32);          /* wtpref .. dtpref, maxfilesize, time_delta, properties */
+	}
 	return done(&d, st);
 }
 
@@ -477,13 +538,5 @@ uint64_t rn_counter(uint16_t port, const char *name)
 		close(fd);
 	free(buf);
 	free(b);
-	return v;
-}
-
-uint64_t rn_counter_must(uint16_t port, const char *name)
-{
-	uint64_t v = rn_counter(port, name);
-	if (v == UINT64_MAX)
-		fail_msg("the daemon has no counter %s", name);
 	return v;
 }

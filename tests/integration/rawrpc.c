@@ -25,10 +25,8 @@ static void xb_room(struct xb *b, size_t n)
 void xb_u32(struct xb *b, uint32_t v)
 {
 	xb_room(b, 4);
-	b->buf[b->len++] = (uint8_t)(v >> 24);
-	b->buf[b->len++] = (uint8_t)(v >> 16);
-	b->buf[b->len++] = (uint8_t)(v >> 8);
-	b->buf[b->len++] = (uint8_t)v;
+	put_u32(b->buf + b->len, v);
+	b->len += 4;
 }
 
 void xb_u64(struct xb *b, uint64_t v)
@@ -63,6 +61,14 @@ void xb_string(struct xb *b, const char *s)
 uint32_t get_u32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+void put_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
 }
 
 void xb_call(struct xb *b, uint32_t xid, uint32_t rpcvers, uint32_t prog, uint32_t vers,
@@ -132,12 +138,8 @@ int raw_send_all(int fd, const void *p, size_t len)
 int raw_send_record(int fd, const void *rec, size_t len)
 {
 	uint8_t mark[4];
-	uint32_t m = 0x80000000u | (uint32_t)len;
 
-	mark[0] = (uint8_t)(m >> 24);
-	mark[1] = (uint8_t)(m >> 16);
-	mark[2] = (uint8_t)(m >> 8);
-	mark[3] = (uint8_t)m;
+	put_u32(mark, 0x80000000u | (uint32_t)len);
 	if (raw_send_all(fd, mark, 4) < 0)
 		return -1;
 	return raw_send_all(fd, rec, len);

@@ -19,6 +19,7 @@ void xb_opaque(struct xb *b, const void *p, size_t n);         /* variable-lengt
 void xb_string(struct xb *b, const char *s);
 
 uint32_t get_u32(const uint8_t *p);
+void put_u32(uint8_t *p, uint32_t v);     /* big-endian, as get_u32 reads it */
 
 #define RAW_AUTH_NONE 0
 #define RAW_AUTH_SYS 1

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* RPCSEC_GSS (RFC 2203, RFC 2623) end to end, under a Kerberos KDC of its own (with_kdc.sh: realm
- * NFSDUC.TEST, a keytab for nfs/localhost, the user alice with a password). The daemon gets the
- * keytab and two exports: "gss" for sec=krb5:krb5i:krb5p:sys and "gssp" for sec=krb5p only.
+ * NFSDUC.TEST, a keytab for nfs/localhost, the user alice with a password, a principal named as
+ * a local user, host/localhost with a client keytab). The daemon gets the keytab, a [metrics]
+ * endpoint and four exports: "gss" for sec=krb5:krb5i:krb5p:sys, "gssp" for sec=krb5p only, and
+ * "gsssq" and "gssnosq" (root_squash, no_root_squash; anonuid 6001) for who a principal is.
  * alice's credential comes from her password (no ticket cache); every call is made by rawgss.c
  * (a client on MIT's GSS-API, byte by byte, which can replay and tamper), and one check by
- * libtirpc's own RPCSEC_GSS client (gss_tirpc.c).
+ * libtirpc's own RPCSEC_GSS client (gss_tirpc.c). Each test of the protocol also checks that the
+ * daemon's nfsd_uc_gss_* counters moved by exactly what it did. This file lists the tests of
+ * test_gss_server.c too (principals' users, the reply cache, a refused context, the counters'
+ * text); gss_it.c holds what both share.
  *
  * What the server must answer is knfsd's answer (net/sunrpc/auth_gss/svcauth_gss.c):
  *  - a header whose MIC does not verify: AUTH_ERROR RPCSEC_GSS_CREDPROBLEM, its sequence number
@@ -24,9 +29,7 @@
  * flavors strongest first (390005 390004 390003 1), and a forged header moves its window (ntirpc
  * takes the sequence number before it checks the MIC, so the honest call after a forged one
  * 65536 higher is dropped), and it answers a forged procedure number PROC_UNAVAIL unchecked. */
-#include "harness.h"
-#include "rawgss.h"
-#include "rawnfs.h"
+#include "gss_it.h"
 #include "gss_tirpc.h"
 
 #include <errno.h>
@@ -36,191 +39,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define NFS_PROG 100003
-#define MOUNT_PROG 100005
-#define SVC "nfs@localhost"
-#define NO_REPLY_MS 1000          /* how long a dropped call is given to be answered anyway */
-#define DATA_LEN 4000             /* one WRITE's bytes: fits rawrpc's call buffer, wrapped */
-
-struct gss_env {
-	struct itest t;
-	bool external;
-	uint16_t port, mount_port;
-	char both[PATH_MAX], ponly[PATH_MAX];
-	gss_cred_id_t cred;
-};
-
-static uint32_t next_xid = 0x47000000;
-
-/* ---- connections, contexts, calls ---- */
-
-static int connect_to(uint16_t port)
-{
-	int fd = raw_connect(port, NULL);
-
-	assert_true(fd >= 0);
-	return fd;
-}
-
-static void establish(struct gss_env *e, int fd, struct rg_ctx *c, uint32_t prog)
-{
-	char err[512];
-
-	if (rg_establish(fd, c, e->cred, SVC, prog, 3, err, sizeof(err)) < 0)
-		fail_msg("no RPCSEC_GSS context: %s", err);
-}
-
-/* A call with service through c on fd, which must succeed (verifier and body checked); the caller
- * decodes rep->r and frees rep. */
-static void gss_ok(int fd, struct rg_ctx *c, const struct xb *plain, uint32_t service,
-                   struct rg_reply *rep)
-{
-	struct rg_call *call = malloc(sizeof(*call));
-
-	assert_non_null(call);
-	assert_int_equal(rg_wrap(c, plain, service, call), 0);
-	if (rg_exchange(fd, c, call, rep) < 0)
-		fail_msg("service %u, procedure %u: no reply", service, call->proc);
-	if (!rg_reply_good(rep))
-		fail_msg("service %u, procedure %u: %s", service, call->proc, rg_describe(rep));
-	free(call);
-}
-
-/* GETATTR of fh through c, which must succeed with NFS3_OK. */
-static void getattr_ok(int fd, struct rg_ctx *c, const struct rn_fh *fh, uint32_t service)
-{
-	struct xb plain;
-	struct rg_reply rep;
-	uint64_t size;
-
-	rn_enc_getattr(&plain, next_xid++, fh);
-	gss_ok(fd, c, &plain, service, &rep);
-	assert_int_equal(rn_dec_getattr(&rep.r, &size), 0);
-	rg_reply_free(&rep);
-}
-
-/* NFSD_UC_GSS_VERBOSE: say what the server answered to each odd call (for comparing servers). */
-static void note(const char *what, int rc, const struct rg_reply *rep)
-{
-	if (getenv("NFSD_UC_GSS_VERBOSE") == NULL)
-		return;
-	fprintf(stderr, "gss: %s: %s\n", what, rc == 0 ? rg_describe(rep) :
-	        rc == -2 ? "no reply" : "connection closed");
-}
-
-/* Send call and expect nothing back within NO_REPLY_MS, the connection left open. */
-static void expect_no_reply(int fd, struct rg_ctx *c, const struct rg_call *call, const char *what)
-{
-	struct rg_reply rep;
-	int rc;
-
-	assert_int_equal(rg_send(fd, call), 0);
-	rc = rg_recv(fd, c, call, &rep, NO_REPLY_MS);
-	note(what, rc, &rep);
-	if (rc == 0)
-		fail_msg("%s: answered: %s", what, rg_describe(&rep));
-	if (rc == -1)
-		fail_msg("%s: the connection was closed (knfsd's way) or sent another reply", what);
-	rg_reply_free(&rep);
-}
-
-/* Send call and expect an AUTH_ERROR with auth_stat want (or want2). */
-static void expect_auth_error(int fd, struct rg_ctx *c, const struct rg_call *call, uint32_t want,
-                              uint32_t want2, const char *what)
-{
-	struct rg_reply rep;
-	int rc = rg_exchange(fd, c, call, &rep);
-
-	note(what, rc, &rep);
-	if (rc < 0)
-		fail_msg("%s: %s (want AUTH_ERROR %u)", what, rc == -2 ? "no reply" : "closed", want);
-	if (rep.r.reply_stat != 1 || rep.r.reject_stat != 1 ||
-	    (rep.r.auth_stat != want && rep.r.auth_stat != want2))
-		fail_msg("%s: %s (want AUTH_ERROR %u)", what, rg_describe(&rep), want);
-	rg_reply_free(&rep);
-}
-
-/* Send call and expect GARBAGE_ARGS under a verifier holding the MIC of its seq (knfsd's). */
-static void expect_garbage(int fd, struct rg_ctx *c, const struct rg_call *call, const char *what)
-{
-	struct rg_reply rep;
-	int rc = rg_exchange(fd, c, call, &rep);
-
-	note(what, rc, &rep);
-	if (rc < 0)
-		fail_msg("%s: %s (want GARBAGE_ARGS)", what, rc == -2 ? "no reply" : "closed");
-	if (rep.r.reply_stat != 0 || rep.r.accept_stat != 4 || !rep.verf_ok)
-		fail_msg("%s: %s (want GARBAGE_ARGS, verifier the MIC of the seq)", what,
-		         rg_describe(&rep));
-	rg_reply_free(&rep);
-}
-
-/* ---- MOUNT ---- */
-
-/* mountres3: the status; when MNT3_OK, the handle and the flavors. */
-static int dec_mnt(const struct raw_reply *r, struct rn_fh *fh, uint32_t *flavors, uint32_t *n)
-{
-	const uint8_t *p = r->body, *end = r->body + r->body_len;
-	uint32_t st, len;
-
-	if (r->reply_stat != 0 || r->accept_stat != 0 || end - p < 4)
-		return -1;
-	st = get_u32(p);
-	p += 4;
-	if (st != 0)
-		return (int)st;
-	if (end - p < 4 || (len = get_u32(p)) > sizeof(fh->data) || end - p < 8 + ((len + 3) & ~3u))
-		return -1;
-	fh->len = len;
-	memcpy(fh->data, p + 4, len);
-	p += 4 + ((len + 3) & ~3u);
-	*n = get_u32(p);
-	p += 4;
-	if (*n > 16 || end - p < 4 * (ptrdiff_t)*n)
-		return -1;
-	for (uint32_t i = 0; i < *n; i++)
-		flavors[i] = get_u32(p + 4 * i);
-	return 0;
-}
-
-/* MNT of path over a connection of its own: by AUTH_SYS (service 0) or through a context made
- * on it with service. The handle in *fh, the flavors in flavors[*n]. */
-static void mnt(struct gss_env *e, const char *path, uint32_t service, struct rn_fh *fh,
-                uint32_t *flavors, uint32_t *n)
-{
-	int fd = connect_to(e->mount_port);
-	struct xb plain;
-	struct rg_reply rep;
-	struct raw_reply raw;
-	struct rg_ctx c;
-	uint8_t *buf = malloc(65536);
-	int st;
-
-	assert_non_null(buf);
-	rn_enc_mnt(&plain, next_xid++, path);
-	if (service == 0) {
-		assert_int_equal(raw_call(fd, &plain, buf, 65536, &raw), 0);
-		st = dec_mnt(&raw, fh, flavors, n);
-	} else {
-		establish(e, fd, &c, MOUNT_PROG);
-		gss_ok(fd, &c, &plain, service, &rep);
-		st = dec_mnt(&rep.r, fh, flavors, n);
-		rg_reply_free(&rep);
-		rg_ctx_free(&c);
-	}
-	if (st != 0)
-		fail_msg("MNT %s (service %u): status %d", path, service, st);
-	free(buf);
-	close(fd);
-}
-
-static void mnt_fh(struct gss_env *e, const char *path, uint32_t service, struct rn_fh *fh)
-{
-	uint32_t flavors[16], n;
-
-	mnt(e, path, service, fh, flavors, &n);
-}
 
 /* MNT lists the rule's flavors in the rule's order (RFC 2623 2.2's pseudo-flavors). */
 static void test_mnt_flavors(void **state)
@@ -241,18 +59,6 @@ static void test_mnt_flavors(void **state)
 }
 
 /* ---- data through each service ---- */
-
-static void create_file(int fd, struct rg_ctx *c, const struct rn_fh *dir, const char *name,
-                        uint32_t service, struct rn_fh *fh)
-{
-	struct xb plain;
-	struct rg_reply rep;
-
-	rn_enc_create(&plain, next_xid++, dir, name);
-	gss_ok(fd, c, &plain, service, &rep);
-	assert_int_equal(rn_dec_create(&rep.r, fh), 0);
-	rg_reply_free(&rep);
-}
 
 static void write_data(int fd, struct rg_ctx *c, const struct rn_fh *fh, const uint8_t *data,
                        uint32_t service)
@@ -294,16 +100,18 @@ static void read_back(int fd, struct rg_ctx *c, const struct rn_fh *fh, const ui
 }
 
 /* MNT, CREATE, WRITE, READ back equal and GETATTR, all with one service, on the export that
- * allows every flavor. */
+ * allows every flavor: two contexts made (MOUNT's, NFS's) and held, five calls of the service. */
 static void roundtrip(struct gss_env *e, uint32_t service, const char *name)
 {
 	struct rn_fh root, f;
 	struct rg_ctx c;
+	struct gss_counts before, want = { .contexts = 2, .made = 2 };
 	uint8_t data[DATA_LEN];
 	int fd;
 
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(i * 7 + service);
+	gss_counts_read(e, &before);
 	mnt_fh(e, e->both, service, &root);
 	fd = connect_to(e->port);
 	establish(e, fd, &c, NFS_PROG);
@@ -312,6 +120,8 @@ static void roundtrip(struct gss_env *e, uint32_t service, const char *name)
 	read_back(fd, &c, &f, data, service);
 	rg_ctx_free(&c);
 	close(fd);
+	want.calls[service - 1] = 5;
+	gss_counts_expect(e, &before, want, name);
 }
 
 static void test_krb5(void **state)
@@ -331,13 +141,35 @@ static void test_krb5p(void **state)
 
 /* ---- flavors the rule does not allow ---- */
 
-/* On the krb5p-only export: AUTH_SYS, krb5 and krb5i answer AUTH_TOOWEAK; krb5p works. */
+/* AUTH_SYS on the krb5p-only export: GETATTR of its root answers (RFC 2623 2.3.2's exception,
+ * knfsd's NFSD_MAY_BYPASS_GSS_ON_ROOT: a Linux client whose root has no ticket mounts with it),
+ * READDIR of it AUTH_TOOWEAK. */
+static void sys_on_krb5p_root(int fd, const struct rn_fh *root, uint8_t *buf)
+{
+	struct xb plain;
+	struct raw_reply raw;
+	uint64_t size;
+
+	rn_enc_getattr(&plain, next_xid++, root);
+	assert_int_equal(raw_call(fd, &plain, buf, 65536, &raw), 0);
+	if (raw.reply_stat != 0 || raw.accept_stat != 0 || rn_dec_getattr(&raw, &size) != 0)
+		fail_msg("AUTH_SYS GETATTR of a krb5p export's root: reply_stat %u accept_stat %u "
+		         "auth_stat %u (want an answer, NFS3_OK)", raw.reply_stat, raw.accept_stat,
+		         raw.auth_stat);
+	rn_enc_readdir(&plain, next_xid++, root, 4096);
+	assert_int_equal(raw_call(fd, &plain, buf, 65536, &raw), 0);
+	if (raw.reply_stat != 1 || raw.reject_stat != 1 || raw.auth_stat != RG_AUTH_TOOWEAK)
+		fail_msg("AUTH_SYS READDIR on a krb5p export: reply_stat %u accept_stat %u auth_stat %u "
+		         "(want AUTH_ERROR AUTH_TOOWEAK)", raw.reply_stat, raw.accept_stat, raw.auth_stat);
+}
+
+/* On the krb5p-only export: AUTH_SYS (but for its root's GETATTR), krb5 and krb5i answer
+ * AUTH_TOOWEAK; krb5p works. */
 static void test_tooweak(void **state)
 {
 	struct gss_env *e = *state;
 	struct rn_fh root;
 	struct xb plain;
-	struct raw_reply raw;
 	struct rg_ctx c;
 	struct rg_call *call = malloc(sizeof(*call));
 	uint8_t *buf = malloc(65536);
@@ -347,12 +179,7 @@ static void test_tooweak(void **state)
 	assert_non_null(buf);
 	mnt_fh(e, e->ponly, RG_PRIVACY, &root);
 	fd = connect_to(e->port);
-	rn_enc_getattr(&plain, next_xid++, &root);
-	assert_int_equal(raw_call(fd, &plain, buf, 65536, &raw), 0);
-	if (raw.reply_stat != 1 || raw.reject_stat != 1 || raw.auth_stat != RG_AUTH_TOOWEAK)
-		fail_msg("AUTH_SYS on a krb5p export: reply_stat %u accept_stat %u auth_stat %u "
-		         "(want AUTH_ERROR AUTH_TOOWEAK)", raw.reply_stat, raw.accept_stat, raw.auth_stat);
-
+	sys_on_krb5p_root(fd, &root, buf);
 	establish(e, fd, &c, NFS_PROG);
 	rn_enc_getattr(&plain, next_xid++, &root);
 	assert_int_equal(rg_wrap(&c, &plain, RG_NONE, call), 0);
@@ -373,6 +200,8 @@ static void test_tooweak(void **state)
 static void test_replay_dropped(void **state)
 {
 	struct gss_env *e = *state;
+	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[1] = 2,
+	                                   .seq_drops = 1 };
 	struct rn_fh root;
 	struct xb plain;
 	struct rg_reply rep;
@@ -381,6 +210,7 @@ static void test_replay_dropped(void **state)
 	int fd;
 
 	assert_non_null(call);
+	gss_counts_read(e, &before);
 	mnt_fh(e, e->both, 0, &root);
 	fd = connect_to(e->port);
 	establish(e, fd, &c, NFS_PROG);
@@ -395,6 +225,7 @@ static void test_replay_dropped(void **state)
 	rg_ctx_free(&c);
 	close(fd);
 	free(call);
+	gss_counts_expect(e, &before, want, "a replay");
 }
 
 /* After a jump ahead by more than the window, a number never used but now below the window gets
@@ -402,6 +233,8 @@ static void test_replay_dropped(void **state)
 static void test_below_window_dropped(void **state)
 {
 	struct gss_env *e = *state;
+	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[0] = 3,
+	                                   .seq_drops = 1 };
 	struct rn_fh root;
 	struct xb plain;
 	struct rg_ctx c;
@@ -410,6 +243,7 @@ static void test_below_window_dropped(void **state)
 	int fd;
 
 	assert_non_null(call);
+	gss_counts_read(e, &before);
 	mnt_fh(e, e->both, 0, &root);
 	fd = connect_to(e->port);
 	establish(e, fd, &c, NFS_PROG);
@@ -427,6 +261,7 @@ static void test_below_window_dropped(void **state)
 	rg_ctx_free(&c);
 	close(fd);
 	free(call);
+	gss_counts_expect(e, &before, want, "below the window");
 }
 
 /* ---- tampering ---- */
@@ -449,9 +284,9 @@ static void expect_forged(int fd, struct rg_ctx *c, const struct rn_fh *root, ui
 	c->next_seq = seq;
 	assert_int_equal(rg_wrap(c, &plain, RG_NONE, call), 0);
 	if (what == FORGED_SEQ)
-		off = call->seq_off + 1;                     /* 65536 higher */
+		off = call->p.seq_off + 1;                     /* 65536 higher */
 	else if (what == FORGED_VERF)
-		off = call->verf_off + call->verf_len - 1;
+		off = call->p.verf_off + call->p.verf_len - 1;
 	else
 		off = 22;                                    /* procedure 1 -> 0x8001 */
 	call->b.buf[off] ^= what == FORGED_PROC ? 0x80 : 0x01;
@@ -467,11 +302,14 @@ static void expect_forged(int fd, struct rg_ctx *c, const struct rn_fh *root, ui
 static void test_tampered_header(void **state)
 {
 	struct gss_env *e = *state;
+	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[0] = 2,
+	                                   .bad_headers = 3 };
 	struct rn_fh root;
 	struct rg_ctx c;
 	uint32_t seq;
 	int fd;
 
+	gss_counts_read(e, &before);
 	mnt_fh(e, e->both, 0, &root);
 	fd = connect_to(e->port);
 	establish(e, fd, &c, NFS_PROG);
@@ -484,12 +322,15 @@ static void test_tampered_header(void **state)
 	getattr_ok(fd, &c, &root, RG_NONE);
 	rg_ctx_free(&c);
 	close(fd);
+	gss_counts_expect(e, &before, want, "tampered headers");
 }
 
 /* krb5i: a byte of the arguments, then one of the checksum, changed: GARBAGE_ARGS. */
 static void test_tampered_integ(void **state)
 {
 	struct gss_env *e = *state;
+	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[1] = 3,
+	                                   .bad_bodies = 2 };
 	struct rn_fh root;
 	struct xb plain;
 	struct rg_ctx c;
@@ -497,27 +338,31 @@ static void test_tampered_integ(void **state)
 	int fd;
 
 	assert_non_null(call);
+	gss_counts_read(e, &before);
 	mnt_fh(e, e->both, 0, &root);
 	fd = connect_to(e->port);
 	establish(e, fd, &c, NFS_PROG);
 	rn_enc_getattr(&plain, next_xid++, &root);
 	assert_int_equal(rg_wrap(&c, &plain, RG_INTEGRITY, call), 0);
-	call->b.buf[call->databody_off + 4 + 4 + 1] ^= 0x01;    /* past seq_num and the fh's length */
+	call->b.buf[call->p.databody_off + 4 + 4 + 1] ^= 0x01;    /* past seq_num and the fh's length */
 	expect_garbage(fd, &c, call, "krb5i, a tampered argument");
 	rn_enc_getattr(&plain, next_xid++, &root);
 	assert_int_equal(rg_wrap(&c, &plain, RG_INTEGRITY, call), 0);
-	call->b.buf[call->mic_off + 20] ^= 0x01;
+	call->b.buf[call->p.mic_off + 20] ^= 0x01;
 	expect_garbage(fd, &c, call, "krb5i, a tampered checksum");
 	getattr_ok(fd, &c, &root, RG_INTEGRITY);
 	rg_ctx_free(&c);
 	close(fd);
 	free(call);
+	gss_counts_expect(e, &before, want, "tampered krb5i bodies");
 }
 
 /* krb5p: a byte of the wrap token changed: GARBAGE_ARGS. */
 static void test_tampered_priv(void **state)
 {
 	struct gss_env *e = *state;
+	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[2] = 2,
+	                                   .bad_bodies = 1 };
 	struct rn_fh root;
 	struct xb plain;
 	struct rg_ctx c;
@@ -525,17 +370,19 @@ static void test_tampered_priv(void **state)
 	int fd;
 
 	assert_non_null(call);
+	gss_counts_read(e, &before);
 	mnt_fh(e, e->both, 0, &root);
 	fd = connect_to(e->port);
 	establish(e, fd, &c, NFS_PROG);
 	rn_enc_getattr(&plain, next_xid++, &root);
 	assert_int_equal(rg_wrap(&c, &plain, RG_PRIVACY, call), 0);
-	call->b.buf[call->wrap_off + 24] ^= 0x01;   /* in the encrypted part, past the token header */
+	call->b.buf[call->p.wrap_off + 24] ^= 0x01;   /* in the encrypted part, past the token header */
 	expect_garbage(fd, &c, call, "krb5p, a tampered token");
 	getattr_ok(fd, &c, &root, RG_PRIVACY);
 	rg_ctx_free(&c);
 	close(fd);
 	free(call);
+	gss_counts_expect(e, &before, want, "a tampered krb5p body");
 }
 
 /* ---- a context's life ---- */
@@ -544,6 +391,7 @@ static void test_tampered_priv(void **state)
 static void test_destroy(void **state)
 {
 	struct gss_env *e = *state;
+	struct gss_counts before, want = { .made = 1, .calls[1] = 1, .unknown = 1 };
 	struct rn_fh root;
 	struct xb plain;
 	struct rg_reply rep;
@@ -552,6 +400,7 @@ static void test_destroy(void **state)
 	int fd;
 
 	assert_non_null(call);
+	gss_counts_read(e, &before);
 	mnt_fh(e, e->both, 0, &root);
 	fd = connect_to(e->port);
 	establish(e, fd, &c, NFS_PROG);
@@ -567,6 +416,7 @@ static void test_destroy(void **state)
 	rg_ctx_free(&c);
 	close(fd);
 	free(call);
+	gss_counts_expect(e, &before, want, "DESTROY");
 }
 
 /* A context made on one connection serves on the next (a Linux client reconnects and keeps its
@@ -617,21 +467,40 @@ static void test_libtirpc(void **state)
 
 /* ---- the daemon ---- */
 
-static int add_exports(struct gss_env *e)
+/* A directory of the tree any user may write: alice works as the anonymous user, the local
+ * user's principal as that user. */
+static int shared_dir(const struct gss_env *e, char *path, size_t len, const char *name)
 {
+	snprintf(path, len, "%s/%s", e->t.dir, name);
+	return mkdir(path, 0777) == 0 && chmod(path, 0777) == 0 ? 0 : -1;
+}
+
+/* The GSS exports and the metrics endpoint, after the harness's conf. */
+static int add_sections(struct gss_env *e)
+{
+	static const char all[] = "sec=krb5:krb5i:krb5p:sys";
+	int keep, port = it_free_port(&keep);
 	FILE *f;
 
-	snprintf(e->both, sizeof(e->both), "%s/gss", e->t.dir);
-	snprintf(e->ponly, sizeof(e->ponly), "%s/gssp", e->t.dir);
-	/* 0777: alice is no local user, and works as the anonymous user */
-	if (mkdir(e->both, 0777) < 0 || chmod(e->both, 0777) < 0 || mkdir(e->ponly, 0777) < 0 ||
-	    chmod(e->ponly, 0777) < 0 || (f = fopen(e->t.conf, "a")) == NULL) {
+	if (port < 0)
+		return -1;
+	close(keep);
+	e->metrics_port = (uint16_t)port;
+	if (shared_dir(e, e->both, sizeof(e->both), "gss") < 0 ||
+	    shared_dir(e, e->ponly, sizeof(e->ponly), "gssp") < 0 ||
+	    shared_dir(e, e->squash, sizeof(e->squash), "gsssq") < 0 ||
+	    shared_dir(e, e->nosquash, sizeof(e->nosquash), "gssnosq") < 0 ||
+	    (f = fopen(e->t.conf, "a")) == NULL) {
 		fprintf(stderr, "test_gss: %s\n", strerror(errno));
 		return -1;
 	}
-	fprintf(f, "\n[export %s]\nclients = 127.0.0.1(rw,insecure,sec=krb5:krb5i:krb5p:sys)\n",
-	        e->both);
+	fprintf(f, "\n[export %s]\nclients = 127.0.0.1(rw,insecure,%s)\n", e->both, all);
 	fprintf(f, "\n[export %s]\nclients = 127.0.0.1(rw,insecure,sec=krb5p)\n", e->ponly);
+	fprintf(f, "\n[export %s]\nclients = 127.0.0.1(rw,insecure,root_squash,anonuid=%u,anongid=%u,"
+	        "%s)\n", e->squash, GSS_IT_ANONUID, GSS_IT_ANONGID, all);
+	fprintf(f, "\n[export %s]\nclients = 127.0.0.1(rw,insecure,no_root_squash,anonuid=%u,"
+	        "anongid=%u,%s)\n", e->nosquash, GSS_IT_ANONUID, GSS_IT_ANONGID, all);
+	fprintf(f, "\n[metrics]\nlisten = 127.0.0.1:%u\n", e->metrics_port);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -642,7 +511,7 @@ static int start_daemon(struct gss_env *e, const char *exe)
 
 	snprintf(extra, sizeof(extra), "keytab = %s\n", keytab);
 	it_server_conf_extra = extra;
-	if (it_setup(&e->t, exe) < 0 || add_exports(e) < 0 || it_start(&e->t) < 0) {
+	if (it_setup(&e->t, exe) < 0 || add_sections(e) < 0 || it_start(&e->t) < 0) {
 		fprintf(stderr, "test_gss: the daemon did not start\n");
 		it_log_tail(&e->t, 40);
 		it_cleanup(&e->t);
@@ -668,21 +537,39 @@ static int external(struct gss_env *e, const char *spec)
 	return 0;
 }
 
-static int setup(struct gss_env *e, int argc, char **argv)
+/* alice's credential by password, the local user's principal's by password, the machine
+ * principal's from the client keytab (with_kdc.sh's environment). */
+static int get_creds(struct gss_env *e)
 {
 	const char *user = getenv("NFSDUC_USER"), *pw = getenv("NFSDUC_PASSWORD");
-	const char *exe = argc > 1 ? argv[1] : getenv("NFSD_UC_EXE"), *target;
+	const char *local = getenv("NFSDUC_LOCAL_USER"), *lpw = getenv("NFSDUC_LOCAL_PASSWORD");
+	const char *machine = getenv("NFSDUC_MACHINE"), *ckt = getenv("NFSDUC_CLIENT_KEYTAB");
 	char err[512];
 
-	if (user == NULL || pw == NULL || getenv("NFSDUC_KEYTAB") == NULL) {
+	if (user == NULL || pw == NULL || local == NULL || lpw == NULL || machine == NULL ||
+	    ckt == NULL || getenv("NFSDUC_KEYTAB") == NULL) {
 		fprintf(stderr, "test_gss: run under tests/with_kdc.sh (no NFSDUC_USER, "
-		        "NFSDUC_PASSWORD, NFSDUC_KEYTAB)\n");
+		        "NFSDUC_PASSWORD, NFSDUC_LOCAL_USER, NFSDUC_LOCAL_PASSWORD, NFSDUC_MACHINE, "
+		        "NFSDUC_CLIENT_KEYTAB or NFSDUC_KEYTAB)\n");
 		return -1;
 	}
-	if (rg_cred_password(user, pw, &e->cred, err, sizeof(err)) < 0) {
+	snprintf(e->local_user, sizeof(e->local_user), "%s", local);
+	if (rg_cred_password(user, pw, &e->cred, err, sizeof(err)) < 0 ||
+	    rg_cred_password(local, lpw, &e->local_cred, err, sizeof(err)) < 0 ||
+	    rg_cred_keytab(machine, ckt, &e->machine_cred, err, sizeof(err)) < 0) {
 		fprintf(stderr, "test_gss: %s\n", err);
 		return -1;
 	}
+	return 0;
+}
+
+static int setup(struct gss_env *e, int argc, char **argv)
+{
+	const char *exe = argc > 1 ? argv[1] : getenv("NFSD_UC_EXE"), *target;
+
+	e->cred = e->local_cred = e->machine_cred = GSS_C_NO_CREDENTIAL;
+	if (get_creds(e) < 0)
+		return -1;
 	target = getenv("NFSD_UC_GSS_TARGET");
 	if (target != NULL)
 		return external(e, target);
@@ -710,6 +597,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_destroy),
 		cmocka_unit_test(test_reconnect),
 		cmocka_unit_test(test_libtirpc),
+		cmocka_unit_test(test_map_local_user),
+		cmocka_unit_test(test_map_unknown_user),
+		cmocka_unit_test(test_map_machine_squashed),
+		cmocka_unit_test(test_map_machine_no_root_squash),
+		cmocka_unit_test(test_drc_krb5i),
+		cmocka_unit_test(test_drc_krb5p),
+		cmocka_unit_test(test_refused_context),
+		cmocka_unit_test(test_counters_text),    /* last: after every test that moves one */
 	};
 	OM_uint32 minor;
 	int failed, status;
@@ -721,6 +616,8 @@ int main(int argc, char **argv)
 		tests[i].initial_state = &env;
 	failed = cmocka_run_group_tests_name("gss", tests, NULL, NULL);
 	gss_release_cred(&minor, &env.cred);
+	gss_release_cred(&minor, &env.local_cred);
+	gss_release_cred(&minor, &env.machine_cred);
 	if (env.external)
 		return failed ? 1 : 0;
 	status = it_stop(&env.t);

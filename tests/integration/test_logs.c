@@ -37,16 +37,6 @@ static int count_lines(const struct itest *t, long from, const char *what)
 	return n;
 }
 
-static long log_size(const struct itest *t)
-{
-	FILE *f = fopen(t->log, "r");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	fclose(f);
-	return n;
-}
-
 /* No line of the log begins with a forged one's text, and each forged string appears only
  * escaped, inside the quotes of the line about its call. */
 static void expect_no_forgery(const struct itest *t, const char *tag)
@@ -78,7 +68,7 @@ static void test_sm_notify(void **state)
 	struct itest *t = *state;
 	int fd = rl_udp_connect(t->lock_port, "127.0.0.5");
 	assert_true(fd >= 0);
-	long from = log_size(t);
+	long from = it_log_size(t);
 	double t0 = now_s();
 	for (int i = 0; i < FLOOD; i++)
 		assert_int_equal(rl_sm_notify(fd, "evil\n<0>forged-notify", i), 0);
@@ -91,7 +81,7 @@ static void test_free_all(void **state)
 {
 	struct itest *t = *state;
 	int fd = rl_conn(t, "127.0.0.6");
-	long from = log_size(t);
+	long from = it_log_size(t);
 	double t0 = now_s();
 	for (int i = 0; i < FLOOD; i++)
 		assert_int_equal(rl_free_all(fd, "evil\n<0>forged-freeall", i), 0);
@@ -109,7 +99,7 @@ static void test_mnt(void **state)
 	struct raw_reply r;
 	struct rn_fh fh;
 	assert_true(fd >= 0 && b != NULL);
-	long from = log_size(t);
+	long from = it_log_size(t);
 	double t0 = now_s();
 	for (int i = 0; i < FLOOD; i++) {
 		rn_enc_mnt(b, 0x4c4f0000u + (uint32_t)i, "/nowhere\n<0>forged-mnt");

@@ -12,6 +12,7 @@
 #include "rawbig.h"
 #include "rawnfs.h"
 #include "rawnlm.h"
+#include "scrape.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -31,67 +32,6 @@
 
 static uint16_t metrics_port;
 static uint8_t rbuf[1 << 16];
-
-/* GET /metrics over HTTP/1.0 from address src (NULL: any): the whole response, malloc'd, or NULL
- * when the connection was refused or reset before a response came. */
-static char *get_from(const char *src)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(metrics_port),
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sockaddr_in from = {.sin_family = AF_INET};
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd >= 0);
-	if (src) {
-		assert_int_equal(inet_pton(AF_INET, src, &from.sin_addr), 1);
-		assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof from), 0);
-	}
-	struct timeval tv = {5, 0};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-	const char req[] = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap);
-	assert_non_null(buf);
-	if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof req - 1))
-		for (ssize_t n; (n = recv(fd, buf + len, cap - len - 1, 0)) > 0;) {
-			len += (size_t)n;
-			if (len + 1 == cap)
-				assert_non_null(buf = realloc(buf, cap *= 2));
-		}
-	close(fd);
-	buf[len] = '\0';
-	if (len == 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-static bool is_ok(const char *resp)
-{
-	return resp && (strncmp(resp, "HTTP/1.0 200", 12) == 0 || strncmp(resp, "HTTP/1.1 200", 12) == 0);
-}
-
-/* GET /metrics over HTTP/1.0: the body, malloc'd. */
-static char *scrape(void)
-{
-	char *buf = get_from(NULL);
-	assert_true(is_ok(buf));
-	char *body = strstr(buf, "\r\n\r\n");
-	assert_non_null(body);
-	memmove(buf, body + 4, strlen(body + 4) + 1);
-	return buf;
-}
-
-/* The value of the sample whose name and labels are exactly series; -1 when absent. */
-static long long value(const char *text, const char *series)
-{
-	size_t n = strlen(series);
-	for (const char *p = text; (p = strstr(p, series)); p += n)
-		if ((p == text || p[-1] == '\n') && p[n] == ' ')
-			return strtoll(p + n + 1, NULL, 10);
-	return -1;
-}
 
 /* Every line a comment (# HELP / # TYPE) or NAME[{LABELS}] VALUE. */
 static void check_format(const char *text)
@@ -149,13 +89,19 @@ static void workload(const struct itest *t)
 
 #define REQ(proc) "nfsd_uc_requests_total{program=\"nfs\",procedure=\"" proc "\"}"
 
+/* How much series moved between two scrapes. */
+static long long delta(const char *before, const char *after, const char *series)
+{
+	return scrape_value(after, series) - scrape_value(before, series);
+}
+
 /* How much family{export="path"} moved between two scrapes. */
 static long long export_delta(const char *before, const char *after, const char *family,
 			      const char *path)
 {
 	char series[PATH_MAX + 128];
 	snprintf(series, sizeof series, "%s{export=\"%s\"}", family, path);
-	long long a = value(after, series), b = value(before, series);
+	long long a = scrape_value(after, series), b = scrape_value(before, series);
 	assert_true(a >= 0 && b >= 0);
 	return a - b;
 }
@@ -174,54 +120,34 @@ static void check_exports(const struct itest *t, const char *before, const char 
 	assert_int_equal(export_delta(before, after, "nfsd_uc_export_requests_total", ro), 0);
 }
 
-/* The text through the official Python client's parser (check_metrics.py): 0 problems. */
-static void check_with_client_library(const char *text)
-{
-	const char *py = getenv("NFSD_UC_PYTHON"), *script = getenv("NFSD_UC_METRICS_CHECK");
-	if (!py || !*py || !script)
-		fail_msg("no python3 with prometheus_client (scripts/install-deps.sh installs "
-			 "python3-prometheus-client); meson found none");
-	char path[] = "/tmp/nfsd-uc-metrics.XXXXXX", cmd[2 * PATH_MAX + 64];
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	size_t len = strlen(text);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	close(fd);
-	snprintf(cmd, sizeof cmd, "%s %s %s", py, script, path);
-	int rc = system(cmd);
-	unlink(path);
-	assert_int_equal(rc, 0);
-}
-
 static void test_scrape_deltas(void **state)
 {
 	struct itest *t = *state;
-	char *before = scrape();
+	char *before = scrape(metrics_port);
 	check_format(before);
 	workload(t);
-	char *after = scrape();
+	char *after = scrape(metrics_port);
 	check_format(after);
-	assert_int_equal(value(after, REQ("getattr")) - value(before, REQ("getattr")), N_GETATTR);
-	assert_int_equal(value(after, REQ("write")) - value(before, REQ("write")), N_WRITE);
-	assert_int_equal(value(after, REQ("create")) - value(before, REQ("create")), 1);
-	assert_int_equal(value(after, REQ("lookup")) - value(before, REQ("lookup")), 1);
+	assert_int_equal(delta(before, after, REQ("getattr")), N_GETATTR);
+	assert_int_equal(delta(before, after, REQ("write")), N_WRITE);
+	assert_int_equal(delta(before, after, REQ("create")), 1);
+	assert_int_equal(delta(before, after, REQ("lookup")), 1);
 	const char *noent = "nfsd_uc_errors_total{program=\"nfs\",procedure=\"lookup\","
 			    "status=\"NFS3ERR_NOENT\"}";
-	long long e0 = value(before, noent);
-	assert_int_equal(value(after, noent) - (e0 < 0 ? 0 : e0), 1);
-	assert_int_equal(value(after, "nfsd_uc_request_duration_seconds_count{program=\"nfs\","
-				      "procedure=\"write\"}"), value(after, REQ("write")));
-	assert_true(value(after, "nfsd_uc_bytes_written_total") -
-		    value(before, "nfsd_uc_bytes_written_total") == N_WRITE * 10);
-	assert_true(value(after, "nfsd_uc_cache_dirty_bytes") >= 0);
-	assert_true(value(after, "nfsd_uc_cache_bytes") >= 0);
+	long long e0 = scrape_value(before, noent);
+	assert_int_equal(scrape_value(after, noent) - (e0 < 0 ? 0 : e0), 1);
+	assert_int_equal(scrape_value(after, "nfsd_uc_request_duration_seconds_count{program=\"nfs\","
+				      "procedure=\"write\"}"), scrape_value(after, REQ("write")));
+	assert_true(delta(before, after, "nfsd_uc_bytes_written_total") == N_WRITE * 10);
+	assert_true(scrape_value(after, "nfsd_uc_cache_dirty_bytes") >= 0);
+	assert_true(scrape_value(after, "nfsd_uc_cache_bytes") >= 0);
 	const char *nlm_test = "nfsd_uc_requests_total{program=\"nlm\",procedure=\"test\"}";
-	assert_int_equal(value(after, nlm_test) - value(before, nlm_test), 1);
+	assert_int_equal(delta(before, after, nlm_test), 1);
 	check_exports(t, before, after);
 	/* Every call answered before its reply reached us, and an HTTP scrape is no call. */
-	assert_int_equal(value(after, "nfsd_uc_requests_in_flight"), 0);
-	assert_int_equal(value(after, "nfsd_uc_build_info{version=\"" NFSD_UC_VERSION "\"}"), 1);
-	check_with_client_library(after);
+	assert_int_equal(scrape_value(after, "nfsd_uc_requests_in_flight"), 0);
+	assert_int_equal(scrape_value(after, "nfsd_uc_build_info{version=\"" NFSD_UC_VERSION "\"}"), 1);
+	scrape_check_text(after, NULL);
 	free(before);
 	free(after);
 }
@@ -260,8 +186,8 @@ static void test_stat_tool(void **state)
 	assert_int_equal(pclose(p), 0);
 	assert_int_equal(writes, N_WRITE);
 	assert_true(cache);
-	char *text = scrape();
-	long long count = value(text, "nfsd_uc_cache_writeback_size_bytes_count");
+	char *text = scrape(metrics_port);
+	long long count = scrape_value(text, "nfsd_uc_cache_writeback_size_bytes_count");
 	free(text);
 	if (wb != count || count <= 0)
 		fail_msg("nfsd-uc-stat: %lld writes behind; the histogram: %lld", wb, count);
@@ -301,7 +227,7 @@ static void reload_scraping(struct itest *t, const char *conf, int old_n, int ne
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(kill(t->pid, SIGHUP), 0);
 	for (int i = 0; i < 500; i++) {
-		char *body = scrape();
+		char *body = scrape(metrics_port);
 		int n = occurrences(body, "\nnfsd_uc_export_requests_total{");
 		free(body);
 		assert_true(n == old_n || n == new_n);
@@ -326,37 +252,25 @@ static void test_exports_follow_reload(void **state)
 	assert_non_null(cut);
 	snprintf(rw, sizeof rw, "nfsd_uc_export_requests_total{export=\"%s\"}",
 		 t->exports[EXP_RW]);
-	char *body = scrape();
-	long long calls = value(body, rw);
+	char *body = scrape(metrics_port);
+	long long calls = scrape_value(body, rw);
 	free(body);
 	assert_true(calls > 0);
 	char *fewer = strndup(conf, (size_t)(cut - conf));
 	assert_non_null(fewer);
 	reload_scraping(t, fewer, EXP_COUNT, EXP_COUNT - 1);
-	body = scrape();
+	body = scrape(metrics_port);
 	assert_int_equal(occurrences(body, "\nnfsd_uc_export_requests_total{"), EXP_COUNT - 1);
 	assert_null(strstr(body, t->exports[EXP_SUBTREE]));
-	assert_true(value(body, rw) >= calls);
+	assert_true(scrape_value(body, rw) >= calls);
 	free(body);
 	reload_scraping(t, conf, EXP_COUNT - 1, EXP_COUNT);
-	body = scrape();
+	body = scrape(metrics_port);
 	assert_int_equal(occurrences(body, "\nnfsd_uc_export_requests_total{"), EXP_COUNT);
-	check_with_client_library(body);
+	scrape_check_text(body, NULL);
 	free(body);
 	free(fewer);
 	free(conf);
-}
-
-static uint16_t free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t n = sizeof a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &n) < 0)
-		return 0;
-	close(fd);
-	return ntohs(a.sin_port);
 }
 
 static int open_fds(pid_t pid)
@@ -405,7 +319,7 @@ static void test_scrape_with_4096_descriptors(void **state)
 	print_message("daemon descriptors open: %d\n", n);
 	assert_true(n >= 4096);
 	for (int i = 0; i < 3; i++) {
-		char *body = scrape();
+		char *body = scrape(metrics_port);
 		check_format(body);
 		free(body);
 	}
@@ -455,10 +369,10 @@ static void test_slow_clients_bounded(void **state)
 	}
 	it_sleep_ms(200);
 	long long t0 = rb_now_ms();
-	char *r = get_from("127.0.0.1");
+	char *r = scrape_get_from(metrics_port, "127.0.0.1");
 	print_message("scrape beside %d slow connections: %s after %lld ms\n", SLOW,
-		      is_ok(r) ? "200" : "refused", rb_now_ms() - t0);
-	assert_true(is_ok(r));
+		      scrape_is_ok(r) ? "200" : "refused", rb_now_ms() - t0);
+	assert_true(scrape_is_ok(r));
 	free(r);
 	/* Their address gets in once the slow ones are timed out, though they keep trickling. */
 	bool served = false;
@@ -467,8 +381,8 @@ static void test_slow_clients_bounded(void **state)
 			(void)send(slow[i], "X", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 		it_sleep_ms(300);
 		if (k % 5 == 4) {
-			r = get_from("127.0.0.2");
-			served = is_ok(r);
+			r = scrape_get_from(metrics_port, "127.0.0.2");
+			served = scrape_is_ok(r);
 			free(r);
 		}
 	}
@@ -490,7 +404,11 @@ int main(int argc, char **argv)
 	struct rlimit rl = {16384, 16384};
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 		perror("setrlimit");
-	metrics_port = free_port();
+	int keep, port = it_free_port(&keep);
+	if (port < 0)
+		return 1;
+	close(keep);
+	metrics_port = (uint16_t)port;
 	snprintf(extra, sizeof extra, "connections = 8192\n\n[metrics]\nlisten = 127.0.0.1:%u\n",
 		 metrics_port);
 	it_server_conf_extra = extra;
