@@ -621,8 +621,9 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_opt(struct opts *o, int c, const char *arg)
+static int parse_opt(void *p, int c, const char *arg)
 {
+	struct opts *o = p;
 	uint64_t v = 0;
 	bool num = c == 'w' || c == 'q' || c == 'r' || c == 't' || c == 'n' || c == OPT_SEED ||
 		   c == OPT_RSIZE;
@@ -660,27 +661,17 @@ static int parse_opt(struct opts *o, int c, const char *arg)
 
 static int parse_args(struct opts *o, int argc, char **argv)
 {
-	int c;
+	struct nb_args a;
 
 	*o = (struct opts){ .writers = 32, .qd = 4, .record = 47008, .total = 64u << 20,
 			    .sync = SYNC_UNSTABLE, .commit = COMMIT_ONCE, .fresh = true };
-	while ((c = getopt_long(argc, argv, "w:q:r:t:n:s:h", long_opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (parse_opt(o, c, optarg) < 0) {
-			fprintf(stderr, "nfs-interleave: bad option %s\n", argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (argc - optind != 5)
+	if (nb_cmdline(argc, argv, "w:q:r:t:n:s:h", long_opts, parse_opt, o, usage, 5, &a) < 0)
 		return -1;
-	o->host = argv[optind];
-	o->nfs_port = atoi(argv[optind + 1]);
-	o->mount_port = atoi(argv[optind + 2]);
-	o->export = argv[optind + 3];
-	o->file = argv[optind + 4];
+	o->host = a.host;
+	o->nfs_port = a.nfs_port;
+	o->mount_port = a.mount_port;
+	o->export = a.export;
+	o->file = a.rest[0];
 	if (o->records == 0)
 		o->records = o->total / o->record;
 	if (o->records == 0 || o->nfs_port <= 0 || o->mount_port <= 0)

@@ -757,8 +757,9 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_opt(struct opts *o, int c, const char *arg)
+static int parse_opt(void *p, int c, const char *arg)
 {
+	struct opts *o = p;
 	uint64_t v = 0;
 
 	if (c != 's' && nb_parse_size(arg, &v) < 0)
@@ -795,27 +796,18 @@ static int parse_workload(struct opts *o, const char *s)
 
 static int parse_args(struct opts *o, int argc, char **argv)
 {
-	int c;
+	struct nb_args a;
 
 	*o = (struct opts){ .writers = 4, .qd = 8, .size = 1u << 30, .ops = 10000,
 			    .files = 10000, .rbs = 4096 };
-	while ((c = getopt_long(argc, argv, "w:q:s:h", long_opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (parse_opt(o, c, optarg) < 0) {
-			fprintf(stderr, "nfs-workload: bad option %s\n", argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (argc - optind != 6 || parse_workload(o, argv[optind + 5]) < 0)
+	if (nb_cmdline(argc, argv, "w:q:s:h", long_opts, parse_opt, o, usage, 6, &a) < 0 ||
+	    parse_workload(o, a.rest[1]) < 0)
 		return -1;
-	o->host = argv[optind];
-	o->nfs_port = atoi(argv[optind + 1]);
-	o->mount_port = atoi(argv[optind + 2]);
-	o->export = argv[optind + 3];
-	o->name = argv[optind + 4];
+	o->host = a.host;
+	o->nfs_port = a.nfs_port;
+	o->mount_port = a.mount_port;
+	o->export = a.export;
+	o->name = a.rest[0];
 	if (o->bs == 0)
 		o->bs = o->wl == WL_SEQWRITE || o->wl == WL_SEQREAD ? 1u << 20 : 4096;
 	if (o->wl == WL_RANDWRITE) {

@@ -3,7 +3,7 @@
 # Install what nfsd-uc needs to build, run and test, from Debian 12's packages. Idempotent.
 # --test: also what only the test suites run (a Kerberos KDC for the RPCSEC_GSS tests: not
 # services a server should carry). --bench: what bench/run compares against and draws with
-# (Ganesha, fio, gnuplot, qemu).
+# (Ganesha, fio, gnuplot, qemu; a KDC and openssl for its gss workload).
 set -eu
 pkgs="build-essential meson ninja-build pkg-config rpcsvc-proto libtirpc-dev liburing-dev
       libsodium-dev libjemalloc-dev libcmocka-dev libnfs-dev libnfs-utils rpcbind xfsprogs e2fsprogs util-linux dmsetup xfslibs-dev
@@ -14,7 +14,7 @@ if [ "${1:-}" = --test ]; then
 fi
 if [ "${1:-}" = --bench ]; then
 	pkgs="$pkgs fio gnuplot-nox nfs-ganesha nfs-ganesha-vfs iproute2 qemu-system-x86
-	      busybox-static cpio kmod xz-utils zstd"
+	      busybox-static cpio kmod xz-utils zstd krb5-kdc krb5-admin-server openssl"
 fi
 missing=""
 for p in $pkgs; do

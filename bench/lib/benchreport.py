@@ -15,7 +15,7 @@ COLUMNS = ['server', 'mode', 'workload', 'record', 'sync', 'file', 'writers', 'q
            'seconds', 'mib_s', 'writes', 'dev_reads', 'dev_reads_per_write',
            'loop_reads_per_write', 'write_amp', 'pagecache_pct', 'cached_pct', 'cpu_s_per_gib',
            'peak_rss_mib', 'verified', 'note', 'ctxsw_per_write', 'dev_write_kib',
-           'dev_write_med_kib', 'image', 'machine_cpu_s_per_gib']
+           'dev_write_med_kib', 'image', 'machine_cpu_s_per_gib', 'sec']
 DIGITS = {'ctxsw_per_write': 2, 'dev_write_kib': 0, 'dev_write_med_kib': 0, 'seconds': 3,
           'mib_s': 1, 'dev_reads': 0, 'dev_reads_per_write': 6, 'loop_reads_per_write': 6,
           'write_amp': 4, 'pagecache_pct': 3, 'cached_pct': 2, 'cpu_s_per_gib': 3,
@@ -59,6 +59,10 @@ PEER_MOVES_NOTE = (
 FIO_SERIES = 'fio/alone'    # the sustained runs' yardstick: the disk alone, the same bytes
 SUSTAINED_WINDOW = 10       # seconds, or a third of the write phase when that is shorter
 WRITE_WORKLOADS = ('interleave', 'seqwrite', 'randwrite', 'sustained')
+GSS_WORKLOADS = ('gss-interleave', 'gss-seqwrite', 'gss-seqread')
+GSS_FLAVORS = ('krb5', 'krb5i', 'krb5p')
+GOAL_GSS_SPEEDUP = 1.5      # MiB/s against Ganesha with the same flavor, every gss case
+GOAL_GSS_CPU = 1.5          # krb5p server CPU per GiB over the GSS-API's own sealing of it
 
 
 # ---- values
@@ -211,8 +215,9 @@ def goals_mode(rows):
 
 
 def goals(rows, raw, series=None):
-    """The goals for nfsd-uc's default write_mode (cached) when the run has it, else direct."""
-    host = [r for r in rows if not is_guest(r)]
+    """The goals for nfsd-uc's default write_mode (cached) when the run has it, else direct.
+    The gss workload's rows have goals of their own (gss_goals)."""
+    host = [r for r in rows if not is_guest(r) and not is_gss(r)]
     mode = goals_mode(rows)
     uc = [r for r in host if r['server'] == 'nfsd-uc' and r['mode'] == mode]
     gan = [r for r in host if r['server'] == 'ganesha']
@@ -563,9 +568,10 @@ def _raw_goal(seq, raw, who):
 
 
 def _key(r):
-    """The case a row measured, the same for every server: workload, record, sync, file, image
-    and client shape."""
-    return (r['workload'], str(r['record']), r['sync'], r['file']) + variant(r)
+    """The case a row measured, the same for every server: workload, record, sync, file, image,
+    client shape and Kerberos flavor (the gss rows')."""
+    return (r['workload'], str(r['record']), r['sync'], r['file']) + variant(r) + \
+        (r.get('sec') or '-',)
 
 
 def _pairs(uc, gan, pred):
@@ -877,6 +883,184 @@ def peers_section(rows):
 BASELINE_SLOWER = 0.95      # "no case more than 5% slower than before" (issue 35)
 
 
+# ---- Kerberos (the gss workload)
+
+def is_gss(r):
+    return r['workload'] in GSS_WORKLOADS
+
+
+def gss_crypto(gss, r):
+    """What the GSS-API's own sealing costs for a krb5p row's bytes on the server's side, CPU
+    s/GiB (gss-cost, at the row's size): opening a WRITE's body in place (gss_unwrap_iov), or
+    sealing a READ's reply in place (gss_wrap_iov). (figure, op), or (None, op)."""
+    op = 'wrap_iov' if r['workload'] == 'gss-seqread' else 'unwrap_iov'
+    got = ((gss or {}).get('ops') or {}).get(f"{op}/{r['record']}")
+    return (got['cpu_s_per_gib'] if got else None), op
+
+
+def gss_goals(rows, gss):
+    """Issue 37's: per flavor, nfsd-uc's MiB/s against Ganesha's on every gss case; and krb5p's
+    server CPU per GiB against what the GSS-API's sealing of those bytes costs on this CPU."""
+    host = [r for r in rows if not is_guest(r) and is_gss(r)]
+    mode = goals_mode(host)
+    who = f'nfsd-uc {mode}'
+    uc = [r for r in host if r['server'] == 'nfsd-uc' and r['mode'] == mode]
+    gan = [r for r in host if r['server'] == 'ganesha']
+    out = []
+    for flavor in GSS_FLAVORS:
+        title = (f"{flavor}: MiB/s against NFS-Ganesha with {flavor}, 47008-byte interleaved "
+                 f"writes and 1 MiB sequential writes and reads ({who})")
+        pairs = _pairs([r for r in uc if r.get('sec') == flavor],
+                       [r for r in gan if r.get('sec') == flavor], lambda r: True)
+        ratios = [(num(u['mib_s']) / num(g['mib_s']), u) for u, g in pairs if num(g['mib_s'])]
+        if not ratios:
+            out.append(_goal(title, f'>= {GOAL_GSS_SPEEDUP:g}x', '-', None))
+            continue
+        worst = min(ratios, key=lambda x: x[0])
+        within = sum(1 for x, _ in ratios if x >= GOAL_GSS_SPEEDUP)
+        ok = within == len(ratios)
+        meas = (f'{within} of {len(ratios)} cases at {GOAL_GSS_SPEEDUP:g}x or more: ' +
+                ', '.join(f"{u['workload'][4:]} {x:.2f}x" for x, u in ratios))
+        out.append(_goal(title, f'>= {GOAL_GSS_SPEEDUP:g}x', meas, ok,
+                         None if ok else f"worst {worst[1]['workload'][4:]} at "
+                         f"{worst[0] / GOAL_GSS_SPEEDUP * 100:.0f}% of the goal"))
+    out.append(_gss_cpu_goal([r for r in uc if r.get('sec') == 'krb5p' and verified(r)], gss,
+                             who))
+    return out
+
+
+def _gss_cpu_goal(cases, gss, who):
+    enc = (gss or {}).get('enctype', '?')
+    title = (f"krb5p: server CPU s/GiB against the GSS-API's own sealing of those bytes on this "
+             f"CPU (gss-cost: gss_unwrap_iov for WRITEs, gss_wrap_iov for READs; {enc}; {who})")
+    ratios = []
+    for r in cases:
+        cost, op = gss_crypto(gss, r)
+        if cost and num(r['cpu_s_per_gib']) is not None:
+            ratios.append((num(r['cpu_s_per_gib']) / cost, r, cost))
+    if not ratios:
+        return _goal(title, f'<= {GOAL_GSS_CPU:g}x', '-', None)
+    worst = max(ratios, key=lambda x: x[0])
+    within = sum(1 for x, _, _ in ratios if x <= GOAL_GSS_CPU)
+    ok = within == len(ratios)
+    meas = f'{within} of {len(ratios)} cases within: ' + ', '.join(
+        f"{r['workload'][4:]} {num(r['cpu_s_per_gib']):.2f} vs {c:.2f} s/GiB = {x:.2f}x"
+        for x, r, c in ratios)
+    return _goal(title, f'<= {GOAL_GSS_CPU:g}x', meas, ok,
+                 None if ok else f"worst {worst[1]['workload'][4:]}, "
+                 f"{worst[0] / GOAL_GSS_CPU:.1f}x the limit")
+
+
+GSS_OPS = (('wrap_iov', 'gss_wrap_iov in place, confidentiality: krb5p sealing (READ replies: '
+            'nfsd-uc and ntirpc 4.3, Ganesha\'s, both seal in place)'),
+           ('unwrap_iov', 'gss_unwrap_iov in place: krb5p opening (WRITE bodies)'),
+           ('wrap', 'gss_wrap, the token in a new buffer (the plain call, libtirpc\'s)'),
+           ('unwrap', 'gss_unwrap, the plain text in a new buffer'),
+           ('get_mic', 'gss_get_mic: krb5i checksum made'),
+           ('verify_mic', 'gss_verify_mic: krb5i checksum checked'))
+
+
+def gss_cost_table(gss):
+    sizes = sorted({int(k.split('/')[1]) for k in gss.get('ops', {})}, reverse=True)
+    rows = []
+    for op, what in GSS_OPS:
+        cells = []
+        for size in sizes:
+            got = gss['ops'].get(f'{op}/{size}')
+            cells.append(f"{got['cpu_s_per_gib']:.2f} ({got['mib_s']:.0f} MiB/s)" if got else '-')
+        rows.append([f'`{op}`', what] + cells)
+    return md_table(['operation', 'what it is'] + [f'CPU s/GiB at {s} bytes' for s in sizes],
+                    rows)
+
+
+def gss_openssl_line(gss):
+    o = (gss or {}).get('openssl') or {}
+    if not o.get('rates'):
+        return 'openssl is not installed here: no reference figures.'
+    rates = o['rates']
+    per = {name: (1 << 30) / rate for name, rate in rates.items()}
+    parts = [f"{name} {rate / 1e6:.0f} MB/s = {per[name]:.2f} CPU s/GiB"
+             for name, rate in rates.items()]
+    mac = next((v for k, v in per.items() if k.startswith('hmac')), None)
+    both, than = '', ''
+    if mac and 'aes-256-cbc encrypt' in per and 'aes-256-cbc decrypt' in per:
+        seal = per['aes-256-cbc encrypt'] + mac
+        both = (f" Cipher and HMAC together: {seal:.2f} s/GiB to seal, "
+                f"{per['aes-256-cbc decrypt'] + mac:.2f} to open.")
+        mine = ((gss.get('ops') or {}).get('wrap_iov/1048576') or {}).get('cpu_s_per_gib')
+        if mine:
+            than = f" (here gss_wrap_iov costs {mine / seal:.1f}x that)"
+    version = ' '.join(o.get('version', 'OpenSSL').split()[:2])
+    return (f"For reference, `openssl speed` over 1 MiB buffers ({version}, one CPU): "
+            f"{'; '.join(parts)}.{both} OpenSSL uses the CPU's AES and SHA instructions; MIT's "
+            "built-in crypto, which libk5crypto is when not built on OpenSSL (Debian 12's: what "
+            f"both servers and the client call), does not{than}, so the goal is held against the "
+            "GSS-API's own figures above.")
+
+
+def gss_table(rows, gss):
+    rs = sorted((r for r in rows if is_gss(r)), key=lambda r: r['server'] == 'ganesha')
+    gan = {_key(r): r for r in rs if r['server'] == 'ganesha' and verified(r)}
+    lines = []
+    for flavor in GSS_FLAVORS:
+        for wl in GSS_WORKLOADS:
+            for r in [x for x in rs if x.get('sec') == flavor and x['workload'] == wl]:
+                g = gan.get(_key(r))
+                vs = f"{num(r['mib_s']) / num(g['mib_s']):.2f}x" if g and r is not g and \
+                    verified(r) and num(g['mib_s']) else ''
+                cost, _ = gss_crypto(gss, r) if flavor == 'krb5p' else (None, None)
+                cpu = num(r['cpu_s_per_gib'])
+                crypto = f"{cost:.2f} ({cpu / cost:.2f}x)" if cost and cpu is not None else ''
+                lines.append([flavor, wl[4:], r['record'], r['sync'],
+                              f"{r['writers']}x{r['qd']}", label(r), fmt(r['mib_s'], 1), vs,
+                              fmt(r['cpu_s_per_gib'], 2), fmt(r.get('machine_cpu_s_per_gib'), 2),
+                              crypto, fmt(r['peak_rss_mib'], 0),
+                              r['verified'], r['note'] if r['note'] not in ('', '-') else ''])
+    return md_table(['sec', 'workload', 'bytes/call', 'sync', 'shape', 'server', 'MiB/s',
+                     "over Ganesha's", 'CPU s/GiB', 'machine CPU s/GiB',
+                     "GSS-API's crypto s/GiB (CPU over it)", 'peak RSS MiB', 'verified',
+                     'note'], lines)
+
+
+def gss_section(rows, info):
+    gss = info.get('gss') or {}
+    a = info['args']
+    shape = getattr(a, 'gss_shape', None)
+    L = ['## Kerberos: krb5, krb5i, krb5p\n']
+    L.append("Each server with an export that allows `sec=krb5:krb5i:krb5p` only (nfsd-uc: "
+             "`[server] keytab` and the client rule's `sec=`; Ganesha: `NFS_KRB5` with "
+             "`Active_krb5`, and `SecType = krb5, krb5i, krb5p`, its configuration otherwise the "
+             "one of every other workload), beside a KDC of the run's own in the namespace; the "
+             "client is the machine principal host/localhost, which both take as root. Load "
+             "generator `gss-load` (bench/gssload.c: a context per connection, calls pipelined, "
+             "a WRITE's data sealed where it is sent from and a READ's reply opened where it was "
+             "received): `interleave`, the seeds' 47008-byte records"
+             + (f" at {shape[0]} writers x {shape[1]} in flight" if shape else '') +
+             f", {getattr(a, 'gss_writes', '?')} per case, one COMMIT at the end (or FILE_SYNC), "
+             "read back and checked after; `seqwrite`, a file of "
+             f"{(getattr(a, 'gss_size', 0) or 0) >> 20} MiB in 1 MiB WRITEs in order "
+             f"({a.io_writers} x {a.io_qd} in flight), UNSTABLE + COMMIT; `seqread`, that file "
+             "read back at once from the same server process, 1 MiB READs, "
+             f"{getattr(a, 'gss_read_passes', '?')} time(s) over, every byte checked (warm: the "
+             "cryptography and the server's path, not the disk). Each case on a fresh server "
+             "process. `GSS-API's crypto s/GiB`: what gss-cost measured the server's side of "
+             "krb5p to cost for those bytes (gss_unwrap_iov of the WRITEs' bodies, gss_wrap_iov "
+             "of the READ replies), the yardstick of the CPU goal, and the server's CPU s/GiB "
+             "over it. The client seals and opens every byte too, with the same library: at "
+             "krb5p it spends about as much CPU per byte as a server, on the same CPUs "
+             "(`client_cpu` in the notes).\n")
+    L.append(gss_table(rows, gss))
+    L.append('')
+    if gss.get('ops'):
+        L.append(f"**What the cryptography costs here** (gss-cost, bench/gsscost.c: a context "
+                 f"made in one process from the KDC's tickets, each operation's own CPU time; "
+                 f"enctype **{gss.get('enctype', '?')}**):\n")
+        L.append(gss_cost_table(gss))
+        L.append('')
+    L.append(gss_openssl_line(gss) + '\n')
+    return L
+
+
 def baseline_pairs(rows):
     """{(mode, case): [(this build's row, the baseline's row)]}: the i-th verified run of a
     case by each build, paired in the order they ran (a group's two runs are minutes apart at
@@ -1136,6 +1320,8 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         L.append('')
         if 'sustained.png' in plots:
             L.append('![sustained](bench/sustained.png)\n')
+    if any(is_gss(r) for r in host):
+        L += gss_section(host, info)
     guest = [r for r in rows if is_guest(r)]
     L.append('## knfsd (in a qemu guest)\n')
     L.append(f"{info['knfsd']}.\n")
@@ -1169,7 +1355,9 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         'case starts a fresh server process in a memory cgroup of its own and stops it after.',
         '- Load generators: `nfs-interleave` and `nfs-workload` (bench/), libnfs, one '
         'connection per writer, asynchronous; they run on the same machine as the server and '
-        'share its CPUs, as every server\'s client does here.',
+        'share its CPUs, as every server\'s client does here. The gss workload\'s: `gss-load` '
+        '(bench/gssload.c, on the RPCSEC_GSS client of tests/integration/rawgss.c: libnfs has no '
+        'Kerberos), one connection and context per writer, calls pipelined.',
         '- client_cpu (in the notes): user + system CPU seconds of the load generator over the '
         'phase, to tell a busy client from a slow server.',
         '- MiB/s: bytes the client wrote (or read and checked) over the time of the phase, the '
@@ -1225,7 +1413,7 @@ def page(rows, series, info, goal_rows, plots, runtimes):
     return '\n'.join(L)
 
 
-def summary(rows, goal_rows):
+def summary(rows, goal_rows, info):
     host = [r for r in rows if not is_guest(r)]
     out = ['', '## Goals', md_table(['goal', 'target', 'measured', 'verdict'],
                                     [[g['goal'], g['target'], g['measured'], g['verdict']]
@@ -1244,6 +1432,11 @@ def summary(rows, goal_rows):
         out += ['', '## Sustained']
         out += [' | '.join(f'{label(r)}: {fmt(r["mib_s"], 1)} MiB/s ({r["note"]})'
                            for r in host if r['workload'] == 'sustained')]
+    if any(is_gss(r) for r in host):
+        out += ['', '## Kerberos', gss_table(host, info.get('gss'))]
+        if (info.get('gss') or {}).get('ops'):
+            out += ['', f"gss-cost ({info['gss'].get('enctype', '?')}):", '',
+                    gss_cost_table(info['gss'])]
     raws = [r for r in host if r['workload'] == 'raw']
     if raws:
         out += ['', 'raw device: ' + ', '.join(f"{r['note'].split()[1]} {fmt(r['mib_s'], 1)} MiB/s"
@@ -1309,9 +1502,11 @@ def write_all(out, rows, series, info, repo):
         shutil.copy(rt_src, rt_path)
     runtimes = runtimes_update(rt_path, info)
     g = goals(rows, info['raw'], series)
+    if any(is_gss(r) for r in rows if not is_guest(r)):
+        g += gss_goals(rows, info.get('gss'))
     with open(os.path.join(out, 'benchmarks.md'), 'w') as f:
         f.write(page(rows, series, info, g, plots, runtimes))
-    res = {'summary': summary(rows, g), 'docs': []}
+    res = {'summary': summary(rows, g, info), 'docs': []}
     if repo:
         os.makedirs(docs_bench, exist_ok=True)
         for name in os.listdir(docs_bench):      # the previous run's files

@@ -8,7 +8,11 @@ private network namespace, in a memory cgroup of its own, and stopped by PID.
             network namespace and in a private mount namespace whose /run is a tmpfs, so that
             its socket (/run/rpcbind.sock) is neither the host's nor another run's.
 
-Both listen on port 2049 (NFS) and 20048 (MOUNT) of the namespace's 127.0.0.1."""
+Both listen on port 2049 (NFS) and 20048 (MOUNT) of the namespace's 127.0.0.1. With gss set (a
+benchgss.Kdc, for the gss workload), each serves its export with sec=krb5:krb5i:krb5p only (nfsd-uc:
+[server] keytab and the client rule's sec=; Ganesha: NFS_KRB5 and SecType), its environment
+holding the KDC's krb5.conf and keytab (KRB5_CONFIG, KRB5_KTNAME), and its configuration otherwise
+the same as for every other workload."""
 
 import glob
 import os
@@ -54,7 +58,7 @@ class Server:
         self.cg = None
         self.dir = None
         self.starts = 0
-
+        self.gss = None         # a benchgss.Kdc while the gss workload runs
     @property
     def label(self):
         return self.server if self.mode == '-' else f'{self.server}/{self.mode}'
@@ -68,9 +72,10 @@ class Server:
 
     def _popen(self, argv, logfile):
         out = open(logfile, 'a')
+        env = dict(os.environ, **self.gss.server_env()) if self.gss else None
         try:
             return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    stderr=subprocess.STDOUT, start_new_session=True, env=env,
                                     preexec_fn=_join_cgroup(self.host.cgroup.procs_file(self.cg)))
         finally:
             out.close()
@@ -146,12 +151,15 @@ class NfsdUc(Server):
                  f"state_dir = {os.path.join(self.dir, 'state')}", 'rpcbind = no']
         if receive:
             lines.append(f'receive_memory = {receive}')
+        if self.gss:
+            lines.append(f'keytab = {self.gss.server_keytab}')
         if self.threads:
             lines.append(f'threads = {self.threads}')
         if cache:
             lines += ['[cache]', f'size = {cache}']
         lines += [f'[export {self.host.export}]',
-                  'clients = 127.0.0.1(rw,no_root_squash,insecure)',
+                  'clients = 127.0.0.1(rw,no_root_squash,insecure' +
+                  (',sec=krb5:krb5i:krb5p)' if self.gss else ')'),
                   f'write_mode = {self.mode}', f'read_mode = {self.mode}']
         with open(self.conf, 'w') as f:
             f.write('\n'.join(lines) + '\n')
@@ -212,6 +220,12 @@ class Ganesha(Server):
         between the images the interleaved cases run on."""
         # No Bind_addr: the namespace has only lo, and glibc's getaddrinfo(AI_ADDRCONFIG)
         # refuses 127.0.0.1 where no other IPv4 address is configured.
+        krb5 = 'Active_krb5 = false;'
+        sec = 'sys'
+        if self.gss:       # the server's key: KeytabPath here, KRB5_KTNAME in its environment
+            krb5 = (f'Active_krb5 = true; PrincipalName = "nfs"; '
+                    f'KeytabPath = "{self.gss.server_keytab}";')
+            sec = 'krb5, krb5i, krb5p'
         with open(os.path.join(self.dir, 'ganesha.conf'), 'w') as f:
             f.write(f'''# written by bench/run: NFSv3 only, one VFS export, defaults otherwise
 NFS_CORE_PARAM {{
@@ -223,7 +237,7 @@ NFS_CORE_PARAM {{
     Enable_UDP = false;
 }}
 NFSv4 {{ Graceless = true; RecoveryRoot = "{self.dir}/v4recov"; }}
-NFS_KRB5 {{ Active_krb5 = false; }}
+NFS_KRB5 {{ {krb5} }}
 EXPORT {{
     Export_Id = 1;
     Path = {self.host.export};
@@ -232,7 +246,7 @@ EXPORT {{
     Transports = TCP;
     Access_Type = RW;
     Squash = No_Root_Squash;
-    SecType = sys;
+    SecType = {sec};
     FSAL {{ Name = VFS; }}
 }}
 LOG {{ Default_Log_Level = EVENT; }}

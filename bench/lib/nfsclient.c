@@ -47,6 +47,31 @@ int nb_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int nb_cmdline(int argc, char **argv, const char *shortopts, const struct option *longopts,
+	       nb_opt_fn *opt, void *o, void (*usage)(FILE *), int npos, struct nb_args *out)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (opt(o, c, optarg) < 0) {
+			fprintf(stderr, "%s: bad option %s\n", PROG, argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (argc - optind != npos || npos < 4)
+		return -1;
+	out->host = argv[optind];
+	out->nfs_port = atoi(argv[optind + 1]);
+	out->mount_port = atoi(argv[optind + 2]);
+	out->export = argv[optind + 3];
+	out->rest = argv + optind + 4;
+	return 0;
+}
+
 /* ---- the data pattern ---- */
 
 uint64_t nb_pattern_word(uint64_t seed, uint64_t index)

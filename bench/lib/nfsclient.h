@@ -5,9 +5,11 @@
 #ifndef NFSBENCH_NFSCLIENT_H
 #define NFSBENCH_NFSCLIENT_H
 
+#include <getopt.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <nfsc/libnfs.h>
 #include <nfsc/libnfs-raw.h>
@@ -56,6 +58,18 @@ uint32_t nb_read_check(int *failed, READ3res *res, const struct piece *p);
 /* Where got and want, which differ, first do (index), and whether zeros follow there (at least 8
  * up to len: bytes never written, most likely). */
 size_t nb_first_diff(const uint8_t *got, const uint8_t *want, size_t len, bool *zeros_follow);
+
+/* A load generator's command line: its options by getopt_long, each handed to opt with the
+ * tool's own options o (-h: usage(stdout), exit 0), then exactly npos positional arguments, the
+ * first four HOST NFS_PORT MOUNT_PORT EXPORT. 0, or -1 (a bad option is named on stderr). */
+struct nb_args {
+	const char *host, *export;
+	int nfs_port, mount_port;
+	char **rest;              /* the positional arguments after EXPORT */
+};
+typedef int nb_opt_fn(void *o, int c, const char *arg);
+int nb_cmdline(int argc, char **argv, const char *shortopts, const struct option *longopts,
+	       nb_opt_fn *opt, void *o, void (*usage)(FILE *), int npos, struct nb_args *out);
 
 /* "123", "4K", "64M", "1G" (1024-based): 0, or -1 when it is not a size. */
 int nb_parse_size(const char *s, uint64_t *out);
