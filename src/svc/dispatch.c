@@ -250,7 +250,8 @@ static void call_proc(struct worker *w, const struct xprt *xp, struct record_mem
 	int64_t status = status_of(sp, hdr, pd, cl->res);
 	observe_handled(w, &cl->rq, cl->res);
 	if (cl->rq.fs.wrongsec) {
-		/* The export's rule wants another flavor: knfsd's answer to NFSv3 (RFC 2623 2.3.2). */
+		/* The export's rule wants another flavor: RFC 2623 2.3.2's answer (knfsd's NFSv3
+		 * answers NFS3ERR_ACCES; Ganesha, as here, AUTH_TOOWEAK). */
 		h.stat = RPC_REPLY_AUTH_TOOWEAK;
 		*out = short_reply(enc_rejected, &h);
 		call_free(cl);
