@@ -265,3 +265,22 @@ void gss_counts_expect(const struct gss_env *e, const struct gss_counts *before,
 	if (wrong)
 		fail_msg("%s: %d RPCSEC_GSS figure(s) wrong", what, wrong);
 }
+
+void session_open(struct gss_env *e, struct gss_session *s, const char *export)
+{
+	s->call = malloc(sizeof(*s->call));
+	assert_non_null(s->call);
+	gss_counts_read(e, &s->before);
+	mnt_fh(e, export, 0, &s->root);
+	s->fd = connect_to(e->port);
+	establish(e, s->fd, &s->c, NFS_PROG);
+}
+
+void session_close(struct gss_env *e, struct gss_session *s, struct gss_counts want,
+                   const char *what)
+{
+	rg_ctx_free(&s->c);
+	close(s->fd);
+	free(s->call);
+	gss_counts_expect(e, &s->before, want, what);
+}

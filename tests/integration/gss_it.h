@@ -88,6 +88,22 @@ void gss_counts_read(const struct gss_env *e, struct gss_counts *c);
 void gss_counts_expect(const struct gss_env *e, const struct gss_counts *before,
                        struct gss_counts want, const char *what);
 
+/* ---- a test's session ---- */
+
+/* The counters before the test, an export's root handle (MNT by AUTH_SYS), a connection to the
+ * NFS port and a context of alice's on it, and a call's buffer. */
+struct gss_session {
+	struct gss_counts before;
+	struct rn_fh root;
+	struct rg_ctx c;
+	struct rg_call *call;
+	int fd;
+};
+void session_open(struct gss_env *e, struct gss_session *s, const char *export);
+/* Let it all go, then each family moved by exactly want's figure (gss_counts_expect). */
+void session_close(struct gss_env *e, struct gss_session *s, struct gss_counts want,
+                   const char *what);
+
 /* ---- the tests of test_gss_server.c, listed by test_gss.c ---- */
 
 void test_map_local_user(void **state);

@@ -200,32 +200,21 @@ static void test_tooweak(void **state)
 static void test_replay_dropped(void **state)
 {
 	struct gss_env *e = *state;
-	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[1] = 2,
-	                                   .seq_drops = 1 };
-	struct rn_fh root;
+	struct gss_session s;
 	struct xb plain;
 	struct rg_reply rep;
-	struct rg_ctx c;
-	struct rg_call *call = malloc(sizeof(*call));
-	int fd;
 
-	assert_non_null(call);
-	gss_counts_read(e, &before);
-	mnt_fh(e, e->both, 0, &root);
-	fd = connect_to(e->port);
-	establish(e, fd, &c, NFS_PROG);
-	rn_enc_getattr(&plain, next_xid++, &root);
-	assert_int_equal(rg_wrap(&c, &plain, RG_INTEGRITY, call), 0);
-	assert_int_equal(rg_exchange(fd, &c, call, &rep), 0);
+	session_open(e, &s, e->both);
+	rn_enc_getattr(&plain, next_xid++, &s.root);
+	assert_int_equal(rg_wrap(&s.c, &plain, RG_INTEGRITY, s.call), 0);
+	assert_int_equal(rg_exchange(s.fd, &s.c, s.call, &rep), 0);
 	if (!rg_reply_good(&rep))
 		fail_msg("first sending: %s", rg_describe(&rep));
 	rg_reply_free(&rep);
-	expect_no_reply(fd, &c, call, "the same call again");
-	getattr_ok(fd, &c, &root, RG_INTEGRITY);
-	rg_ctx_free(&c);
-	close(fd);
-	free(call);
-	gss_counts_expect(e, &before, want, "a replay");
+	expect_no_reply(s.fd, &s.c, s.call, "the same call again");
+	getattr_ok(s.fd, &s.c, &s.root, RG_INTEGRITY);
+	session_close(e, &s, (struct gss_counts){ .contexts = 1, .made = 1, .calls[1] = 2,
+	                                          .seq_drops = 1 }, "a replay");
 }
 
 /* After a jump ahead by more than the window, a number never used but now below the window gets
@@ -233,35 +222,24 @@ static void test_replay_dropped(void **state)
 static void test_below_window_dropped(void **state)
 {
 	struct gss_env *e = *state;
-	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[0] = 3,
-	                                   .seq_drops = 1 };
-	struct rn_fh root;
+	struct gss_session s;
 	struct xb plain;
-	struct rg_ctx c;
-	struct rg_call *call = malloc(sizeof(*call));
 	uint32_t low, top;
-	int fd;
 
-	assert_non_null(call);
-	gss_counts_read(e, &before);
-	mnt_fh(e, e->both, 0, &root);
-	fd = connect_to(e->port);
-	establish(e, fd, &c, NFS_PROG);
-	getattr_ok(fd, &c, &root, RG_NONE);
-	low = c.next_seq + 5;
-	c.next_seq += c.window + 20;
-	getattr_ok(fd, &c, &root, RG_NONE);       /* the window's top is now far past low */
-	top = c.next_seq;
-	c.next_seq = low;
-	rn_enc_getattr(&plain, next_xid++, &root);
-	assert_int_equal(rg_wrap(&c, &plain, RG_NONE, call), 0);
-	c.next_seq = top;
-	expect_no_reply(fd, &c, call, "a sequence number below the window");
-	getattr_ok(fd, &c, &root, RG_NONE);
-	rg_ctx_free(&c);
-	close(fd);
-	free(call);
-	gss_counts_expect(e, &before, want, "below the window");
+	session_open(e, &s, e->both);
+	getattr_ok(s.fd, &s.c, &s.root, RG_NONE);
+	low = s.c.next_seq + 5;
+	s.c.next_seq += s.c.window + 20;
+	getattr_ok(s.fd, &s.c, &s.root, RG_NONE);   /* the window's top is now far past low */
+	top = s.c.next_seq;
+	s.c.next_seq = low;
+	rn_enc_getattr(&plain, next_xid++, &s.root);
+	assert_int_equal(rg_wrap(&s.c, &plain, RG_NONE, s.call), 0);
+	s.c.next_seq = top;
+	expect_no_reply(s.fd, &s.c, s.call, "a sequence number below the window");
+	getattr_ok(s.fd, &s.c, &s.root, RG_NONE);
+	session_close(e, &s, (struct gss_counts){ .contexts = 1, .made = 1, .calls[0] = 3,
+	                                          .seq_drops = 1 }, "below the window");
 }
 
 /* ---- tampering ---- */
@@ -302,87 +280,57 @@ static void expect_forged(int fd, struct rg_ctx *c, const struct rn_fh *root, ui
 static void test_tampered_header(void **state)
 {
 	struct gss_env *e = *state;
-	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[0] = 2,
-	                                   .bad_headers = 3 };
-	struct rn_fh root;
-	struct rg_ctx c;
+	struct gss_session s;
 	uint32_t seq;
-	int fd;
 
-	gss_counts_read(e, &before);
-	mnt_fh(e, e->both, 0, &root);
-	fd = connect_to(e->port);
-	establish(e, fd, &c, NFS_PROG);
-	seq = c.next_seq;
-	expect_forged(fd, &c, &root, seq, FORGED_SEQ);
-	expect_forged(fd, &c, &root, seq, FORGED_VERF);
-	c.next_seq = seq;                        /* the forged calls' number, honestly */
-	getattr_ok(fd, &c, &root, RG_NONE);
-	expect_forged(fd, &c, &root, c.next_seq, FORGED_PROC);
-	getattr_ok(fd, &c, &root, RG_NONE);
-	rg_ctx_free(&c);
-	close(fd);
-	gss_counts_expect(e, &before, want, "tampered headers");
+	session_open(e, &s, e->both);
+	seq = s.c.next_seq;
+	expect_forged(s.fd, &s.c, &s.root, seq, FORGED_SEQ);
+	expect_forged(s.fd, &s.c, &s.root, seq, FORGED_VERF);
+	s.c.next_seq = seq;                      /* the forged calls' number, honestly */
+	getattr_ok(s.fd, &s.c, &s.root, RG_NONE);
+	expect_forged(s.fd, &s.c, &s.root, s.c.next_seq, FORGED_PROC);
+	getattr_ok(s.fd, &s.c, &s.root, RG_NONE);
+	session_close(e, &s, (struct gss_counts){ .contexts = 1, .made = 1, .calls[0] = 2,
+	                                          .bad_headers = 3 }, "tampered headers");
 }
 
 /* krb5i: a byte of the arguments, then one of the checksum, changed: GARBAGE_ARGS. */
 static void test_tampered_integ(void **state)
 {
 	struct gss_env *e = *state;
-	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[1] = 3,
-	                                   .bad_bodies = 2 };
-	struct rn_fh root;
+	struct gss_session s;
 	struct xb plain;
-	struct rg_ctx c;
-	struct rg_call *call = malloc(sizeof(*call));
-	int fd;
 
-	assert_non_null(call);
-	gss_counts_read(e, &before);
-	mnt_fh(e, e->both, 0, &root);
-	fd = connect_to(e->port);
-	establish(e, fd, &c, NFS_PROG);
-	rn_enc_getattr(&plain, next_xid++, &root);
-	assert_int_equal(rg_wrap(&c, &plain, RG_INTEGRITY, call), 0);
-	call->b.buf[call->p.databody_off + 4 + 4 + 1] ^= 0x01;    /* past seq_num and the fh's length */
-	expect_garbage(fd, &c, call, "krb5i, a tampered argument");
-	rn_enc_getattr(&plain, next_xid++, &root);
-	assert_int_equal(rg_wrap(&c, &plain, RG_INTEGRITY, call), 0);
-	call->b.buf[call->p.mic_off + 20] ^= 0x01;
-	expect_garbage(fd, &c, call, "krb5i, a tampered checksum");
-	getattr_ok(fd, &c, &root, RG_INTEGRITY);
-	rg_ctx_free(&c);
-	close(fd);
-	free(call);
-	gss_counts_expect(e, &before, want, "tampered krb5i bodies");
+	session_open(e, &s, e->both);
+	rn_enc_getattr(&plain, next_xid++, &s.root);
+	assert_int_equal(rg_wrap(&s.c, &plain, RG_INTEGRITY, s.call), 0);
+	s.call->b.buf[s.call->p.databody_off + 4 + 4 + 1] ^= 0x01;  /* past seq_num, fh length */
+	expect_garbage(s.fd, &s.c, s.call, "krb5i, a tampered argument");
+	rn_enc_getattr(&plain, next_xid++, &s.root);
+	assert_int_equal(rg_wrap(&s.c, &plain, RG_INTEGRITY, s.call), 0);
+	s.call->b.buf[s.call->p.mic_off + 20] ^= 0x01;
+	expect_garbage(s.fd, &s.c, s.call, "krb5i, a tampered checksum");
+	getattr_ok(s.fd, &s.c, &s.root, RG_INTEGRITY);
+	session_close(e, &s, (struct gss_counts){ .contexts = 1, .made = 1, .calls[1] = 3,
+	                                          .bad_bodies = 2 }, "tampered krb5i bodies");
 }
 
 /* krb5p: a byte of the wrap token changed: GARBAGE_ARGS. */
 static void test_tampered_priv(void **state)
 {
 	struct gss_env *e = *state;
-	struct gss_counts before, want = { .contexts = 1, .made = 1, .calls[2] = 2,
-	                                   .bad_bodies = 1 };
-	struct rn_fh root;
+	struct gss_session s;
 	struct xb plain;
-	struct rg_ctx c;
-	struct rg_call *call = malloc(sizeof(*call));
-	int fd;
 
-	assert_non_null(call);
-	gss_counts_read(e, &before);
-	mnt_fh(e, e->both, 0, &root);
-	fd = connect_to(e->port);
-	establish(e, fd, &c, NFS_PROG);
-	rn_enc_getattr(&plain, next_xid++, &root);
-	assert_int_equal(rg_wrap(&c, &plain, RG_PRIVACY, call), 0);
-	call->b.buf[call->p.wrap_off + 24] ^= 0x01;   /* in the encrypted part, past the token header */
-	expect_garbage(fd, &c, call, "krb5p, a tampered token");
-	getattr_ok(fd, &c, &root, RG_PRIVACY);
-	rg_ctx_free(&c);
-	close(fd);
-	free(call);
-	gss_counts_expect(e, &before, want, "a tampered krb5p body");
+	session_open(e, &s, e->both);
+	rn_enc_getattr(&plain, next_xid++, &s.root);
+	assert_int_equal(rg_wrap(&s.c, &plain, RG_PRIVACY, s.call), 0);
+	s.call->b.buf[s.call->p.wrap_off + 24] ^= 0x01;   /* encrypted part, past the token header */
+	expect_garbage(s.fd, &s.c, s.call, "krb5p, a tampered token");
+	getattr_ok(s.fd, &s.c, &s.root, RG_PRIVACY);
+	session_close(e, &s, (struct gss_counts){ .contexts = 1, .made = 1, .calls[2] = 2,
+	                                          .bad_bodies = 1 }, "a tampered krb5p body");
 }
 
 /* ---- a context's life ---- */
@@ -391,32 +339,23 @@ static void test_tampered_priv(void **state)
 static void test_destroy(void **state)
 {
 	struct gss_env *e = *state;
-	struct gss_counts before, want = { .made = 1, .calls[1] = 1, .unknown = 1 };
-	struct rn_fh root;
+	struct gss_session s;
 	struct xb plain;
 	struct rg_reply rep;
-	struct rg_ctx c;
-	struct rg_call *call = malloc(sizeof(*call));
-	int fd;
 
-	assert_non_null(call);
-	gss_counts_read(e, &before);
-	mnt_fh(e, e->both, 0, &root);
-	fd = connect_to(e->port);
-	establish(e, fd, &c, NFS_PROG);
-	getattr_ok(fd, &c, &root, RG_INTEGRITY);
-	assert_int_equal(rg_destroy_call(&c, NFS_PROG, 3, call), 0);
-	assert_int_equal(rg_exchange(fd, &c, call, &rep), 0);
+	session_open(e, &s, e->both);
+	getattr_ok(s.fd, &s.c, &s.root, RG_INTEGRITY);
+	assert_int_equal(rg_destroy_call(&s.c, NFS_PROG, 3, s.call), 0);
+	assert_int_equal(rg_exchange(s.fd, &s.c, s.call, &rep), 0);
 	if (!rg_reply_good(&rep))
 		fail_msg("DESTROY: %s", rg_describe(&rep));
 	rg_reply_free(&rep);
-	rn_enc_getattr(&plain, next_xid++, &root);
-	assert_int_equal(rg_wrap(&c, &plain, RG_INTEGRITY, call), 0);
-	expect_auth_error(fd, &c, call, RG_GSS_CREDPROBLEM, RG_GSS_CREDPROBLEM, "after DESTROY");
-	rg_ctx_free(&c);
-	close(fd);
-	free(call);
-	gss_counts_expect(e, &before, want, "DESTROY");
+	rn_enc_getattr(&plain, next_xid++, &s.root);
+	assert_int_equal(rg_wrap(&s.c, &plain, RG_INTEGRITY, s.call), 0);
+	expect_auth_error(s.fd, &s.c, s.call, RG_GSS_CREDPROBLEM, RG_GSS_CREDPROBLEM,
+	                  "after DESTROY");
+	session_close(e, &s, (struct gss_counts){ .made = 1, .calls[1] = 1, .unknown = 1 },
+	              "DESTROY");
 }
 
 /* A context made on one connection serves on the next (a Linux client reconnects and keeps its
