@@ -97,7 +97,8 @@ bench_make_fs() {
 }
 
 # bench_write_conf THREADS [CACHE_SIZE] [WRITE_MODE]: the daemon's conf for BENCH_EXPORT on two
-# free ports (write_mode direct unless told).
+# free ports (write_mode direct unless told), and no lock manager: its fixed default port
+# (32803) is any other NFS server's on this host, which made a start fail on a shared machine.
 bench_write_conf() {
 	BENCH_PORT=$(bench_free_port) && BENCH_MPORT=$(bench_free_port) || return 1
 	[ "$BENCH_PORT" != "$BENCH_MPORT" ] || BENCH_MPORT=$((BENCH_PORT + 1))
@@ -114,6 +115,8 @@ bench_write_conf() {
 	rpcbind = no
 	[cache]
 	size = ${2:-64M}
+	[lock]
+	port = 0
 	[export $BENCH_EXPORT]
 	clients = 127.0.0.1(rw,no_root_squash,insecure)
 	write_mode = ${3:-direct}
