@@ -388,20 +388,30 @@ enum gss_seq_verdict gss_ctx_check_seq(struct gss_ctx *c, uint32_t seq)
 	return v;
 }
 
-int gss_ctx_get_mic(struct gss_ctx *c, const void *msg, size_t len, uint8_t *out, size_t cap)
+int gss_ctx_get_mic_iov(struct gss_ctx *c, const struct iovec *v, int n, uint8_t *out, size_t cap)
 {
-	gss_buffer_desc in = {len, (void *)msg}, mic = GSS_C_EMPTY_BUFFER;
+	/* A READ's data in the cache's blocks is checksummed where it lies: one DATA buffer a
+	 * piece. The MIC is small: MIT allocates it, and it is copied out. */
+	gss_iov_buffer_desc stack[17], *iov = n < 17 ? stack : calloc((size_t)n + 1, sizeof *iov);
+	if (!iov)
+		return -1;
+	for (int i = 0; i < n; i++)
+		iov[i] = (gss_iov_buffer_desc){GSS_IOV_BUFFER_TYPE_DATA, {v[i].iov_len, v[i].iov_base}};
+	iov[n] = (gss_iov_buffer_desc){GSS_IOV_BUFFER_TYPE_MIC_TOKEN | GSS_IOV_BUFFER_FLAG_ALLOCATE,
+				       GSS_C_EMPTY_BUFFER};
 	OM_uint32 minor;
-	int n = -1;
+	int len = -1;
 	pthread_mutex_lock(&c->lock);
-	OM_uint32 major = gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &in, &mic);
+	OM_uint32 major = gss_get_mic_iov(&minor, c->gss, GSS_C_QOP_DEFAULT, iov, n + 1);
 	pthread_mutex_unlock(&c->lock);
-	if (!GSS_ERROR(major) && mic.length <= cap) {
-		memcpy(out, mic.value, mic.length);
-		n = (int)mic.length;
+	if (!GSS_ERROR(major) && iov[n].buffer.length <= cap) {
+		memcpy(out, iov[n].buffer.value, iov[n].buffer.length);
+		len = (int)iov[n].buffer.length;
 	}
-	gss_release_buffer(&minor, &mic);
-	return n;
+	gss_release_iov_buffer(&minor, iov + n, 1);
+	if (iov != stack)
+		free(iov);
+	return len;
 }
 
 int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data, size_t *dlen)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "rpc/gss.h"
 #include "rpc/oncrpc.h"
@@ -70,8 +71,9 @@ const char *gss_ctx_principal(const struct gss_ctx *c);
  * or an integrity body's checksum. 0 or -1. */
 int gss_ctx_verify_mic(struct gss_ctx *c, const void *msg, size_t len, const void *mic,
 		       size_t mic_len);
-/* The context's MIC of msg into out (an integrity reply's checksum): its length, or -1. */
-int gss_ctx_get_mic(struct gss_ctx *c, const void *msg, size_t len, uint8_t *out, size_t cap);
+/* The context's MIC of the n pieces of v, as one message, into out (an integrity reply's
+ * checksum, made over a READ's data where it lies): its length, or -1. */
+int gss_ctx_get_mic_iov(struct gss_ctx *c, const struct iovec *v, int n, uint8_t *out, size_t cap);
 /* A privacy body's token unwrapped in place: *data points into token. 0, or -1 when it does
  * not check or was not sealed. */
 int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data, size_t *dlen);

@@ -49,7 +49,7 @@ struct conn {
 	/* replies waiting for the socket; the head one is being sent */
 	struct reply *sq_head, *sq_tail;
 	size_t sq_bytes;
-	struct iovec iov[3];
+	struct iovec iov[4];
 	struct iovec *iov_big;        /* a reply with many payload iovecs (iov_cap of them) */
 	size_t iov_cap;
 	struct msghdr msg;

@@ -344,17 +344,6 @@ static void copy_body(const struct reply *r, uint32_t seq, uint8_t *dst)
 	memset(p, 0, r->pad);
 }
 
-/* rpc_gss_integ_data at p: opaque(seq + body), opaque(its MIC). Its end, or NULL. */
-static uint8_t *integ_body(struct gss_call *gc, const struct reply *r, uint8_t *p)
-{
-	size_t len = 4 + body_len(r);
-	uint8_t mic[GSS_MIC_MAX];
-	p = xdr_put32(p, (uint32_t)len);
-	copy_body(r, gc->seq, p);
-	int m = gss_ctx_get_mic(gc->ctx, p, len, mic, sizeof mic);
-	return m < 0 ? NULL : xdr_put_opaque(p + len, mic, (size_t)m);
-}
-
 /* rpc_gss_priv_data at p: opaque(wrap(seq + body)), sealed where it was copied. */
 static uint8_t *priv_body(struct gss_call *gc, const struct reply *r, uint8_t *p, size_t head,
 			  size_t tail)
@@ -368,26 +357,93 @@ static uint8_t *priv_body(struct gss_call *gc, const struct reply *r, uint8_t *p
 	return p + tok + pad;
 }
 
-/* r's result and payload sealed by gc's service after a header with verifier verf, in one
- * buffer written once. */
+/* r's result and payload sealed (krb5p) after a header with verifier verf, in one buffer
+ * written once. */
 static struct reply *sealed_reply(struct gss_call *gc, const struct reply *r, const uint8_t *verf,
 				  size_t vlen)
 {
-	size_t len = 4 + body_len(r), head = 0, tail = GSS_MIC_MAX;
-	if (gc->service == GSS_SVC_PRIVACY && gss_ctx_wrap_room(gc->ctx, len, &head, &tail) < 0)
+	size_t len = 4 + body_len(r), head, tail;
+	if (gss_ctx_wrap_room(gc->ctx, len, &head, &tail) < 0)
 		return NULL;
 	uint8_t *buf = malloc(4 + RPC_REPLY_HDR_MAX + xdr_padded(vlen) + 8 + head + len + tail + 4);
 	if (!buf)
 		return NULL;
 	size_t n = 4 + rpc_encode_accepted_verf(buf + 4, xdr_word(r->hdr + 4), ACCEPT_SUCCESS,
 						RPC_AUTH_GSS, verf, vlen);
-	uint8_t *end = gc->service == GSS_SVC_INTEGRITY ? integ_body(gc, r, buf + n)
-							: priv_body(gc, r, buf + n, head, tail);
+	uint8_t *end = priv_body(gc, r, buf + n, head, tail);
 	if (!end) {
 		free(buf);
 		return NULL;
 	}
 	return flat_reply(buf, (size_t)(end - buf));
+}
+
+/* The pieces a krb5i reply's checksum covers: seq and result (at body, res bytes), the
+ * payload where it lies, the padding. Into v (room for 3 + r's payload pieces): their count. */
+static int integ_pieces(const struct reply *r, uint8_t *body, size_t res, struct iovec *v)
+{
+	static const uint8_t zeros[4];
+	int n = 0;
+	v[n++] = (struct iovec){body, 4 + res};
+	if (r->payload_iov) {
+		memcpy(v + n, r->payload_iov, (size_t)r->payload_iovcnt * sizeof *v);
+		n += r->payload_iovcnt;
+	} else if (r->payload_len) {
+		v[n++] = (struct iovec){r->payload, r->payload_len};
+	}
+	if (r->pad)
+		v[n++] = (struct iovec){(void *)zeros, r->pad};
+	return n;
+}
+
+/* The MIC of r's body (after seq at body) as an opaque at tail: its end, or NULL. */
+static uint8_t *integ_mic(struct gss_call *gc, const struct reply *r, uint8_t *body, size_t res,
+			  uint8_t *tail)
+{
+	struct iovec stack[8], *v = stack;
+	if (r->payload_iov && r->payload_iovcnt > 5 &&
+	    !(v = malloc(((size_t)r->payload_iovcnt + 3) * sizeof *v)))
+		return NULL;
+	uint8_t mic[GSS_MIC_MAX];
+	int m = gss_ctx_get_mic_iov(gc->ctx, v, integ_pieces(r, body, res, v), mic, sizeof mic);
+	if (v != stack)
+		free(v);
+	return m < 0 ? NULL : xdr_put_opaque(tail, mic, (size_t)m);
+}
+
+/* krb5i: rpc_gss_integ_data, opaque(seq + body) then opaque(its MIC). The payload (a READ's
+ * data, maybe the cache's own blocks) is not copied: the checksum is made over it where it
+ * lies and sent after it, as r's payload is moved to the new reply. */
+static struct reply *integ_reply(struct gss_call *gc, struct reply *r, const uint8_t *verf,
+				 size_t vlen)
+{
+	size_t res = r->hdr_len - PLAIN_HDR;
+	size_t hmax = 4 + RPC_REPLY_HDR_MAX + xdr_padded(vlen) + 8 + res;
+	uint8_t *buf = malloc(hmax + 4 + GSS_MIC_MAX + 4);
+	struct reply *n = buf ? calloc(1, sizeof *n) : NULL;
+	if (!n) {
+		free(buf);
+		return NULL;
+	}
+	size_t h = 4 + rpc_encode_accepted_verf(buf + 4, xdr_word(r->hdr + 4), ACCEPT_SUCCESS,
+						RPC_AUTH_GSS, verf, vlen);
+	uint8_t *body = xdr_put32(buf + h, (uint32_t)(4 + body_len(r)));
+	memcpy(xdr_put32(body, gc->seq), r->hdr + PLAIN_HDR, res);
+	uint8_t *end = integ_mic(gc, r, body, res, buf + hmax);
+	if (!end) {
+		free(buf);
+		free(n);
+		return NULL;
+	}
+	*n = *r;
+	n->next = NULL;
+	n->hdr = buf;
+	n->hdr_len = (size_t)(body - buf) + 4 + res;
+	n->tail = buf + hmax;
+	n->tail_len = (size_t)(end - n->tail);
+	recmark_put(buf, (uint32_t)(n->hdr_len - 4 + n->payload_len + n->pad + n->tail_len));
+	r->payload_free = NULL;   /* the payload is n's now */
+	return n;
 }
 
 /* r with the verifier in its header and its body (payload too) as it was. */
@@ -426,8 +482,10 @@ void gss_call_seal(struct gss_call *gc, struct reply **rp)
 		uint8_t verf[GSS_MIC_MAX];
 		int vlen = gss_ctx_mic_u32(gc->ctx, gc->seq, verf, sizeof verf);
 		bool wrap = xdr_word(r->hdr + 24) == ACCEPT_SUCCESS && gc->service != GSS_SVC_NONE;
-		*rp = vlen < 0 ? NULL : wrap ? sealed_reply(gc, r, verf, (size_t)vlen)
-					     : verified_reply(r, verf, (size_t)vlen);
+		*rp = vlen < 0				      ? NULL
+		      : !wrap				      ? verified_reply(r, verf, (size_t)vlen)
+		      : gc->service == GSS_SVC_INTEGRITY ? integ_reply(gc, r, verf, (size_t)vlen)
+							      : sealed_reply(gc, r, verf, (size_t)vlen);
 		reply_free(r);
 	}
 	gss_call_end(gc);

@@ -14,7 +14,8 @@ struct record_mem;
 struct worker;
 
 /* An encoded reply, ready for the socket: hdr holds the record mark, the RPC reply header and the
- * encoded result; payload (if any) follows it, then pad zero bytes. */
+ * encoded result; payload (if any) follows it, then pad zero bytes, then tail (a krb5i reply's
+ * checksum, made over the payload where it lies: svc/gss_call.c). tail points into hdr's memory. */
 struct reply {
 	struct reply *next;
 	uint8_t *hdr;
@@ -26,6 +27,8 @@ struct reply {
 	void *payload_mem;
 	void (*payload_free)(void *);
 	size_t pad;
+	const uint8_t *tail;
+	size_t tail_len;
 	size_t charged;       /* receive memory the sender gives back once it is sent (server.c) */
 };
 

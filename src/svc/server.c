@@ -176,8 +176,8 @@ void conn_on_send(struct io_op *op, int res)
  * whose payload is many pieces (a READ answered from cached blocks). NULL: no memory. */
 static struct iovec *reply_iov(struct conn *c, const struct reply *r)
 {
-	size_t need = 2 + (r->payload_iov ? (size_t)r->payload_iovcnt : 1);
-	if (need <= 3)
+	size_t need = 3 + (r->payload_iov ? (size_t)r->payload_iovcnt : 1);
+	if (need <= 4)
 		return c->iov;
 	if (need > c->iov_cap) {
 		struct iovec *v = realloc(c->iov_big, need * sizeof *v);
@@ -214,6 +214,8 @@ static void send_next(struct conn *c)
 		}
 		if (r->pad)
 			v[n++] = (struct iovec){(void *)zeros, r->pad};
+		if (r->tail_len)
+			v[n++] = (struct iovec){(void *)r->tail, r->tail_len};
 		c->msg = (struct msghdr){.msg_iov = v, .msg_iovlen = (size_t)n};
 	}
 	c->send_busy = true;
@@ -228,7 +230,7 @@ static void queue_reply(struct conn *c, struct reply *r)
 		c->last_tx_ns = fiber_now_ns();   /* the send deadline starts with the first reply */
 	if (c->sq_tail) c->sq_tail->next = r; else c->sq_head = r;
 	c->sq_tail = r;
-	c->sq_bytes += r->hdr_len + r->payload_len + r->pad;
+	c->sq_bytes += r->hdr_len + r->payload_len + r->pad + r->tail_len;
 	send_next(c);
 }
 

@@ -139,6 +139,55 @@ static void test_krb5p(void **state)
 	roundtrip(*state, RG_PRIVACY, "krb5p.dat");
 }
 
+/* A READ of many blocks just written UNSTABLE: its data comes from the cache's own blocks, in
+ * pieces, which krb5i checksums where they lie and krb5p copies once as it seals. */
+static void big_read(struct gss_env *e, uint32_t service, const char *name)
+{
+	enum { PIECES = 16, BIG = PIECES * DATA_LEN };
+	struct rn_fh root, f;
+	struct rg_ctx c;
+	struct xb plain;
+	struct rg_reply rep;
+	uint8_t *data = malloc(BIG);
+	const uint8_t *got;
+	uint32_t count = 0, committed = 0;
+	bool eof;
+
+	assert_non_null(data);
+	for (size_t i = 0; i < BIG; i++)
+		data[i] = (uint8_t)(i * 13 + i / 4096 + service);
+	mnt_fh(e, e->both, service, &root);
+	int fd = connect_to(e->port);
+	establish(e, fd, &c, NFS_PROG);
+	create_file(fd, &c, &root, name, service, &f);
+	for (int i = 0; i < PIECES; i++) {
+		rn_enc_write(&plain, next_xid++, &f, (uint64_t)i * DATA_LEN, data + i * DATA_LEN,
+		             DATA_LEN, RN_UNSTABLE);
+		gss_ok(fd, &c, &plain, service, &rep);
+		assert_int_equal(rn_dec_write(&rep.r, &count, &committed), 0);
+		assert_int_equal(count, DATA_LEN);
+		rg_reply_free(&rep);
+	}
+	/* the whole file and 1000 bytes past its end: all of it back, and EOF */
+	rn_enc_read(&plain, next_xid++, &f, 0, BIG + 1000);
+	gss_ok(fd, &c, &plain, service, &rep);
+	assert_int_equal(rn_dec_read(&rep.r, &got, &count, &eof), 0);
+	assert_int_equal(count, BIG);
+	assert_true(eof);
+	assert_memory_equal(got, data, BIG);
+	rg_reply_free(&rep);
+	rg_ctx_free(&c);
+	close(fd);
+	free(data);
+}
+
+static void test_big_reads(void **state)
+{
+	big_read(*state, RG_NONE, "big-krb5.dat");
+	big_read(*state, RG_INTEGRITY, "big-krb5i.dat");
+	big_read(*state, RG_PRIVACY, "big-krb5p.dat");
+}
+
 /* ---- flavors the rule does not allow ---- */
 
 /* AUTH_SYS on the krb5p-only export: GETATTR of its root answers (RFC 2623 2.3.2's exception,
@@ -526,6 +575,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mnt_flavors),
 		cmocka_unit_test(test_krb5),
 		cmocka_unit_test(test_krb5i),
+		cmocka_unit_test(test_big_reads),
 		cmocka_unit_test(test_krb5p),
 		cmocka_unit_test(test_tooweak),
 		cmocka_unit_test(test_replay_dropped),
