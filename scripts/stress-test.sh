@@ -5,14 +5,17 @@
 # suites of the plain and ASan+UBSan builds N times each (default 5), as ./scripts/test.sh sets
 # them up, and print how many runs passed. Exit 0 only when every run passed.
 #
-# usage (as root, after ./scripts/test.sh has set the builds up): scripts/stress-test.sh [N]
+# usage (as root, after ./scripts/test.sh has set the builds up):
+#   scripts/stress-test.sh [N [BUILD...]]    BUILD: build-test, build-asan (default: both)
 set -eu
 cd "$(dirname "$0")/.."
 n=${1:-5}
+[ $# -gt 0 ] && shift
+builds=${*:-build-test build-asan}
 dpkg -s stress-ng >/dev/null 2>&1 || {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends stress-ng
 }
-for b in build-test build-asan; do
+for b in $builds; do
 	[ -d "$b" ] || { echo "$b is missing: run ./scripts/test.sh first" >&2; exit 2; }
 	ninja -C "$b" >/dev/null
 done
@@ -22,7 +25,7 @@ trap 'kill "$load" 2>/dev/null; wait "$load" 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM   # stop here: the EXIT trap ends the load
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 rc=0
-for b in build-test build-asan; do
+for b in $builds; do
 	ok=0
 	i=1
 	while [ "$i" -le "$n" ]; do
