@@ -128,6 +128,10 @@ struct config {
 	struct { unsigned listen, state_dir, exports_dir, cache_size, keytab; } line;
 };
 
+/* The first krb5 flavor (krb5, krb5i, krb5p) some client rule of c allows, and its export in
+ * *export (may be NULL); 0 when none does: then no keytab is needed. */
+uint32_t config_first_krb5(const struct config *c, const struct export_cfg **export);
+
 /* Parse FILE into *cfg. Relative paths (export paths, state_dir) are resolved against the
  * directory holding FILE. Export paths must exist and be directories. A file without a single
  * section (empty, or comments only) is refused; one without an export loads (a start with it

@@ -36,6 +36,21 @@ const char *config_flavor_name(uint32_t flavor)
 	return NULL;
 }
 
+uint32_t config_first_krb5(const struct config *c, const struct export_cfg **export)
+{
+	for (size_t e = 0; e < c->nexports; e++)
+		for (size_t i = 0; i < c->exports[e].nclients; i++) {
+			const struct client_rule *r = &c->exports[e].clients[i];
+			for (unsigned k = 0; k < r->nsec; k++)
+				if (r->sec[k] >= RPC_AUTH_KRB5 && r->sec[k] <= RPC_AUTH_KRB5P) {
+					if (export)
+						*export = &c->exports[e];
+					return r->sec[k];
+				}
+		}
+	return 0;
+}
+
 static int unknown_flavor(struct parser *p, const char *host, const char *name, const char *opt)
 {
 	const char *known[NFLAVORS];

@@ -120,26 +120,13 @@ static void check_memory_fits(struct report *r, const struct config *c)
 			(unsigned long long)c->receive_memory >> 20, host >> 20);
 }
 
-/* The first krb5 flavor a client rule of e allows, or 0. */
-static uint32_t krb5_flavor(const struct export_cfg *e)
-{
-	for (size_t i = 0; i < e->nclients; i++)
-		for (unsigned k = 0; k < e->clients[i].nsec; k++)
-			if (e->clients[i].sec[k] >= RPC_AUTH_KRB5 && e->clients[i].sec[k] <= RPC_AUTH_KRB5P)
-				return e->clients[i].sec[k];
-	return 0;
-}
-
 /* Without the keytab no RPCSEC_GSS context can be made, so a krb5 mount fails at the client
  * with little to say why; with no rule that allows krb5, a missing keytab is what every host
  * without Kerberos has. Existence only: --check may run as a user who cannot read it. */
 static void check_keytab(struct report *r, const struct config *c)
 {
 	const struct export_cfg *e = NULL;
-	uint32_t flavor = 0;
-	for (size_t i = 0; i < c->nexports && !flavor; i++)
-		if ((flavor = krb5_flavor(&c->exports[i])))
-			e = &c->exports[i];
+	uint32_t flavor = config_first_krb5(c, &e);
 	if (!flavor)
 		return;
 	struct stat st;

@@ -50,19 +50,6 @@ void svc_gss_stats(struct svc_gss *g, struct gss_stats *out)
 	};
 }
 
-/* Some client rule allows a krb5 flavor: then a keytab that cannot be used is worth a warning. */
-static bool uses_gss(const struct config *cfg)
-{
-	for (size_t e = 0; e < cfg->nexports; e++)
-		for (size_t c = 0; c < cfg->exports[e].nclients; c++) {
-			const struct client_rule *r = &cfg->exports[e].clients[c];
-			for (unsigned i = 0; i < r->nsec; i++)
-				if (r->sec[i] >= RPC_AUTH_KRB5 && r->sec[i] <= RPC_AUTH_KRB5P)
-					return true;
-		}
-	return false;
-}
-
 struct svc_gss *svc_gss_new(const struct config *cfg)
 {
 	char err[512];
@@ -78,7 +65,7 @@ struct svc_gss *svc_gss_new(const struct config *cfg)
 	if (g->tbl)
 		g->pool = pool_new(GSS_THREADS, NULL, NULL);
 	if (!g->tbl || !g->pool) {
-		log_msg(uses_gss(cfg) ? LOG_WARNING : LOG_INFO,
+		log_msg(config_first_krb5(cfg, NULL) ? LOG_WARNING : LOG_INFO,
 			"RPCSEC_GSS (Kerberos) calls are refused: %s", g->tbl ? "no threads" : err);
 		svc_gss_free(g);
 		return NULL;
