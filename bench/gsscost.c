@@ -13,8 +13,18 @@
  *   get_mic      gss_get_mic (krb5i: a reply's checksum)
  *   verify_mic   gss_verify_mic (krb5i: a call's checksum)
  *
+ * Then both ends exported (gss_krb5_export_lucid_sec_context) into nfsd-uc's own RFC 4121 code
+ * on OpenSSL (src/rpc/gss_krb5.c), the same operations through it:
+ *
+ *   own_wrap       gss_krb5_wrap in place (the client's end seals, as wrap_iov)
+ *   own_unwrap     gss_krb5_unwrap in place (the server's end opens, as unwrap_iov)
+ *   own_wrap_out   gss_krb5_wrap_iov_out from 4 KiB pages into another buffer (how a READ's
+ *                  reply can be sealed from the cache's pages: the encryption is the copy)
+ *   own_mic        gss_krb5_get_mic_iov over those pages (the server's end, as get_mic)
+ *   own_verify_mic gss_krb5_verify_mic_iov (the client's end, as verify_mic)
+ *
  * Each operation's own CPU time is measured (the thread's clock around each call), nothing else.
- * Prints the context's enctype, then one line per operation and size:
+ * Prints one line per operation and size, MIT's first, then the context's enctype, then ours:
  *   op=wrap_iov size=1048576 calls=N cpu_s=S cpu_s_per_gib=X MiB/s=Y
  * Exit 0, 2 usage, 3 Kerberos error. */
 #include <getopt.h>
@@ -26,9 +36,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "rawgss.h"
+#include "rpc/gss_krb5.h"
 
 #define FLAGS (GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG)
 #define GIB 1073741824.0
@@ -40,9 +52,10 @@ struct opts {
 	unsigned nsizes;
 };
 
-/* Both ends of one context. */
+/* Both ends of one context: MIT's, then (exported) ours. */
 struct pair {
 	gss_ctx_id_t init, accept;
+	struct gss_krb5 *own_init, *own_accept;
 };
 
 static double thread_cpu(void)
@@ -124,6 +137,7 @@ static int make_pair(const struct opts *o, struct pair *p)
 			   : rg_cred_password(o->principal, o->password, &icred, err, sizeof(err));
 
 	p->init = p->accept = GSS_C_NO_CONTEXT;
+	p->own_init = p->own_accept = NULL;
 	if (rc < 0)
 		fprintf(stderr, "gss-cost: %s\n", err);
 	if (rc == 0)
@@ -171,6 +185,10 @@ struct job {
 	uint8_t *buf;
 	size_t len, head, tail;
 	gss_buffer_desc tok;      /* the copying calls' token, or a MIC */
+	struct iovec *pages;      /* ours: len bytes of other memory in 4 KiB pieces */
+	int npages;
+	uint8_t *out;             /* ours: where own_wrap_out seals them to */
+	uint8_t mic[64];
 };
 
 typedef int step_fn(struct job *j);
@@ -277,6 +295,107 @@ static int wrap_room(struct job *j)
 	return 0;
 }
 
+/* ---- ours (src/rpc/gss_krb5.c) ---- */
+
+/* Sealed in place by the client's end, opened in place by the server's (the plain text then
+ * back where it was, for the next round). */
+static int own_wrap_step(struct job *j)
+{
+	return gss_krb5_wrap(j->p->own_init, j->buf + j->head, j->len, j->head, j->tail);
+}
+
+static int own_unwrap_step(struct job *j)
+{
+	uint8_t *data;
+	size_t dlen;
+
+	if (gss_krb5_unwrap(j->p->own_accept, j->buf, j->head + j->len + j->tail, &data, &dlen) < 0)
+		return -1;
+	return data == j->buf + j->head && dlen == j->len ? 0 : -1;
+}
+
+/* The server's end seals the pages into out (a READ reply from the cache). */
+static int own_wrap_out_step(struct job *j)
+{
+	return gss_krb5_wrap_iov_out(j->p->own_accept, j->pages, j->npages, j->out);
+}
+
+static int own_mic_step(struct job *j)
+{
+	return gss_krb5_get_mic_iov(j->p->own_accept, j->pages, j->npages, j->mic,
+				    sizeof(j->mic)) < 0 ? -1 : 0;
+}
+
+static int own_verify_mic_step(struct job *j)
+{
+	return gss_krb5_verify_mic_iov(j->p->own_init, j->pages, j->npages, j->mic,
+				       gss_krb5_mic_len(j->p->own_accept));
+}
+
+/* step alone, over and over until it took secs of CPU. */
+static int solo_loop(struct job *j, step_fn *step, double secs, struct tally *a)
+{
+	while (a->cpu < secs) {
+		double t0 = thread_cpu();
+		int rc = step(j);
+
+		a->cpu += thread_cpu() - t0;
+		a->calls++;
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The job's buffers for our operations: the pages (other memory than buf) and out. */
+static int own_buffers(struct job *j)
+{
+	uint8_t *src;
+
+	j->npages = (int)((j->len + 4095) / 4096);
+	gss_krb5_wrap_room(j->p->own_accept, j->len, &j->head, &j->tail);
+	j->pages = calloc((size_t)j->npages + 1, sizeof(*j->pages));
+	src = malloc(j->len + 1);
+	j->out = malloc(j->head + j->len + j->tail);
+	if (j->pages == NULL || src == NULL || j->out == NULL) {
+		free(src);
+		return -1;
+	}
+	for (size_t i = 0; i < j->len; i++)
+		src[i] = (uint8_t)(i * 137 + 11);
+	j->pages[0].iov_base = src;     /* freed through it, even with no page */
+	for (int i = 0; i < j->npages; i++) {
+		size_t at = (size_t)i * 4096;
+
+		j->pages[i] = (struct iovec){ src + at, j->len - at < 4096 ? j->len - at : 4096 };
+	}
+	return 0;
+}
+
+static int measure_own(const struct pair *p, size_t size, double secs)
+{
+	struct tally t[5] = { { "own_wrap", 0, 0 }, { "own_unwrap", 0, 0 }, { "own_wrap_out", 0, 0 },
+	                      { "own_mic", 0, 0 }, { "own_verify_mic", 0, 0 } };
+	struct job j = { .p = p, .buf = malloc(size + 4096), .len = size };
+	int rc = -1;
+
+	if (j.buf != NULL && own_buffers(&j) == 0 && j.head + j.tail <= 4096 &&
+	    pair_loop(&j, own_wrap_step, own_unwrap_step, secs, &t[0], &t[1]) == 0 &&
+	    solo_loop(&j, own_wrap_out_step, secs, &t[2]) == 0 &&
+	    pair_loop(&j, own_mic_step, own_verify_mic_step, secs, &t[3], &t[4]) == 0)
+		rc = 0;
+	for (int i = 0; i < 5 && rc == 0; i++)
+		report(&t[i], size);
+	if (rc < 0)
+		fprintf(stderr, "gss-cost: one of our operations on %zu bytes failed\n", size);
+	if (j.pages != NULL)
+		free(j.pages[0].iov_base);
+	free(j.pages);
+	free(j.out);
+	free(j.buf);
+	return rc;
+}
+
 static int measure(const struct pair *p, size_t size, double secs)
 {
 	struct tally t[6] = { { "wrap_iov", 0, 0 }, { "unwrap_iov", 0, 0 }, { "wrap", 0, 0 },
@@ -317,25 +436,43 @@ static const char *enctype_name(int32_t e)
 	}
 }
 
-/* The key that seals (the acceptor's subkey when it sent one, else the session key), read from
- * a lucid export of the initiator's context, which spends it: the last thing done. */
-static void print_enctype(gss_ctx_id_t *ctx)
+/* One end of the context exported (a lucid context: MIT spends the handle) into ours, NULL
+ * when ours does not take its enctype; *e the key that seals (the acceptor's subkey when it
+ * sent one, else the session key). */
+static struct gss_krb5 *export_end(gss_ctx_id_t *ctx, int32_t *e)
 {
 	OM_uint32 minor;
 	void *lucid = NULL;
-	int32_t e = -1;
+	struct gss_krb5 *own = NULL;
 
 	if (gss_krb5_export_lucid_sec_context(&minor, ctx, 1, &lucid) == GSS_S_COMPLETE) {
 		gss_krb5_lucid_context_v1_t *l = lucid;
 
 		if (l->protocol == 1)
-			e = l->cfx_kd.have_acceptor_subkey ? l->cfx_kd.acceptor_subkey.type
-							   : l->cfx_kd.ctx_key.type;
+			*e = l->cfx_kd.have_acceptor_subkey ? l->cfx_kd.acceptor_subkey.type
+							    : l->cfx_kd.ctx_key.type;
 		else
-			e = l->rfc1964_kd.ctx_key.type;
+			*e = l->rfc1964_kd.ctx_key.type;
+		own = gss_krb5_from_lucid(l);
 		gss_krb5_free_lucid_sec_context(&minor, lucid);
 	}
+	return own;
+}
+
+/* Both ends into ours once MIT's are measured (it spends them), the enctype printed. */
+static int own_ends(struct pair *p)
+{
+	int32_t e = -1;
+
+	p->own_init = export_end(&p->init, &e);
+	p->own_accept = export_end(&p->accept, &e);
 	printf("enctype=%s etype=%d\n", enctype_name(e), e);
+	fflush(stdout);
+	if (p->own_init != NULL && p->own_accept != NULL)
+		return 0;
+	fprintf(stderr, "gss-cost: enctype %d is not nfsd-uc's own (src/rpc/gss_krb5.c): "
+	        "MIT's only\n", e);
+	return -1;
 }
 
 static int parse_args(struct opts *o, int argc, char **argv)
@@ -393,7 +530,11 @@ int main(int argc, char **argv)
 		return 3;
 	for (unsigned i = 0; i < o.nsizes && rc == 0; i++)
 		rc = measure(&p, o.sizes[i], o.seconds);
-	print_enctype(&p.init);
+	if (own_ends(&p) == 0)
+		for (unsigned i = 0; i < o.nsizes && rc == 0; i++)
+			rc = measure_own(&p, o.sizes[i], o.seconds);
+	gss_krb5_free(p.own_init);
+	gss_krb5_free(p.own_accept);
 	gss_delete_sec_context(&minor, &p.init, GSS_C_NO_BUFFER);
 	gss_delete_sec_context(&minor, &p.accept, GSS_C_NO_BUFFER);
 	return rc ? 3 : 0;

@@ -8,7 +8,7 @@ set -eu
 pkgs="build-essential meson ninja-build pkg-config rpcsvc-proto libtirpc-dev liburing-dev
       libsodium-dev libjemalloc-dev libcmocka-dev libnfs-dev libnfs-utils rpcbind xfsprogs e2fsprogs util-linux dmsetup xfslibs-dev
       libmicrohttpd-dev libsystemd-dev scdoc systemd python3-prometheus-client
-      clang libclang-rt-14-dev libkrb5-dev"
+      clang libclang-rt-14-dev libkrb5-dev libssl-dev"
 if [ "${1:-}" = --test ]; then
 	pkgs="$pkgs krb5-kdc krb5-admin-server"
 fi

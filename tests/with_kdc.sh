@@ -9,6 +9,9 @@
 # KRB5_CONFIG, NFSDUC_KEYTAB, NFSDUC_USER, NFSDUC_PASSWORD, NFSDUC_LOCAL_USER,
 # NFSDUC_LOCAL_PASSWORD, NFSDUC_MACHINE, NFSDUC_CLIENT_KEYTAB. Nothing outside the directory is
 # touched (no ticket cache).
+# NFSDUC_KDC_ENCTYPES, when set (a space-separated list, "aes256-cts-hmac-sha384-192"), is all the
+# realm knows: the principals' keys, the tickets' and the GSS contexts' (what tests/unit/rpc's
+# gss-krb5-mit checks RFC 8009's enctypes with); unset, MIT's defaults (aes256-cts-hmac-sha1-96).
 # usage: with_kdc.sh PROGRAM [ARGS...]   (tests/unit/rpc's gss-ctx, tests/integration's gss)
 set -eu
 for tool in kdb5_util kadmin.local krb5kdc; do
@@ -29,6 +32,19 @@ KPID=
 trap '[ -n "$KPID" ] && kill "$KPID" 2>/dev/null; rm -rf "$D"' EXIT
 trap 'exit 143' TERM INT HUP     # a test's timeout: the EXIT trap still stops the KDC and cleans up
 REALM=NFSDUC.TEST
+# The enctypes' lines of krb5.conf and kdc.conf (each begins a line of its own), or nothing.
+LIBDEFAULTS_ENCTYPES=
+REALM_ENCTYPES=
+if [ -n "${NFSDUC_KDC_ENCTYPES:-}" ]; then
+	E=$NFSDUC_KDC_ENCTYPES
+	LIBDEFAULTS_ENCTYPES="
+	permitted_enctypes = $E
+	default_tkt_enctypes = $E
+	default_tgs_enctypes = $E"
+	REALM_ENCTYPES="
+		master_key_type = ${E%% *}
+		supported_enctypes = $E"
+fi
 # The realm's files for a KDC on port $1 (the database's tools read kdc.conf too).
 write_conf() {
 	PORT=$1
@@ -38,7 +54,7 @@ write_conf() {
 	dns_lookup_kdc = false
 	dns_lookup_realm = false
 	rdns = false
-	default_ccache_name = FILE:$D/ccache
+	default_ccache_name = FILE:$D/ccache$LIBDEFAULTS_ENCTYPES
 [realms]
 	$REALM = {
 		kdc = 127.0.0.1:$PORT
@@ -54,7 +70,7 @@ CONF
 	$REALM = {
 		database_name = $D/principal
 		key_stash_file = $D/stash
-		acl_file = $D/kadm5.acl
+		acl_file = $D/kadm5.acl$REALM_ENCTYPES
 	}
 [logging]
 	kdc = FILE:$D/kdc.log
