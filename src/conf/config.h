@@ -122,6 +122,8 @@ struct config {
 	unsigned gss_contexts, gss_contexts_per_client, gss_window;
 	bool gss_refuse_unmapped;     /* gss_unmapped = refuse: no context for a principal with no
 				       * local user (default anonymous: it is the anonymous user) */
+	bool gss_crypto_gssapi;       /* gss_crypto = gssapi: MIT's GSS-API makes and checks every
+				       * token (default openssl: rpc/gss_krb5.h, for the AES enctypes) */
 	struct export_cfg *exports;
 	size_t nexports;
 	/* where set; 0: the default */

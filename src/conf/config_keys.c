@@ -190,6 +190,18 @@ static int parse_gss_unmapped(struct parser *p, const struct key_def *k, const c
 	return 0;
 }
 
+/* Who makes and checks the per-message tokens: openssl (rpc/gss_krb5.h) | gssapi (MIT's). */
+static int parse_gss_crypto(struct parser *p, const struct key_def *k, const char *val, void *obj)
+{
+	if (strcasecmp(val, "openssl") == 0)
+		*FIELD(bool) = false;
+	else if (strcasecmp(val, "gssapi") == 0)
+		*FIELD(bool) = true;
+	else
+		return cfg_fail(p, "%s = %s is not openssl or gssapi", k->name, val);
+	return 0;
+}
+
 static int parse_log_level(struct parser *p, const struct key_def *k, const char *val, void *obj)
 {
 	static const struct { const char *name; int level; } levels[] = {
@@ -362,6 +374,11 @@ static void show_gss_unmapped(const struct key_def *k, const void *obj, char *bu
 	snprintf(buf, len, "%s", *SHOWN(bool) ? "refuse" : "anonymous");
 }
 
+static void show_gss_crypto(const struct key_def *k, const void *obj, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", *SHOWN(bool) ? "gssapi" : "openssl");
+}
+
 static void show_log_level(const struct key_def *k, const void *obj, char *buf, size_t len)
 {
 	int l = *SHOWN(int);
@@ -414,6 +431,7 @@ const struct key_def cfg_server_keys[] = {
 	 show_unsigned},
 	{"gss_window", parse_unsigned, CFG(gss_window), 1, 1024, show_unsigned},
 	{"gss_unmapped", parse_gss_unmapped, CFG(gss_refuse_unmapped), 0, 0, show_gss_unmapped},
+	{"gss_crypto", parse_gss_crypto, CFG(gss_crypto_gssapi), 0, 0, show_gss_crypto},
 	{NULL, NULL, 0, 0, 0, NULL},
 };
 

@@ -6,11 +6,13 @@
 #include "rpc/gss_ctx.h"
 
 #include "rpc/gss_ident.h"
+#include "rpc/gss_krb5.h"
 
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdbool.h>
@@ -25,7 +27,8 @@
 
 struct gss_ctx {
 	uint8_t handle[GSS_CTX_HANDLE_LEN];
-	gss_ctx_id_t gss;
+	gss_ctx_id_t gss;               /* MIT's, until own takes over (GSS_C_NO_CONTEXT then) */
+	struct gss_krb5 *own;           /* our RFC 4121 tokens on OpenSSL (gss_krb5.h), or NULL */
 	bool established, unlinked;
 	unsigned refs;                  /* the table's link and each call holding it; table lock */
 	struct sockaddr_storage peer;
@@ -41,7 +44,7 @@ struct gss_ctx_table {
 	pthread_mutex_t lock;
 	gss_cred_id_t cred;
 	unsigned window, max, per_client, n;
-	bool refuse_unmapped;
+	bool refuse_unmapped, own_crypto;
 	struct gss_ctx *bucket[BUCKETS];
 };
 
@@ -94,6 +97,7 @@ struct gss_ctx_table *gss_ctx_table_new(const struct gss_ctx_params *p, char *er
 	t->max = p->max;
 	t->per_client = p->per_client;
 	t->refuse_unmapped = p->refuse_unmapped;
+	t->own_crypto = !p->mit_crypto;
 	pthread_mutex_init(&t->lock, NULL);
 	return t;
 }
@@ -103,6 +107,7 @@ static void ctx_free(struct gss_ctx *c)
 	OM_uint32 minor;
 	if (c->gss != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&minor, &c->gss, GSS_C_NO_BUFFER);
+	gss_krb5_free(c->own);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -243,7 +248,6 @@ static struct gss_ctx *step_ctx(struct gss_ctx_table *t, const struct sockaddr_s
 	return c;
 }
 
-/* The accepted context's name and end; false when it has none that can be shown. */
 /* The accepted context's name, user and end; false when it has no name that can be shown, or
  * no local user and the conf refuses those (res->principal says whose it was). */
 static bool complete(struct gss_ctx_table *t, struct gss_ctx *c, gss_name_t name,
@@ -273,6 +277,8 @@ static bool complete(struct gss_ctx_table *t, struct gss_ctx *c, gss_name_t name
 static int mic_u32_locked(struct gss_ctx *c, uint32_t n, uint8_t *out, size_t cap)
 {
 	uint8_t be[4] = {(uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n};
+	if (c->own)
+		return gss_krb5_get_mic(c->own, be, sizeof be, out, cap);
 	gss_buffer_desc in = {sizeof be, be}, mic = GSS_C_EMPTY_BUFFER;
 	OM_uint32 minor;
 	int len = -1;
@@ -282,6 +288,47 @@ static int mic_u32_locked(struct gss_ctx *c, uint32_t n, uint8_t *out, size_t ca
 	}
 	gss_release_buffer(&minor, &mic);
 	return len;
+}
+
+/* A copy of MIT's context h (its serialised form imported again), or GSS_C_NO_CONTEXT. */
+static gss_ctx_id_t copy_of(gss_ctx_id_t *h)
+{
+	OM_uint32 minor;
+	gss_buffer_desc tok = GSS_C_EMPTY_BUFFER;
+	gss_ctx_id_t a = GSS_C_NO_CONTEXT, b = GSS_C_NO_CONTEXT;
+	/* export deletes *h: it comes back as a, and b is the copy */
+	if (GSS_ERROR(gss_export_sec_context(&minor, h, &tok)))
+		return GSS_C_NO_CONTEXT;
+	if (GSS_ERROR(gss_import_sec_context(&minor, &tok, &a)) ||
+	    GSS_ERROR(gss_import_sec_context(&minor, &tok, &b))) {
+		gss_delete_sec_context(&minor, &a, GSS_C_NO_BUFFER);
+		b = GSS_C_NO_CONTEXT;
+	}
+	OPENSSL_cleanse(tok.value, tok.length);   /* it holds the context's keys */
+	gss_release_buffer(&minor, &tok);
+	*h = a;
+	return b;
+}
+
+/* Under c's lock, once c is established: its tokens made and checked by our own RFC 4121 code
+ * from here on (gss_krb5.h: OpenSSL's AES and SHA instructions, five times cheaper than MIT's
+ * built-in crypto at krb5p, and a WRITE's offset readable before its record is placed), when
+ * its enctype is one that code does; else MIT's context goes on. MIT's lucid export deletes
+ * the context it is given: a copy is given, so that MIT's is still there if ours declines. */
+static void adopt_own(struct gss_ctx *c)
+{
+	OM_uint32 minor;
+	void *lucid = NULL;
+	gss_ctx_id_t copy = copy_of(&c->gss);
+	if (copy == GSS_C_NO_CONTEXT ||
+	    GSS_ERROR(gss_krb5_export_lucid_sec_context(&minor, &copy, 1, &lucid))) {
+		gss_delete_sec_context(&minor, &copy, GSS_C_NO_BUFFER);
+		return;
+	}
+	c->own = gss_krb5_from_lucid(lucid);
+	gss_krb5_free_lucid_sec_context(&minor, lucid);
+	if (c->own)
+		gss_delete_sec_context(&minor, &c->gss, GSS_C_NO_BUFFER);
 }
 
 /* gss_accept_sec_context on c with the client's token, under c's lock; res filled. */
@@ -295,6 +342,11 @@ static void accept_step(struct gss_ctx_table *t, struct gss_ctx *c, const void *
 	OM_uint32 major = gss_accept_sec_context(&minor, &c->gss, t->cred, &in,
 						 GSS_C_NO_CHANNEL_BINDINGS, &name, NULL, &out, NULL,
 						 &time_rec, NULL);
+	/* our own tokens from here on, before the context is marked established */
+	if (major == GSS_S_COMPLETE && t->own_crypto)
+		adopt_own(c);
+	if (major == GSS_S_COMPLETE && c->gss == GSS_C_NO_CONTEXT && !c->own)
+		major = GSS_S_FAILURE;   /* lost in the copy: the client makes another */
 	if (major == GSS_S_COMPLETE && !complete(t, c, name, time_rec, res))
 		major = GSS_S_FAILURE;
 	if (major == GSS_S_COMPLETE) {
@@ -369,13 +421,19 @@ void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c)
 
 const char *gss_ctx_principal(const struct gss_ctx *c) { return c->principal; }
 
+bool gss_ctx_own_tokens(const struct gss_ctx *c) { return c->own != NULL; }
+
 int gss_ctx_verify_mic(struct gss_ctx *c, const void *msg, size_t len, const void *mic,
 		       size_t mic_len)
 {
 	gss_buffer_desc m = {len, (void *)msg}, tok = {mic_len, (void *)mic};
-	OM_uint32 minor;
+	OM_uint32 minor, major = GSS_S_FAILURE;
 	pthread_mutex_lock(&c->lock);
-	OM_uint32 major = gss_verify_mic(&minor, c->gss, &m, &tok, NULL);
+	if (c->own)
+		major = gss_krb5_verify_mic(c->own, msg, len, mic, mic_len) == 0 ? GSS_S_COMPLETE
+										 : GSS_S_BAD_SIG;
+	else
+		major = gss_verify_mic(&minor, c->gss, &m, &tok, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return major == GSS_S_COMPLETE ? 0 : -1;
 }
@@ -392,6 +450,12 @@ int gss_ctx_get_mic_iov(struct gss_ctx *c, const struct iovec *v, int n, uint8_t
 {
 	/* A READ's data in the cache's blocks is checksummed where it lies: one DATA buffer a
 	 * piece. The MIC is small: MIT allocates it, and it is copied out. */
+	if (c->own) {
+		pthread_mutex_lock(&c->lock);
+		int len = gss_krb5_get_mic_iov(c->own, v, n, out, cap);
+		pthread_mutex_unlock(&c->lock);
+		return len;
+	}
 	gss_iov_buffer_desc stack[17], *iov = n < 17 ? stack : calloc((size_t)n + 1, sizeof *iov);
 	if (!iov)
 		return -1;
@@ -424,6 +488,12 @@ int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data
 	};
 	OM_uint32 minor;
 	int conf = 0;
+	if (c->own) {
+		pthread_mutex_lock(&c->lock);
+		int rc = gss_krb5_unwrap(c->own, token, len, data, dlen);
+		pthread_mutex_unlock(&c->lock);
+		return rc;
+	}
 	pthread_mutex_lock(&c->lock);
 	OM_uint32 major = gss_unwrap_iov(&minor, c->gss, &conf, NULL, iov, 2);
 	pthread_mutex_unlock(&c->lock);
@@ -446,6 +516,8 @@ static void wrap_iov(gss_iov_buffer_desc iov[4], uint8_t *data, size_t len)
 
 int gss_ctx_wrap_room(struct gss_ctx *c, size_t len, size_t *head, size_t *tail)
 {
+	if (c->own)   /* no lock: the room is the enctype's, fixed */
+		return gss_krb5_wrap_room(c->own, len, head, tail);
 	gss_iov_buffer_desc iov[4];
 	OM_uint32 minor;
 	wrap_iov(iov, NULL, len);
@@ -461,6 +533,12 @@ int gss_ctx_wrap_room(struct gss_ctx *c, size_t len, size_t *head, size_t *tail)
 
 int gss_ctx_wrap(struct gss_ctx *c, uint8_t *data, size_t len, size_t head, size_t tail)
 {
+	if (c->own) {
+		pthread_mutex_lock(&c->lock);
+		int rc = gss_krb5_wrap(c->own, data, len, head, tail);
+		pthread_mutex_unlock(&c->lock);
+		return rc;
+	}
 	gss_iov_buffer_desc iov[4];
 	OM_uint32 minor;
 	int conf = 0;
@@ -475,6 +553,31 @@ int gss_ctx_wrap(struct gss_ctx *c, uint8_t *data, size_t len, size_t head, size
 	OM_uint32 major = gss_wrap_iov(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4);
 	pthread_mutex_unlock(&c->lock);
 	return GSS_ERROR(major) || !conf ? -1 : 0;
+}
+
+int gss_ctx_wrap_iov_out(struct gss_ctx *c, const struct iovec *v, int n, uint8_t *out)
+{
+	if (!c->own)
+		return GSS_CTX_NOT_OWN;
+	pthread_mutex_lock(&c->lock);
+	int rc = gss_krb5_wrap_iov_out(c->own, v, n, out);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+long gss_ctx_peek(struct gss_ctx *c, const uint8_t *token, size_t len, size_t avail,
+		  uint8_t *out, size_t n)
+{
+	/* gss_krb5_unwrap leaves the plaintext behind the 16-byte header and the 16-byte
+	 * confounder; peek reads the header and the cipher blocks from the one before the
+	 * plaintext's first to the one holding its last. */
+	enum { PLAIN_AT = 32, BLK = 16 };
+	if (!c->own || avail < PLAIN_AT + (n + BLK - 1) / BLK * BLK)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	int rc = gss_krb5_peek(c->own, token, len, 0, out, n);
+	pthread_mutex_unlock(&c->lock);
+	return rc < 0 ? -1 : PLAIN_AT;
 }
 
 void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* RPCSEC_GSS contexts (RFC 2203 section 5), on MIT Kerberos's GSS-API: made by INIT and
- * CONTINUE_INIT, used by DATA calls, ended by DESTROY or their ticket's end. One table for the
- * server: a Linux client that reconnects keeps its context, whichever ring the new connection
- * lands on, so the table is shared, under a mutex, and each context has a lock of its own for
- * the GSS-API calls on it (a krb5 context is not safe for concurrent use) and its window.
+/* RPCSEC_GSS contexts (RFC 2203 section 5): made by INIT and CONTINUE_INIT through MIT
+ * Kerberos's GSS-API, used by DATA calls, ended by DESTROY or their ticket's end. Once made, a
+ * context's tokens are ours (rpc/gss_krb5.h, from the keys MIT's lucid context gives) for the
+ * AES enctypes, MIT's for any other. One table for the server: a Linux client that reconnects
+ * keeps its context, whichever ring the new connection lands on, so the table is shared, under
+ * a mutex, and each context has a lock of its own for its tokens (neither MIT's context nor
+ * ours is safe for concurrent use: send sequence number, cipher state) and its window.
  * The rings' side of the protocol is svc/gss_call.c. */
 #ifndef NFSD_UC_RPC_GSS_CTX_H
 #define NFSD_UC_RPC_GSS_CTX_H
@@ -31,6 +33,7 @@ struct gss_ctx_params {
 	const char *keytab;
 	unsigned window, max, per_client;
 	bool refuse_unmapped;
+	bool mit_crypto;          /* MIT's GSS-API seals and checks every token, not gss_krb5.h */
 };
 struct gss_ctx_table *gss_ctx_table_new(const struct gss_ctx_params *p, char *err, size_t errlen);
 void gss_ctx_table_free(struct gss_ctx_table *t);
@@ -65,6 +68,8 @@ struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint
 void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c);
 /* The client's principal ("alice@REALM", "nfs/host@REALM"). */
 const char *gss_ctx_principal(const struct gss_ctx *c);
+/* Whether c's tokens are made and checked by rpc/gss_krb5.h (true) or MIT's GSS-API. */
+bool gss_ctx_own_tokens(const struct gss_ctx *c);
 
 /* mic is the context's MIC of msg: a call's verifier (of its header, xid up to the credential's
  * end; checked before the sequence number is taken, so that a forged call cannot use one up),
@@ -83,6 +88,19 @@ int gss_ctx_unwrap(struct gss_ctx *c, uint8_t *token, size_t len, uint8_t **data
  * token, as gss_wrap would make it). 0 or -1 each; -1 also for a mechanism that pads. */
 int gss_ctx_wrap_room(struct gss_ctx *c, size_t len, size_t *head, size_t *tail);
 int gss_ctx_wrap(struct gss_ctx *c, uint8_t *data, size_t len, size_t head, size_t tail);
+/* The same token sealed from the n pieces of v (their total: wrap_room's len) into out (head +
+ * len + tail bytes), the pieces read once: a READ's data from the cache's blocks into the
+ * reply, the encryption being the copy. 0, -1, or GSS_CTX_NOT_OWN when c's tokens are MIT's
+ * (which seals in place only: copy the pieces and use gss_ctx_wrap). */
+#define GSS_CTX_NOT_OWN (-2)
+int gss_ctx_wrap_iov_out(struct gss_ctx *c, const struct iovec *v, int n, uint8_t *out);
+/* Plaintext bytes [0, n) of a krb5p body's token into out, before the record is whole: token's
+ * first avail bytes are here, len is the whole token's. Decrypted WITHOUT checking (a hint,
+ * such as a WRITE's offset for placing its record; gss_ctx_unwrap checks the whole later).
+ * The offset in the token at which gss_ctx_unwrap will leave the plaintext, or -1 (MIT's
+ * tokens, a rotated token, too few bytes here). */
+long gss_ctx_peek(struct gss_ctx *c, const uint8_t *token, size_t len, size_t avail,
+		  uint8_t *out, size_t n);
 /* The principal's local identity (rpc/gss_ident.h) as the call's credential: cred's flavor
  * becomes RPC_AUTH_GSS; its gss_service is kept. */
 void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred);

@@ -372,31 +372,46 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 	gss_call_seal(&gc, out);
 }
 
-void dispatch_peek(const uint8_t *rec, size_t avail, struct dispatch_peek *pk)
+/* A WRITE's or READ's arguments at args (len bytes of them here; args_idx: where they lie in
+ * the record once it is opened) into pk. */
+static void peek_args(uint32_t proc, const uint8_t *args, size_t len, size_t args_idx,
+		      struct dispatch_peek *pk)
+{
+	uint32_t dlen;
+	size_t off_in_args;
+	if (proc == NFSPROC3_WRITE &&
+	    write3args_peek(args, len, &pk->file_off, &dlen, &off_in_args)) {
+		pk->write = true;
+		pk->payload_idx = args_idx + off_in_args;
+	} else if (proc == NFSPROC3_READ) {
+		pk->read = read3args_peek(args, len, &pk->read_count);
+	}
+}
+
+void dispatch_peek(struct svc_gss *g, const uint8_t *rec, size_t avail, struct dispatch_peek *pk)
 {
 	struct rpc_call call;
 	*pk = (struct dispatch_peek){0};
 	if (rpc_decode_call(rec, avail, &call) != RPC_OK || call.prog != NFS_PROGRAM ||
-	    call.vers != NFS_V3)
+	    call.vers != NFS_V3 || (call.proc != NFSPROC3_WRITE && call.proc != NFSPROC3_READ))
 		return;
-	/* krb5i: the arguments follow the body's length and sequence number; krb5p's are sealed. */
-	if (call.cred.flavor == RPC_AUTH_GSS) {
-		if (call.gss.proc != GSS_PROC_DATA || call.gss.service == GSS_SVC_PRIVACY)
+	if (call.cred.flavor == RPC_AUTH_GSS && call.gss.proc != GSS_PROC_DATA)
+		return;
+	/* krb5p: the arguments are sealed, their first bytes deciphered unchecked (a WRITE's file
+	 * offset, so that its data lands aligned where the body will be opened in place) */
+	if (call.cred.flavor == RPC_AUTH_GSS && call.gss.service == GSS_SVC_PRIVACY) {
+		uint8_t plain[4 + 128];
+		long at = gss_call_peek(g, rec, &call, plain, sizeof plain);
+		if (at >= 0)
+			peek_args(call.proc, plain + 4, sizeof plain - 4, (size_t)at + 4, pk);
+		return;
+	}
+	/* krb5i: the arguments follow the body's length and sequence number */
+	if (call.cred.flavor == RPC_AUTH_GSS && call.gss.service == GSS_SVC_INTEGRITY) {
+		if (call.args_len < 8)
 			return;
-		if (call.gss.service == GSS_SVC_INTEGRITY) {
-			if (call.args_len < 8)
-				return;
-			call.args += 8;
-			call.args_len -= 8;
-		}
+		call.args += 8;
+		call.args_len -= 8;
 	}
-	uint32_t dlen;
-	size_t off_in_args;
-	if (call.proc == NFSPROC3_WRITE &&
-	    write3args_peek(call.args, call.args_len, &pk->file_off, &dlen, &off_in_args)) {
-		pk->write = true;
-		pk->payload_idx = (size_t)(call.args - rec) + off_in_args;
-	} else if (call.proc == NFSPROC3_READ) {
-		pk->read = read3args_peek(call.args, call.args_len, &pk->read_count);
-	}
+	peek_args(call.proc, call.args, call.args_len, (size_t)(call.args - rec), pk);
 }

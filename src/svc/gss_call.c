@@ -59,7 +59,7 @@ struct svc_gss *svc_gss_new(const struct config *cfg)
 	const struct gss_ctx_params p = {
 		.keytab = cfg->keytab, .window = cfg->gss_window, .max = cfg->gss_contexts,
 		.per_client = cfg->gss_contexts_per_client,
-		.refuse_unmapped = cfg->gss_refuse_unmapped,
+		.refuse_unmapped = cfg->gss_refuse_unmapped, .mit_crypto = cfg->gss_crypto_gssapi,
 	};
 	g->tbl = gss_ctx_table_new(&p, err, sizeof err);
 	if (g->tbl)
@@ -299,6 +299,23 @@ enum gss_call_verdict gss_call_accept(struct svc_gss *g, const struct sockaddr_s
 	return data(g, rec, call, gc, out);
 }
 
+long gss_call_peek(struct svc_gss *g, const uint8_t *rec, const struct rpc_call *call,
+		   uint8_t *plain, size_t n)
+{
+	/* rpc_gss_priv_data: the token's length, then the token, of which only call->args_len
+	 * bytes (what is here) may be read */
+	if (!g || call->gss.proc != GSS_PROC_DATA || call->gss.service != GSS_SVC_PRIVACY ||
+	    call->args_len < 4)
+		return -1;
+	struct gss_ctx *c = gss_ctx_get(g->tbl, call->gss.handle, call->gss.handle_len);
+	if (!c)
+		return -1;
+	const uint8_t *tok = call->args + 4;
+	long at = gss_ctx_peek(c, tok, xdr_word(call->args), call->args_len - 4, plain, n);
+	gss_ctx_put(g->tbl, c);
+	return at < 0 ? -1 : (long)(tok - rec) + at;
+}
+
 /* ---- replies ---- */
 
 /* Our own accepted replies have an empty AUTH_NONE verifier: the accept_stat at 4 + 20 after
@@ -311,42 +328,70 @@ static size_t body_len(const struct reply *r)
 	return r->hdr_len - PLAIN_HDR + r->payload_len + r->pad;
 }
 
-/* The sequence number and the body copied to dst, where it is then sealed: a READ's data is
- * copied this once (it may be the cache's own blocks, which no call may encrypt in place). */
-static void copy_body(const struct reply *r, uint32_t seq, uint8_t *dst)
+/* The pieces of r's body behind a sequence number, as krb5i checksums them and krb5p seals
+ * them: seq and result (seq written over the accept_stat word before the result, which the
+ * sealed reply has in its own header), the payload where it lies (a READ's data, maybe the
+ * cache's own blocks, which no call may encrypt in place), the padding. In stack (room for 8)
+ * or malloc'd (then the caller frees it); NULL when memory ran out. */
+static struct iovec *body_pieces(struct reply *r, uint32_t seq, struct iovec *stack, int *n)
 {
-	size_t res = r->hdr_len - PLAIN_HDR;
-	uint8_t *p = xdr_put32(dst, seq);
-	memcpy(p, r->hdr + PLAIN_HDR, res);
-	p += res;
+	static const uint8_t zeros[4];
+	struct iovec *v = stack;
+	if (r->payload_iov && r->payload_iovcnt > 5 &&
+	    !(v = malloc(((size_t)r->payload_iovcnt + 3) * sizeof *v)))
+		return NULL;
+	uint8_t *body = r->hdr + PLAIN_HDR - 4;
+	xdr_put32(body, seq);
+	int k = 0;
+	v[k++] = (struct iovec){body, 4 + r->hdr_len - PLAIN_HDR};
 	if (r->payload_iov) {
-		for (int i = 0; i < r->payload_iovcnt; i++) {
-			memcpy(p, r->payload_iov[i].iov_base, r->payload_iov[i].iov_len);
-			p += r->payload_iov[i].iov_len;
-		}
+		memcpy(v + k, r->payload_iov, (size_t)r->payload_iovcnt * sizeof *v);
+		k += r->payload_iovcnt;
 	} else if (r->payload_len) {
-		memcpy(p, r->payload, r->payload_len);
-		p += r->payload_len;
+		v[k++] = (struct iovec){r->payload, r->payload_len};
 	}
-	memset(p, 0, r->pad);
+	if (r->pad)
+		v[k++] = (struct iovec){(void *)zeros, r->pad};
+	*n = k;
+	return v;
 }
 
-/* rpc_gss_priv_data at p: opaque(wrap(seq + body)), sealed where it was copied. */
-static uint8_t *priv_body(struct gss_call *gc, const struct reply *r, uint8_t *p, size_t head,
+/* The pieces of v copied to dst, where MIT's GSS-API then seals them in place. */
+static void copy_pieces(const struct iovec *v, int n, uint8_t *dst)
+{
+	for (int i = 0; i < n; i++) {
+		memcpy(dst, v[i].iov_base, v[i].iov_len);
+		dst += v[i].iov_len;
+	}
+}
+
+/* rpc_gss_priv_data at p: opaque(wrap(seq + body)), written once: sealed from the pieces as
+ * they are read (our own tokens), or copied and sealed there (MIT's). Its end, or NULL. */
+static uint8_t *priv_body(struct gss_call *gc, struct reply *r, uint8_t *p, size_t head,
 			  size_t tail)
 {
 	size_t len = 4 + body_len(r), tok = head + len + tail, pad = xdr_padded(tok) - tok;
+	struct iovec stack[8];
+	int n;
+	struct iovec *v = body_pieces(r, gc->seq, stack, &n);
+	if (!v)
+		return NULL;
 	p = xdr_put32(p, (uint32_t)tok);
-	copy_body(r, gc->seq, p + head);
-	if (gss_ctx_wrap(gc->ctx, p + head, len, head, tail) < 0)
+	int rc = gss_ctx_wrap_iov_out(gc->ctx, v, n, p);
+	if (rc == GSS_CTX_NOT_OWN) {
+		copy_pieces(v, n, p + head);
+		rc = gss_ctx_wrap(gc->ctx, p + head, len, head, tail);
+	}
+	if (v != stack)
+		free(v);
+	if (rc < 0)
 		return NULL;
 	memset(p + tok, 0, pad);
 	return p + tok + pad;
 }
 
-/* r's result and payload sealed (krb5p) after a header with verifier verf, in one buffer
- * written once. */
-static struct reply *sealed_reply(struct gss_call *gc, const struct reply *r, const uint8_t *verf,
+/* krb5p: r's result and payload sealed after a header with verifier verf, in one buffer. */
+static struct reply *sealed_reply(struct gss_call *gc, struct reply *r, const uint8_t *verf,
 				  size_t vlen)
 {
 	size_t len = 4 + body_len(r), head, tail;
@@ -365,42 +410,24 @@ static struct reply *sealed_reply(struct gss_call *gc, const struct reply *r, co
 	return flat_reply(buf, (size_t)(end - buf));
 }
 
-/* The pieces a krb5i reply's checksum covers: seq and result (at body, res bytes), the
- * payload where it lies, the padding. Into v (room for 3 + r's payload pieces): their count. */
-static int integ_pieces(const struct reply *r, uint8_t *body, size_t res, struct iovec *v)
+/* The MIC of r's body (behind seq) as an opaque at tail: its end, or NULL. */
+static uint8_t *integ_mic(struct gss_call *gc, struct reply *r, uint8_t *tail)
 {
-	static const uint8_t zeros[4];
-	int n = 0;
-	v[n++] = (struct iovec){body, 4 + res};
-	if (r->payload_iov) {
-		memcpy(v + n, r->payload_iov, (size_t)r->payload_iovcnt * sizeof *v);
-		n += r->payload_iovcnt;
-	} else if (r->payload_len) {
-		v[n++] = (struct iovec){r->payload, r->payload_len};
-	}
-	if (r->pad)
-		v[n++] = (struct iovec){(void *)zeros, r->pad};
-	return n;
-}
-
-/* The MIC of r's body (after seq at body) as an opaque at tail: its end, or NULL. */
-static uint8_t *integ_mic(struct gss_call *gc, const struct reply *r, uint8_t *body, size_t res,
-			  uint8_t *tail)
-{
-	struct iovec stack[8], *v = stack;
-	if (r->payload_iov && r->payload_iovcnt > 5 &&
-	    !(v = malloc(((size_t)r->payload_iovcnt + 3) * sizeof *v)))
+	struct iovec stack[8];
+	int n;
+	struct iovec *v = body_pieces(r, gc->seq, stack, &n);
+	if (!v)
 		return NULL;
 	uint8_t mic[GSS_MIC_MAX];
-	int m = gss_ctx_get_mic_iov(gc->ctx, v, integ_pieces(r, body, res, v), mic, sizeof mic);
+	int m = gss_ctx_get_mic_iov(gc->ctx, v, n, mic, sizeof mic);
 	if (v != stack)
 		free(v);
 	return m < 0 ? NULL : xdr_put_opaque(tail, mic, (size_t)m);
 }
 
-/* krb5i: rpc_gss_integ_data, opaque(seq + body) then opaque(its MIC). The payload (a READ's
- * data, maybe the cache's own blocks) is not copied: the checksum is made over it where it
- * lies and sent after it, as r's payload is moved to the new reply. */
+/* krb5i: rpc_gss_integ_data, opaque(seq + body) then opaque(its MIC). The payload is not
+ * copied: the checksum is made over it where it lies and sent after it, as r's payload is
+ * moved to the new reply. */
 static struct reply *integ_reply(struct gss_call *gc, struct reply *r, const uint8_t *verf,
 				 size_t vlen)
 {
@@ -408,20 +435,16 @@ static struct reply *integ_reply(struct gss_call *gc, struct reply *r, const uin
 	size_t hmax = 4 + RPC_REPLY_HDR_MAX + xdr_padded(vlen) + 8 + res;
 	uint8_t *buf = malloc(hmax + 4 + GSS_MIC_MAX + 4);
 	struct reply *n = buf ? calloc(1, sizeof *n) : NULL;
-	if (!n) {
-		free(buf);
-		return NULL;
-	}
-	size_t h = 4 + rpc_encode_accepted_verf(buf + 4, xdr_word(r->hdr + 4), ACCEPT_SUCCESS,
-						RPC_AUTH_GSS, verf, vlen);
-	uint8_t *body = xdr_put32(buf + h, (uint32_t)(4 + body_len(r)));
-	memcpy(xdr_put32(body, gc->seq), r->hdr + PLAIN_HDR, res);
-	uint8_t *end = integ_mic(gc, r, body, res, buf + hmax);
+	uint8_t *end = n ? integ_mic(gc, r, buf + hmax) : NULL;
 	if (!end) {
 		free(buf);
 		free(n);
 		return NULL;
 	}
+	size_t h = 4 + rpc_encode_accepted_verf(buf + 4, xdr_word(r->hdr + 4), ACCEPT_SUCCESS,
+						RPC_AUTH_GSS, verf, vlen);
+	uint8_t *body = xdr_put32(buf + h, (uint32_t)(4 + body_len(r)));
+	memcpy(body, r->hdr + PLAIN_HDR - 4, 4 + res);   /* seq (body_pieces put it) and result */
 	*n = *r;
 	n->next = NULL;
 	n->hdr = buf;

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 
 struct record_mem;
+struct svc_gss;
 struct worker;
 
 /* An encoded reply, ready for the socket: hdr holds the record mark, the RPC reply header and the
@@ -43,13 +44,15 @@ void reply_free(struct reply *r);
 /* What the receiver needs of a (partial) record before the call runs, from one look at its call
  * header: where an NFS WRITE's payload starts and which file offset it writes (so that it is
  * placed in memory at an address congruent to that offset), or an NFS READ's count (so that
- * the reply's memory is charged). Neither flag set: something else, or not decodable yet. */
+ * the reply's memory is charged). Neither flag set: something else, or not decodable yet.
+ * g: the server's RPCSEC_GSS (NULL: none), which deciphers a krb5p call's first bytes. */
 struct dispatch_peek {
 	bool write, read;
 	size_t payload_idx;
 	uint64_t file_off;
 	uint32_t read_count;
 };
-void dispatch_peek(const uint8_t *rec, size_t avail, struct dispatch_peek *pk);
+void dispatch_peek(struct svc_gss *g, const uint8_t *rec, size_t avail,
+		   struct dispatch_peek *pk);
 
 #endif

@@ -300,7 +300,7 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t frag_len, bool last)
 {
 	struct dispatch_peek pk;
-	dispatch_peek(p, avail, &pk);
+	dispatch_peek(c->w->srv->gss, p, avail, &pk);
 	size_t align = 0, shift = 0;
 	if (pk.write) {
 		align = c->w->srv->place_align;
@@ -423,7 +423,7 @@ void conn_pump(struct conn *c)
 		if (last && avail >= len) {
 			const uint8_t *rec = c->sbuf + c->head + 4;
 			struct dispatch_peek pk;
-			dispatch_peek(rec, len, &pk);
+			dispatch_peek(c->w->srv->gss, rec, len, &pk);
 			size_t rd = read_reply_charge(&pk);
 			if (rd && !mem_take(c, rd, c->read_charged == 0))
 				break;

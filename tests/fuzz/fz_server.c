@@ -593,7 +593,7 @@ static uint8_t *place(const uint8_t *rec, size_t len, void **mem)
 {
 	size_t shift = 0;
 	struct dispatch_peek pk;
-	dispatch_peek(rec, len, &pk);
+	dispatch_peek(fz.d.svc->gss, rec, len, &pk);
 	if (pk.write)
 		shift = (size_t)((pk.file_off - pk.payload_idx) & (fz.d.svc->place_align - 1));
 	if (posix_memalign(mem, fz.d.svc->place_align, shift + len + 1) != 0)

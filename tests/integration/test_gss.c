@@ -494,10 +494,14 @@ static int add_sections(struct gss_env *e)
 
 static int start_daemon(struct gss_env *e, const char *exe)
 {
-	static char extra[PATH_MAX + 32];
+	static char extra[PATH_MAX + 64];
 	const char *keytab = getenv("NFSDUC_KEYTAB");
+	/* NFSD_UC_GSS_CRYPTO: gss_crypto's value (openssl, the default, or gssapi: the same
+	 * cases with MIT's GSS-API making every token, integration-gss-gssapi) */
+	const char *crypto = getenv("NFSD_UC_GSS_CRYPTO");
 
-	snprintf(extra, sizeof(extra), "keytab = %s\n", keytab);
+	snprintf(extra, sizeof(extra), "keytab = %s\ngss_crypto = %s\n", keytab,
+	         crypto ? crypto : "openssl");
 	it_server_conf_extra = extra;
 	if (it_setup(&e->t, exe) < 0 || add_sections(e) < 0 || it_start(&e->t) < 0) {
 		fprintf(stderr, "test_gss: the daemon did not start\n");

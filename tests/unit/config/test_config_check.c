@@ -32,7 +32,7 @@ void test_every_error_reported(void **state)
 		     "receive_memory, receive_memory_per_connection, idle_timeout, record_timeout, "
 		     "reply_cache_entries, reply_cache_size, mount_list_entries, state_dir, "
 		     "exports_dir, rpcbind, log_level, keytab, gss_contexts, gss_contexts_per_client, "
-		     "gss_window, gss_unmapped)\n"
+		     "gss_window, gss_unmapped, gss_crypto)\n"
 		     "{D}/nfsd-uc.conf:4: unknown section [sevrer] (did you mean [server]? expected "
 		     "[server], [cache], [metrics], [lock] or [export PATH])\n"
 		     "{D}/nfsd-uc.conf:6: export path {D}/nowhere does not exist\n"

@@ -62,14 +62,15 @@ void test_structure_errors(void **state)
 		 "connections, connections_per_client, receive_memory, receive_memory_per_connection, "
 		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, "
 		 "mount_list_entries, state_dir, exports_dir, rpcbind, log_level, keytab, gss_contexts, "
-		 "gss_contexts_per_client, gss_window, gss_unmapped)"},
+		 "gss_contexts_per_client, gss_window, gss_unmapped, gss_crypto)"},
 		{"[server]\nrecord_timout = 5\n",
 		 "2: unknown key 'record_timout' in [server] (did you mean 'record_timeout'? known: "
 		 "listen, port, mount_port, threads, requests_per_connection, requests_per_ring, "
 		 "blocking_threads, max_record, connections, connections_per_client, receive_memory, "
 		 "receive_memory_per_connection, idle_timeout, record_timeout, reply_cache_entries, "
 		 "reply_cache_size, mount_list_entries, state_dir, exports_dir, rpcbind, log_level, "
-		 "keytab, gss_contexts, gss_contexts_per_client, gss_window, gss_unmapped)"},
+		 "keytab, gss_contexts, gss_contexts_per_client, gss_window, gss_unmapped, "
+		 "gss_crypto)"},
 		{"[cahce]\n",
 		 "1: unknown section [cahce] (did you mean [cache]? expected [server], [cache], "
 		 "[metrics], [lock] or [export PATH])"},

@@ -107,8 +107,8 @@ void test_sec_errors(void **state)
 		expect_error(*state, cases[i].text, cases[i].want);
 }
 
-/* keytab, gss_contexts, gss_contexts_per_client, gss_window, gss_unmapped: defaults, bounds,
- * errors, dump. */
+/* keytab, gss_contexts, gss_contexts_per_client, gss_window, gss_unmapped, gss_crypto:
+ * defaults, bounds, errors, dump. */
 void test_gss_keys(void **state)
 {
 	struct scratch *s = *state;
@@ -120,9 +120,10 @@ void test_gss_keys(void **state)
 	assert_int_equal(cfg.line.keytab, 0);
 	char *dump = dump_of(&cfg);
 	assert_false(cfg.gss_refuse_unmapped);
+	assert_false(cfg.gss_crypto_gssapi);
 	assert_non_null(strstr(dump, "\nkeytab = /etc/krb5.keytab\ngss_contexts = 8192\n"
 				     "gss_contexts_per_client = 256\ngss_window = 128\n"
-				     "gss_unmapped = anonymous\n"));
+				     "gss_unmapped = anonymous\ngss_crypto = openssl\n"));
 	free(dump);
 	config_free(&cfg);
 
@@ -142,8 +143,12 @@ void test_gss_keys(void **state)
 	assert_int_equal(cfg.gss_contexts, 1048576);
 	assert_int_equal(cfg.gss_window, 1024);
 	config_free(&cfg);
-	cfg = load_ok(s, "[server]\ngss_unmapped = refuse\n");
+	cfg = load_ok(s, "[server]\ngss_unmapped = refuse\ngss_crypto = GSSAPI\n");
 	assert_true(cfg.gss_refuse_unmapped);
+	assert_true(cfg.gss_crypto_gssapi);
+	dump = dump_of(&cfg);
+	assert_non_null(strstr(dump, "\ngss_crypto = gssapi\n"));
+	free(dump);
 	config_free(&cfg);
 
 	static const struct { const char *text, *want; } cases[] = {
@@ -159,6 +164,7 @@ void test_gss_keys(void **state)
 		{"[server]\nkeytab = a\nkeytab = b\n", "3: duplicate key 'keytab' (first set on line 2)"},
 		{"[server]\ngss_unmapped = nobody\n",
 		 "2: gss_unmapped = nobody is not anonymous or refuse"},
+		{"[server]\ngss_crypto = mit\n", "2: gss_crypto = mit is not openssl or gssapi"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		expect_error(s, cases[i].text, cases[i].want);
