@@ -284,6 +284,9 @@ static void usage(FILE *f)
 	      "      --password PW    its password ($NFSDUC_PASSWORD), or\n"
 	      "      --keytab FILE    a client keytab holding P's key\n"
 	      "      --target NAME    the server's service name (nfs@localhost)\n"
+	      "      --crypto C       who seals and checks each token once a context is made:\n"
+	      "                       gssapi (MIT's GSS-API, the default) or openssl (nfsd-uc's\n"
+	      "                       rpc/gss_krb5.c, AES and SHA instructions, as a kernel client)\n"
 	      "The Kerberos configuration is the environment's (KRB5_CONFIG: tests/with_kdc.sh, or\n"
 	      "bench/run's KDC). Prints per phase: phase= bytes= seconds= MiB/s= client_cpu_s=\n"
 	      "(and writes= commits= | reads= verified=), the COMMITs in the write phase's time.\n"
@@ -291,7 +294,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_WONLY = 256, OPT_RONLY, OPT_PASSES, OPT_RSIZE, OPT_SEED, OPT_THREADS, OPT_PRINCIPAL,
-       OPT_PASSWORD, OPT_KEYTAB, OPT_TARGET };
+       OPT_PASSWORD, OPT_KEYTAB, OPT_TARGET, OPT_CRYPTO };
 
 static const struct option long_opts[] = {
 	{ "writers", required_argument, NULL, 'w' }, { "qd", required_argument, NULL, 'q' },
@@ -306,6 +309,7 @@ static const struct option long_opts[] = {
 	{ "password", required_argument, NULL, OPT_PASSWORD },
 	{ "keytab", required_argument, NULL, OPT_KEYTAB },
 	{ "target", required_argument, NULL, OPT_TARGET }, { "help", no_argument, NULL, 'h' },
+	{ "crypto", required_argument, NULL, OPT_CRYPTO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -349,6 +353,8 @@ static int parse_opt(void *p, int c, const char *arg)
 	case OPT_PASSWORD: o->password = arg; return 0;
 	case OPT_KEYTAB: o->keytab = arg; return 0;
 	case OPT_TARGET: o->target = arg; return 0;
+	case OPT_CRYPTO: o->own_crypto = strcmp(arg, "openssl") == 0;
+		return o->own_crypto || strcmp(arg, "gssapi") == 0 ? 0 : -1;
 	default: return -1;
 	}
 }
@@ -412,10 +418,16 @@ static int open_writer(struct run *r, unsigned i, gss_cred_id_t cred)
 	if (w->scratch == NULL)
 		return -1;
 	if (gc_open(&w->c, o->srv.host, o->srv.nfs_port, cred, o->target, o->service, o->qd,
-	            slot_cap, r->rsize + 65536, err, sizeof(err)) == 0)
-		return 0;
-	fprintf(stderr, "gss-load: connection %u: %s\n", i, err);
-	return -1;
+	            slot_cap, r->rsize + 65536, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gss-load: connection %u: %s\n", i, err);
+		return -1;
+	}
+	if (o->own_crypto && rg_ctx_own(&w->c.ctx) < 0) {
+		fprintf(stderr, "gss-load: connection %u: --crypto openssl: the context's enctype is "
+		        "not one rpc/gss_krb5.c does\n", i);
+		return -1;
+	}
+	return 0;
 }
 
 /* The credential, the export's root by MNT (AUTH_SYS, as Linux mounts), every writer's

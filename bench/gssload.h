@@ -23,6 +23,7 @@ struct opts {
 	uint64_t record, total, records, seed;
 	uint32_t service, rsize;
 	bool seed_set, file_sync;
+	bool own_crypto;          /* --crypto openssl: the tokens by rpc/gss_krb5.h, not MIT's */
 	enum workload wl;
 	enum phases phases;
 };

@@ -2,6 +2,8 @@
 /* A raw RPCSEC_GSS client on MIT's GSS-API. See rawgss.h. */
 #include "rawgss.h"
 
+#include "rpc/gss_krb5.h"
+
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 #include <stdarg.h>
@@ -143,20 +145,41 @@ static ssize_t recv_hdr(int fd, uint32_t xid, uint8_t **rec, struct hdr *h, int 
 	return n;
 }
 
-static bool mic_ok(gss_ctx_id_t ctx, const void *msg, size_t len, const void *mic, size_t mic_len)
+static bool mic_ok(struct rg_ctx *c, const void *msg, size_t len, const void *mic, size_t mic_len)
 {
 	OM_uint32 minor;
 	gss_buffer_desc m = { len, (void *)msg }, t = { mic_len, (void *)mic };
 
-	return gss_verify_mic(&minor, ctx, &m, &t, NULL) == GSS_S_COMPLETE;
+	if (c->own)
+		return gss_krb5_verify_mic(c->own, msg, len, mic, mic_len) == 0;
+	return gss_verify_mic(&minor, c->gss, &m, &t, NULL) == GSS_S_COMPLETE;
 }
 
-static bool mic_of_u32_ok(gss_ctx_id_t ctx, uint32_t n, const void *mic, size_t mic_len)
+static bool mic_of_u32_ok(struct rg_ctx *c, uint32_t n, const void *mic, size_t mic_len)
 {
 	uint8_t be[4];
 
 	put_u32(be, n);
-	return mic_ok(ctx, be, 4, mic, mic_len);
+	return mic_ok(c, be, 4, mic, mic_len);
+}
+
+/* c's MIC of msg into out (room for cap): its length, or -1. */
+static int mic_make(struct rg_ctx *c, const void *msg, size_t len, uint8_t *out, size_t cap)
+{
+	OM_uint32 minor;
+	gss_buffer_desc m = { len, (void *)msg }, mic;
+	int n = -1;
+
+	if (c->own)
+		return gss_krb5_get_mic(c->own, msg, len, out, cap);
+	if (gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &m, &mic) != GSS_S_COMPLETE)
+		return -1;
+	if (mic.length <= cap) {
+		memcpy(out, mic.value, mic.length);
+		n = (int)mic.length;
+	}
+	gss_release_buffer(&minor, &mic);
+	return n;
 }
 
 /* ---- making a context ---- */
@@ -296,7 +319,7 @@ static int handshake(int fd, struct rg_ctx *c, gss_cred_id_t cred, gss_name_t ta
 			if (GSS_ERROR(major) || major != GSS_S_COMPLETE || out.length != 0)
 				rc = rg_errf(err, errlen, "INIT: the server is done, we are not (major 0x%x)", major);
 			else if (h.verf_flavor != RG_FLAVOR ||
-			         !mic_of_u32_ok(c->gss, res.window, h.verf, h.verf_len))
+			         !mic_of_u32_ok(c, res.window, h.verf, h.verf_len))
 				rc = rg_errf(err, errlen, "INIT: the verifier is no MIC of the window %u", res.window);
 			free(rec);
 			gss_release_buffer(&m, &out);
@@ -348,6 +371,23 @@ void rg_ctx_free(struct rg_ctx *c)
 	if (c->gss != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&minor, &c->gss, GSS_C_NO_BUFFER);
 	c->gss = GSS_C_NO_CONTEXT;
+	gss_krb5_free(c->own);
+	c->own = NULL;
+}
+
+int rg_ctx_own(struct rg_ctx *c)
+{
+	OM_uint32 minor;
+	void *lucid = NULL;
+
+	if (c->own)
+		return 0;
+	/* MIT's export deletes the context: from here on the tokens are ours or there are none */
+	if (GSS_ERROR(gss_krb5_export_lucid_sec_context(&minor, &c->gss, 1, &lucid)))
+		return -1;
+	c->own = gss_krb5_from_lucid(lucid);
+	gss_krb5_free_lucid_sec_context(&minor, lucid);
+	return c->own ? 0 : -1;
 }
 
 /* ---- sealing a call ---- */
@@ -371,8 +411,8 @@ static size_t put_opaque_at(uint8_t *buf, size_t off, const void *p, size_t n)
 /* The header, the credential and the verifier, the MIC of everything before it. */
 static int put_auth(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
 {
-	OM_uint32 minor;
-	gss_buffer_desc msg, mic;
+	uint8_t mic[64];
+	int mic_len;
 	const uint32_t head[] = { p->xid, 0 /* CALL */, 2, p->prog, p->vers, p->proc, RG_FLAVOR,
 	                          20 + (uint32_t)pad4(c->handle_len), 1, p->gss_proc, p->seq,
 	                          p->service };
@@ -385,18 +425,13 @@ static int put_auth(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
 	p->seq_off = off - 8;
 	off = put_opaque_at(buf, off, c->handle, c->handle_len);
 	p->hdr_len = off;
-	msg = (gss_buffer_desc){ p->hdr_len, buf };
-	if (gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &msg, &mic) != GSS_S_COMPLETE)
+	if ((mic_len = mic_make(c, buf, p->hdr_len, mic, sizeof(mic))) < 0 ||
+	    p->cap < off + 8 + pad4((size_t)mic_len))
 		return -1;
-	if (p->cap < off + 8 + pad4(mic.length)) {
-		gss_release_buffer(&minor, &mic);
-		return -1;
-	}
 	off = put_u32_at(buf, off, RG_FLAVOR);
 	p->verf_off = off + 4;
-	p->verf_len = mic.length;
-	p->body_off = put_opaque_at(buf, off, mic.value, mic.length);
-	gss_release_buffer(&minor, &mic);
+	p->verf_len = (size_t)mic_len;
+	p->body_off = put_opaque_at(buf, off, mic, (size_t)mic_len);
 	return 0;
 }
 
@@ -426,13 +461,17 @@ static size_t args_place(struct rg_ctx *c, struct rg_parts *p, size_t args_len)
 		need = p->databody_off + 4 + args_len + 4 + 64;   /* a MIC's room, checked at the end */
 		return need <= p->cap ? p->databody_off + 4 : 0;
 	}
-	wrap_iov(iov, NULL, args_len + 4);
-	if (GSS_ERROR(gss_wrap_iov_length(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, NULL, iov, 4)) ||
-	    iov[2].buffer.length != 0)
-		return 0;
 	p->wrap_off = p->body_off + 4;
-	p->wrap_head = iov[0].buffer.length;
-	p->wrap_tail = iov[3].buffer.length;
+	if (c->own) {
+		gss_krb5_wrap_room(c->own, args_len + 4, &p->wrap_head, &p->wrap_tail);
+	} else {
+		wrap_iov(iov, NULL, args_len + 4);
+		if (GSS_ERROR(gss_wrap_iov_length(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, NULL, iov,
+		                                  4)) || iov[2].buffer.length != 0)
+			return 0;
+		p->wrap_head = iov[0].buffer.length;
+		p->wrap_tail = iov[3].buffer.length;
+	}
 	need = p->wrap_off + pad4(p->wrap_head + 4 + args_len + p->wrap_tail);
 	return need <= p->cap ? p->wrap_off + p->wrap_head + 4 : 0;
 }
@@ -451,20 +490,18 @@ uint8_t *rg_seal_begin(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p, size_
 
 static size_t seal_integ(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
 {
-	OM_uint32 minor;
-	gss_buffer_desc in = { 4 + p->args_len, buf + p->databody_off }, mic;
-	size_t off;
+	size_t len = 4 + p->args_len, off = p->databody_off + len;
+	uint8_t mic[64];
+	int mic_len;
 
-	put_u32(buf + p->body_off, (uint32_t)in.length);
+	put_u32(buf + p->body_off, (uint32_t)len);
 	put_u32(buf + p->databody_off, p->seq);
-	if (gss_get_mic(&minor, c->gss, GSS_C_QOP_DEFAULT, &in, &mic) != GSS_S_COMPLETE)
+	if ((mic_len = mic_make(c, buf + p->databody_off, len, mic, sizeof(mic))) < 0)
 		return 0;
-	off = p->databody_off + in.length;
-	if (off + 4 + pad4(mic.length) <= p->cap) {
+	if (off + 4 + pad4((size_t)mic_len) <= p->cap) {
 		p->mic_off = off + 4;
-		p->len = put_opaque_at(buf, off, mic.value, mic.length);
+		p->len = put_opaque_at(buf, off, mic, (size_t)mic_len);
 	}
-	gss_release_buffer(&minor, &mic);
 	return p->len;
 }
 
@@ -477,11 +514,17 @@ static size_t seal_priv(struct rg_ctx *c, uint8_t *buf, struct rg_parts *p)
 	int conf = 0;
 
 	put_u32(data, p->seq);
-	wrap_iov(iov, data, 4 + p->args_len);
-	iov[0].buffer = (gss_buffer_desc){ p->wrap_head, data - p->wrap_head };
-	iov[3].buffer = (gss_buffer_desc){ p->wrap_tail, data + 4 + p->args_len };
-	if (GSS_ERROR(gss_wrap_iov(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4)) || !conf)
-		return 0;
+	if (c->own) {
+		if (gss_krb5_wrap(c->own, data, 4 + p->args_len, p->wrap_head, p->wrap_tail) < 0)
+			return 0;
+	} else {
+		wrap_iov(iov, data, 4 + p->args_len);
+		iov[0].buffer = (gss_buffer_desc){ p->wrap_head, data - p->wrap_head };
+		iov[3].buffer = (gss_buffer_desc){ p->wrap_tail, data + 4 + p->args_len };
+		if (GSS_ERROR(gss_wrap_iov(&minor, c->gss, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4)) ||
+		    !conf)
+			return 0;
+	}
 	put_u32(buf + p->body_off, (uint32_t)token);
 	memset(buf + p->wrap_off + token, 0, pad4(token) - token);
 	p->len = p->wrap_off + pad4(token);
@@ -596,7 +639,7 @@ static bool open_integ(struct rg_ctx *c, uint32_t seq, struct rg_reply *rep)
 		return false;
 	mlen = get_u32(p + 4 + dlen);
 	if ((size_t)(end - p) < 8 + dlen + pad4(mlen) ||
-	    !mic_ok(c->gss, p + 4, dlen, p + 8 + dlen, mlen) || get_u32(p + 4) != seq)
+	    !mic_ok(c, p + 4, dlen, p + 8 + dlen, mlen) || get_u32(p + 4) != seq)
 		return false;
 	rep->r.body = p + 8;
 	rep->r.body_len = dlen - 4;
@@ -618,8 +661,17 @@ static bool open_priv(struct rg_ctx *c, uint32_t seq, uint8_t *rec, struct rg_re
 		return false;
 	iov[0] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_STREAM, { get_u32(p), p + 4 } };
 	iov[1] = (gss_iov_buffer_desc){ GSS_IOV_BUFFER_TYPE_DATA, GSS_C_EMPTY_BUFFER };
-	if (GSS_ERROR(gss_unwrap_iov(&minor, c->gss, &conf, NULL, iov, 2)) || !conf ||
-	    iov[1].buffer.length < 4)
+	if (c->own) {
+		uint8_t *d;
+		size_t dlen;
+		if (gss_krb5_unwrap(c->own, p + 4, get_u32(p), &d, &dlen) < 0)
+			return false;
+		iov[1].buffer = (gss_buffer_desc){ dlen, d };
+		conf = 1;
+	} else if (GSS_ERROR(gss_unwrap_iov(&minor, c->gss, &conf, NULL, iov, 2))) {
+		return false;
+	}
+	if (!conf || iov[1].buffer.length < 4)
 		return false;
 	data = iov[1].buffer.value;
 	if (get_u32(data) != seq)
@@ -639,7 +691,7 @@ int rg_reply_open(struct rg_ctx *c, const struct rg_parts *p, uint8_t *rec, size
 	rep->r = h.r;
 	rep->verf_flavor = h.verf_flavor;
 	rep->verf_ok = h.r.reply_stat == 0 && h.verf_flavor == RG_FLAVOR &&
-	               mic_of_u32_ok(c->gss, p->seq, h.verf, h.verf_len);
+	               mic_of_u32_ok(c, p->seq, h.verf, h.verf_len);
 	rep->body_ok = true;
 	if (h.r.reply_stat != 0 || h.r.accept_stat != 0 || p->gss_proc != RG_DATA)
 		return 0;

@@ -37,8 +37,11 @@ enum rg_service { RG_NONE = 1, RG_INTEGRITY = 2, RG_PRIVACY = 3 };
 #define RG_HANDLE_MAX 64
 
 /* One context, as made by rg_establish. */
+struct gss_krb5;
+
 struct rg_ctx {
-	gss_ctx_id_t gss;
+	gss_ctx_id_t gss;         /* MIT's context, until rg_ctx_own */
+	struct gss_krb5 *own;     /* nfsd-uc's RFC 4121 tokens on OpenSSL (rpc/gss_krb5.h), or NULL */
 	uint8_t handle[RG_HANDLE_MAX];
 	uint32_t handle_len;
 	uint32_t window;          /* seq_window of the INIT reply */
@@ -65,6 +68,12 @@ int rg_establish(int fd, struct rg_ctx *c, gss_cred_id_t cred, const char *servi
                  uint32_t vers, char *err, size_t errlen);
 /* The local half only (no DESTROY is sent). */
 void rg_ctx_free(struct rg_ctx *c);
+/* From here on c's tokens are made and checked by nfsd-uc's own RFC 4121 code on OpenSSL
+ * (rpc/gss_krb5.h) with the keys of MIT's context, as a kernel client does its own crypto:
+ * for the bench's load generator, whose cryptography would otherwise cost as much CPU as a
+ * server's on MIT's built-in code. The tests do not: their client stays MIT's, independent of
+ * the server's code. 0, or -1 (the enctype is not ours: c is then unusable). */
+int rg_ctx_own(struct rg_ctx *c);
 
 /* A failure's words put in err (errlen bytes): -1, for `return rg_errf(err, errlen, ...)`. */
 __attribute__((format(printf, 3, 4)))
