@@ -565,17 +565,41 @@ int gss_ctx_wrap_iov_out(struct gss_ctx *c, const struct iovec *v, int n, uint8_
 	return rc;
 }
 
+static long peek_small(struct gss_ctx *c, const uint8_t *token, size_t len, uint8_t *out,
+		       size_t *n)
+{
+	uint8_t copy[512], *data;
+	size_t dlen;
+	memcpy(copy, token, len);
+	pthread_mutex_lock(&c->lock);
+	int rc = gss_krb5_unwrap(c->own, copy, len, &data, &dlen);
+	pthread_mutex_unlock(&c->lock);
+	if (rc == 0) {
+		*n = *n < dlen ? *n : dlen;
+		memcpy(out, data, *n);
+	}
+	OPENSSL_cleanse(copy, len);
+	return rc < 0 ? -1 : (long)(data - copy);
+}
+
 long gss_ctx_peek(struct gss_ctx *c, const uint8_t *token, size_t len, size_t avail,
-		  uint8_t *out, size_t n)
+		  uint8_t *out, size_t *n)
 {
 	/* gss_krb5_unwrap leaves the plaintext behind the 16-byte header and the 16-byte
-	 * confounder; peek reads the header and the cipher blocks from the one before the
-	 * plaintext's first to the one holding its last. */
-	enum { PLAIN_AT = 32, BLK = 16 };
-	if (!c->own || avail < PLAIN_AT + (n + BLK - 1) / BLK * BLK)
+	 * confounder */
+	enum { PLAIN_AT = 32, SMALL = 512 };
+	if (!c->own || avail < 16)
 		return -1;
+	/* A small call whole here (a READ's): its last bytes, which ciphertext stealing swaps, are
+	 * deciphered too, by opening a copy of it */
+	if (avail >= len && len <= SMALL)
+		return peek_small(c, token, len, out, n);
 	pthread_mutex_lock(&c->lock);
-	int rc = gss_krb5_peek(c->own, token, len, 0, out, n);
+	size_t max = gss_krb5_peek_max(c->own, token, len);
+	if (*n > max)
+		*n = max;
+	int rc = *n && avail >= 16 + GSS_KRB5_PEEK_END(*n) ?
+		 gss_krb5_peek(c->own, token, len, 0, out, *n) : -1;
 	pthread_mutex_unlock(&c->lock);
 	return rc < 0 ? -1 : PLAIN_AT;
 }

@@ -94,13 +94,14 @@ int gss_ctx_wrap(struct gss_ctx *c, uint8_t *data, size_t len, size_t head, size
  * (which seals in place only: copy the pieces and use gss_ctx_wrap). */
 #define GSS_CTX_NOT_OWN (-2)
 int gss_ctx_wrap_iov_out(struct gss_ctx *c, const struct iovec *v, int n, uint8_t *out);
-/* Plaintext bytes [0, n) of a krb5p body's token into out, before the record is whole: token's
- * first avail bytes are here, len is the whole token's. Decrypted WITHOUT checking (a hint,
- * such as a WRITE's offset for placing its record; gss_ctx_unwrap checks the whole later).
- * The offset in the token at which gss_ctx_unwrap will leave the plaintext, or -1 (MIT's
- * tokens, a rotated token, too few bytes here). */
+/* Plaintext bytes [0, *n) of a krb5p body's token into out, before the record is whole:
+ * token's first avail bytes are here, len is the whole token's; *n is lowered to what the
+ * token has (a small call's). Decrypted WITHOUT checking (a hint, such as a WRITE's offset
+ * for placing its record; gss_ctx_unwrap checks the whole later). The offset in the token at
+ * which gss_ctx_unwrap will leave the plaintext, or -1 (MIT's tokens, a rotated token, too
+ * few bytes here). */
 long gss_ctx_peek(struct gss_ctx *c, const uint8_t *token, size_t len, size_t avail,
-		  uint8_t *out, size_t n);
+		  uint8_t *out, size_t *n);
 /* The principal's local identity (rpc/gss_ident.h) as the call's credential: cred's flavor
  * becomes RPC_AUTH_GSS; its gss_service is kept. */
 void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred);

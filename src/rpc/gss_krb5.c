@@ -561,6 +561,15 @@ int gss_krb5_unwrap(struct gss_krb5 *k, uint8_t *token, size_t len, uint8_t **da
 	return 0;
 }
 
+size_t gss_krb5_peek_max(const struct gss_krb5 *k, const uint8_t *token, size_t len)
+{
+	size_t total = sealed_len(k, token, len);
+	if (total == 0 || get16(token + 6) != 0)
+		return 0;
+	size_t data = total - 2 * BLK - get16(token + 4), bulk = bulk_of(total);
+	return bulk > BLK ? min_sz(bulk - BLK, data) : 0;
+}
+
 int gss_krb5_peek(struct gss_krb5 *k, const uint8_t *token, size_t len, size_t off, uint8_t *out,
 		  size_t n)
 {

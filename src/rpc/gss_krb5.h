@@ -92,6 +92,10 @@ int gss_krb5_unwrap(struct gss_krb5 *k, uint8_t *token, size_t len, uint8_t **da
  * or the range is not inside the data or reaches the last two cipher blocks (which ciphertext
  * stealing swaps). */
 #define GSS_KRB5_PEEK_END(end) (((end) + 16 + 15) / 16 * 16)
+/* How many plaintext bytes from the start gss_krb5_peek can give of that token (its header
+ * read only): 0 when none (not the peer's, rotated, too short). A small call's arguments may
+ * be fewer than a caller would like to look at. */
+size_t gss_krb5_peek_max(const struct gss_krb5 *k, const uint8_t *token, size_t len);
 int gss_krb5_peek(struct gss_krb5 *k, const uint8_t *token, size_t len, size_t off, uint8_t *out,
 		  size_t n);
 

@@ -401,9 +401,10 @@ void dispatch_peek(struct svc_gss *g, const uint8_t *rec, size_t avail, struct d
 	 * offset, so that its data lands aligned where the body will be opened in place) */
 	if (call.cred.flavor == RPC_AUTH_GSS && call.gss.service == GSS_SVC_PRIVACY) {
 		uint8_t plain[4 + 128];
-		long at = gss_call_peek(g, rec, &call, plain, sizeof plain);
-		if (at >= 0)
-			peek_args(call.proc, plain + 4, sizeof plain - 4, (size_t)at + 4, pk);
+		size_t n = sizeof plain;
+		long at = gss_call_peek(g, rec, &call, plain, &n);
+		if (at >= 0 && n >= 4)
+			peek_args(call.proc, plain + 4, n - 4, (size_t)at + 4, pk);
 		return;
 	}
 	/* krb5i: the arguments follow the body's length and sequence number */

@@ -300,7 +300,7 @@ enum gss_call_verdict gss_call_accept(struct svc_gss *g, const struct sockaddr_s
 }
 
 long gss_call_peek(struct svc_gss *g, const uint8_t *rec, const struct rpc_call *call,
-		   uint8_t *plain, size_t n)
+		   uint8_t *plain, size_t *n)
 {
 	/* rpc_gss_priv_data: the token's length, then the token, of which only call->args_len
 	 * bytes (what is here) may be read */

@@ -154,20 +154,40 @@ static void check_bodies(struct client *c, struct gss_ctx *x)
 	gss_buffer_desc bin = {sizeof big, big};
 	assert_int_equal(gss_wrap(&minor, c->ctx, 1, GSS_C_QOP_DEFAULT, &bin, &conf, &tok),
 			 GSS_S_COMPLETE);
-	long at = gss_ctx_peek(x, tok.value, tok.length, 300, first, sizeof first);
+	size_t n = sizeof first;
+	long at = gss_ctx_peek(x, tok.value, tok.length, 300, first, &n);
 	if (mit_crypto) {
 		assert_int_equal(at, -1);
 	} else {
 		assert_true(at > 0);
+		assert_int_equal(n, sizeof first);
 		assert_memory_equal(first, big, sizeof first);
 		/* not enough of the token here yet: no hint */
-		assert_int_equal(gss_ctx_peek(x, tok.value, tok.length, 100, first, sizeof first), -1);
+		assert_int_equal(gss_ctx_peek(x, tok.value, tok.length, 100, first, &n), -1);
 		buf = malloc(tok.length);
 		memcpy(buf, tok.value, tok.length);
 		assert_int_equal(gss_ctx_unwrap(x, buf, tok.length, &data, &dlen), 0);
 		assert_ptr_equal(data, buf + at);
 		assert_memory_equal(data, big, sizeof big);
 		free(buf);
+	}
+	gss_release_buffer(&minor, &tok);
+	/* a small call (a READ's arguments): all of it when it is all here, its last bytes too;
+	 * the part before the last two cipher blocks when it is not yet */
+	bin.length = 60;
+	assert_int_equal(gss_wrap(&minor, c->ctx, 1, GSS_C_QOP_DEFAULT, &bin, &conf, &tok),
+			 GSS_S_COMPLETE);
+	n = sizeof first;
+	at = gss_ctx_peek(x, tok.value, tok.length, tok.length, first, &n);
+	assert_int_equal(at, mit_crypto ? -1 : 32);
+	if (!mit_crypto) {
+		assert_int_equal(n, 60);
+		assert_memory_equal(first, big, n);
+		n = sizeof first;
+		assert_int_equal(gss_ctx_peek(x, tok.value, tok.length, tok.length - 1, first, &n),
+				 32);
+		assert_true(n >= 40 && n < 60);
+		assert_memory_equal(first, big, n);
 	}
 	gss_release_buffer(&minor, &tok);
 
@@ -190,9 +210,9 @@ static void check_bodies(struct client *c, struct gss_ctx *x)
 	uint8_t mic[GSS_MIC_MAX];
 	/* in pieces, as a READ's blocks are: the MIC of the whole message */
 	struct iovec pieces[3] = {{text, 3}, {text + 3, 0}, {text + 3, sizeof text - 3}};
-	int n = gss_ctx_get_mic_iov(x, pieces, 3, mic, sizeof mic);
-	assert_true(n > 0);
-	gss_buffer_desc mt = {(size_t)n, mic};
+	int m = gss_ctx_get_mic_iov(x, pieces, 3, mic, sizeof mic);
+	assert_true(m > 0);
+	gss_buffer_desc mt = {(size_t)m, mic};
 	assert_int_equal(gss_verify_mic(&minor, c->ctx, &in, &mt, NULL), GSS_S_COMPLETE);
 }
 
