@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 
+import benchdsreport
+
 COLUMNS = ['server', 'mode', 'workload', 'record', 'sync', 'file', 'writers', 'qd', 'bytes',
            'seconds', 'mib_s', 'writes', 'dev_reads', 'dev_reads_per_write',
            'loop_reads_per_write', 'write_amp', 'pagecache_pct', 'cached_pct', 'cpu_s_per_gib',
@@ -58,7 +60,7 @@ PEER_MOVES_NOTE = (
     'conditions minutes apart.')
 FIO_SERIES = 'fio/alone'    # the sustained runs' yardstick: the disk alone, the same bytes
 SUSTAINED_WINDOW = 10       # seconds, or a third of the write phase when that is shorter
-WRITE_WORKLOADS = ('interleave', 'seqwrite', 'randwrite', 'sustained')
+WRITE_WORKLOADS = ('interleave', 'seqwrite', 'randwrite', 'sustained', 'ds-write')
 GSS_WORKLOADS = ('gss-interleave', 'gss-seqwrite', 'gss-seqread')
 GSS_FLAVORS = ('krb5', 'krb5i', 'krb5p')
 GOAL_GSS_SPEEDUP = 1.5      # MiB/s against Ganesha with the same flavor, every gss case
@@ -1321,6 +1323,7 @@ def page(rows, series, info, goal_rows, plots, runtimes):
                  "second.\n")
         L.append(meta_table(host))
         L.append('')
+    L += benchdsreport.ds_section(host, a)
     if any(r['workload'] == 'sustained' for r in host):
         L.append('## Sustained writes against a memory limit\n')
         L.append(f"The interleaved workload (47008-byte records, UNSTABLE, one COMMIT at the end) "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfsclient: see nfsclient.h. */
 #include "nfsclient.h"
 
@@ -320,6 +321,37 @@ int nb_mkdir(struct rpc_context *rpc, struct nb_fh *dir, const char *name, struc
 	if (!c.a)
 		return nb_lookup(rpc, dir, name, out);
 	*out = c.fh;
+	return 0;
+}
+
+static void setattr_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct sync_call *c = priv;
+	SETATTR3res *res = data;
+
+	if (!call_done(c, status, data))
+		return;
+	c->nfs_status = (int)res->status;
+	c->ok = res->status == NFS3_OK;
+}
+
+int nb_setattr_owner(struct rpc_context *rpc, struct nb_fh *f, uint32_t uid, uint32_t gid,
+		     uint32_t mode)
+{
+	struct sync_call c = { 0 };
+	SETATTR3args args = { .object = nb_fh3(f) };
+	sattr3 *sa = &args.new_attributes;
+
+	sa->uid.set_it = 1;
+	sa->uid.set_uid3_u.uid = uid;
+	sa->gid.set_it = 1;
+	sa->gid.set_gid3_u.gid = gid;
+	sa->mode.set_it = 1;
+	sa->mode.set_mode3_u.mode = mode;
+	if (!sync_wait(rpc, &c, rpc_nfs3_setattr_async(rpc, setattr_cb, &args, &c), "SETATTR") ||
+	    !sync_ok(&c, "SETATTR", ""))
+		return -1;
 	return 0;
 }
 

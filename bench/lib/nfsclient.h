@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nfsclient: what the bench's load generators (nfs-interleave, nfs-workload) share: the data
  * pattern, clocks, size parsing, and synchronous NFSv3/MOUNT calls over libnfs's raw RPC layer
  * for set-up (connect, mount, lookup, create, fsinfo, getattr). The measured I/O itself is
@@ -93,6 +94,9 @@ int nb_lookup(struct rpc_context *rpc, struct nb_fh *dir, const char *name, stru
 /* CREATE UNCHECKED with size 0 and mode 0644: makes the file, or truncates the one there. */
 int nb_create_empty(struct rpc_context *rpc, struct nb_fh *dir, const char *name,
 		    struct nb_fh *out);
+/* SETATTR owner, group and mode (as a flexfiles MDS hands a data file to a layout's uid). */
+int nb_setattr_owner(struct rpc_context *rpc, struct nb_fh *f, uint32_t uid, uint32_t gid,
+		     uint32_t mode);
 int nb_mkdir(struct rpc_context *rpc, struct nb_fh *dir, const char *name, struct nb_fh *out);
 int nb_rmdir(struct rpc_context *rpc, struct nb_fh *dir, const char *name);
 int nb_fsinfo(struct rpc_context *rpc, struct nb_fh *f, uint32_t *rtmax, uint32_t *wtmax);
