@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bufstash.h"
 #include "bc_internal.h"
 
 void bcache_buf_init(struct bcache_buf *b, void (*release)(struct bcache_buf *), size_t size)
@@ -24,7 +25,7 @@ static void heap_buf_release(struct bcache_buf *b)
 {
 	struct heap_buf *h = (struct heap_buf *)b;
 
-	free(h->mem);
+	bufstash_free(h->mem);
 	free(h);
 }
 

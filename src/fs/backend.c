@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/bufstash.h"
 #include "base/log.h"
 #include "cache/bcache.h"
 #include "fs/cred.h"
@@ -290,7 +291,7 @@ void record_mem_release(struct record_mem *rm)
 	if (rm->hold)
 		bcache_buf_put(rm->hold);
 	else
-		free(rm->mem);
+		bufstash_free(rm->mem);
 	rm->mem = NULL;
 	rm->hold = NULL;
 }

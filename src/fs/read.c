@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bufstash.h"
 #include "cache/bcache.h"
 #include "fs/fs_int.h"
 #include "io/ring.h"
@@ -50,10 +51,10 @@ static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_
 	int fd = fh_io_fd(fc->ch, o, direct);
 	if (fd < 0)
 		return fd;
-	char *buf = aligned_alloc(bs, ((a1 - a0) + bs - 1) & ~(bs - 1));
+	char *buf = bufstash_alloc(bs, ((a1 - a0) + bs - 1) & ~(bs - 1));
 	struct bcache_buf *hold = buf ? bcache_buf_heap(buf, malloc_usable_size(buf)) : NULL;
 	if (!hold) {
-		free(buf);
+		bufstash_free(buf);
 		return -ENOMEM;
 	}
 	int rwf = o->exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;

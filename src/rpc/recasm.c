@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "rpc/recasm.h"
 
+#include "base/bufstash.h"
+
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,11 +12,7 @@
 
 static uint8_t *alloc_placed(size_t align, size_t shift, size_t cap)
 {
-	if (!align)
-		return malloc(cap);
-	void *m = NULL;
-	/* posix_memalign: C11's aligned_alloc wants the size a multiple of the alignment. */
-	return posix_memalign(&m, align, shift + cap) == 0 ? m : NULL;
+	return bufstash_alloc(align ? align : _Alignof(max_align_t), shift + cap);
 }
 
 int recasm_begin(struct recasm *ra, uint32_t frag_len, bool last, size_t cap, size_t align,
@@ -51,7 +50,7 @@ int recasm_reserve(struct recasm *ra, size_t need, size_t max)
 		return -ENOMEM;
 	memcpy(m + ra->shift, ra->rec, ra->len);
 	ra->moved += ra->len;
-	free(ra->mem);
+	bufstash_free(ra->mem);
 	ra->mem = m;
 	ra->rec = m + ra->shift;
 	ra->cap = cap;
@@ -86,6 +85,6 @@ uint8_t *recasm_take(struct recasm *ra, uint8_t **rec, size_t *len)
 
 void recasm_free(struct recasm *ra)
 {
-	free(ra->mem);
+	bufstash_free(ra->mem);
 	*ra = (struct recasm){.moved = ra->moved};
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bufstash.h"
 #include "base/log.h"
 #include "io/fiber.h"
 #include "rpc/drc.h"
@@ -27,7 +28,7 @@ void reply_free(struct reply *r)
 		return;
 	if (r->payload_free)
 		r->payload_free(r->payload_mem);
-	free(r->hdr);
+	bufstash_free(r->hdr);
 	free(r);
 }
 

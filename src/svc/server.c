@@ -14,10 +14,12 @@
 #include <errno.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/bufstash.h"
 #include "cache/bcache.h"
 #include "svc/conn.h"
 #include "fs/cred.h"
@@ -245,16 +247,12 @@ static uint8_t *place_record(const struct dispatch_peek *pk, size_t len, size_t 
 			     uint8_t **start)
 {
 	if (!pk->write) {
-		*start = malloc(len ? len : 1);    /* not a WRITE: no alignment to keep */
+		*start = bufstash_alloc(_Alignof(max_align_t), len);   /* no alignment to keep */
 		return *start;
 	}
 	size_t shift = (size_t)((pk->file_off - pk->payload_idx) & (align - 1));
-	void *mem = NULL;
-	/* posix_memalign: C11's aligned_alloc wants the size a multiple of the alignment, which
-	 * would cost a small WRITE 64 KiB. */
-	if (posix_memalign(&mem, align, shift + len) != 0)
-		mem = NULL;
-	*start = mem ? (uint8_t *)mem + shift : NULL;
+	uint8_t *mem = bufstash_alloc(align, shift + len);
+	*start = mem ? mem + shift : NULL;
 	return mem;
 }
 
@@ -286,7 +284,7 @@ static void handle_record(struct conn *c, uint8_t *mem, const uint8_t *rec, size
 		climits_mem_put(c->w->srv->limits, read_charge);
 		c->read_charged -= read_charge;
 		free(rq);
-		free(mem);
+		bufstash_free(mem);
 		conn_kill(c);
 		return;
 	}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* bufstash: a thread's freed large buffers come back warm to its next allocation that fits, up
+ * to the bound it keeps, and never to another thread. */
+#include <malloc.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "base/bufstash.h"
+
+#define MIB (1u << 20)
+
+static size_t held(void)
+{
+	return bufstash_held(NULL);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	bufstash_keep(0);
+	return 0;
+}
+
+/* With no bound (a thread that is not a ring) every free goes back to the allocator. */
+static void test_off_by_default(void **state)
+{
+	(void)state;
+	void *p = bufstash_alloc(4096, MIB);
+	assert_non_null(p);
+	assert_int_equal((uintptr_t)p % 4096, 0);
+	bufstash_free(p);
+	assert_int_equal(held(), 0);
+}
+
+/* A freed 1 MiB buffer is the next 1 MiB allocation, aligned as asked, and usable whole. */
+static void test_reused(void **state)
+{
+	(void)state;
+	bufstash_keep(8 * MIB);
+	void *p = bufstash_alloc(4096, MIB);
+	assert_non_null(p);
+	bufstash_free(p);
+	size_t bytes;
+	assert_int_equal(bufstash_held(&bytes), 1);
+	assert_true(bytes >= MIB);
+	void *q = bufstash_alloc(4096, MIB - 100);
+	assert_ptr_equal(q, p);
+	assert_int_equal(held(), 0);
+	memset(q, 0xa5, MIB - 100);
+	bufstash_free(q);
+}
+
+/* Small buffers are the allocator's; a buffer much larger than asked is not handed out. */
+static void test_sizes(void **state)
+{
+	(void)state;
+	bufstash_keep(8 * MIB);
+	bufstash_free(bufstash_alloc(16, BUFSTASH_MIN / 2));
+	assert_int_equal(held(), 0);
+	void *big = bufstash_alloc(4096, 2 * MIB);
+	bufstash_free(big);
+	assert_int_equal(held(), 1);
+	void *p = bufstash_alloc(4096, MIB);
+	assert_ptr_not_equal(p, big);
+	bufstash_free(p);
+	void *q = bufstash_alloc(4096, 2 * MIB - 4096);
+	assert_ptr_equal(q, big);
+	bufstash_free(q);
+}
+
+/* An alignment the stashed buffer does not have gets a fresh one. */
+static void test_alignment(void **state)
+{
+	(void)state;
+	bufstash_keep(8 * MIB);
+	void *p = bufstash_alloc(4096, MIB);
+	bufstash_free(p);
+	size_t align = 4096;
+	while ((uintptr_t)p % (align * 2) == 0)
+		align *= 2;     /* the first power of two p is not aligned to */
+	void *q = bufstash_alloc(align * 2, MIB);
+	assert_non_null(q);
+	assert_ptr_not_equal(q, p);
+	assert_int_equal((uintptr_t)q % (align * 2), 0);
+	bufstash_free(q);
+}
+
+/* The bound holds: what does not fit is freed, and lowering it frees what is over. */
+static void test_bound(void **state)
+{
+	(void)state;
+	void *b[3];
+	bufstash_keep(MIB + MIB / 2);
+	for (int i = 0; i < 3; i++)
+		b[i] = bufstash_alloc(4096, MIB - 8192);
+	for (int i = 0; i < 3; i++)
+		bufstash_free(b[i]);
+	size_t bytes;
+	assert_int_equal(bufstash_held(&bytes), 1);
+	assert_true(bytes <= MIB + MIB / 2);
+	bufstash_keep(MIB / 2);
+	assert_int_equal(bufstash_held(&bytes), 0);
+	assert_int_equal(bytes, 0);
+}
+
+static void *other_thread(void *arg)
+{
+	void *p = bufstash_alloc(4096, MIB);
+	*(size_t *)arg = held();
+	bufstash_free(p);          /* this thread keeps none: back to the allocator */
+	return p;
+}
+
+/* A stash is its thread's: another thread neither takes from it nor adds to it. */
+static void test_per_thread(void **state)
+{
+	(void)state;
+	bufstash_keep(8 * MIB);
+	void *p = bufstash_alloc(4096, MIB);
+	bufstash_free(p);
+	pthread_t t;
+	size_t seen = 99;
+	void *theirs;
+	assert_int_equal(pthread_create(&t, NULL, other_thread, &seen), 0);
+	assert_int_equal(pthread_join(t, &theirs), 0);
+	assert_int_equal(seen, 0);
+	assert_ptr_not_equal(theirs, p);
+	assert_int_equal(held(), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_off_by_default, teardown),
+		cmocka_unit_test_teardown(test_reused, teardown),
+		cmocka_unit_test_teardown(test_sizes, teardown),
+		cmocka_unit_test_teardown(test_alignment, teardown),
+		cmocka_unit_test_teardown(test_bound, teardown),
+		cmocka_unit_test_teardown(test_per_thread, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
