@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/bufstash.h"
 #include "cache/bcache.h"
@@ -72,11 +74,44 @@ static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_
 	return 0;
 }
 
+/* Where the file's data begins at or after off, and where that extent ends: [*d0, *d1), both
+ * UINT64_MAX when only holes follow. A hole reads as zeros with no device read, and what the
+ * cache kept of it would be memory for nothing: a flexfiles data server's files are mostly holes
+ * (docs/data-server.md). A file system that cannot say (an error) is all data. */
+static void data_extent(int fd, uint64_t off, uint64_t *d0, uint64_t *d1)
+{
+	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+	if (d < 0 && errno == ENXIO) {
+		*d0 = *d1 = UINT64_MAX;
+		return;
+	}
+	if (d < 0)
+		d = (off_t)off;
+	off_t h = lseek(fd, d, SEEK_HOLE);
+	*d0 = (uint64_t)d;
+	*d1 = h < 0 ? UINT64_MAX : (uint64_t)h;
+}
+
+/* Keep the whole blocks the disk gave of [k0, k1) (the file's data there) in the cache, clean. */
+static void keep_data(struct fh_obj *o, struct bcache_file *bf, const struct bcache_read *rd,
+		      uint64_t a0, const struct disk_read *dr, uint64_t k0, uint64_t k1)
+{
+	uint64_t bs = o->exp->block;
+	uint64_t from = (k0 + bs - 1) & ~(bs - 1), to = k1 & ~(bs - 1);
+	if (from < a0)
+		from = a0;
+	if (to > a0 + dr->keep_len)
+		to = a0 + dr->keep_len;
+	if (from < to)
+		bcache_read_keep(bf, rd, from, to - from, dr->mem + (from - a0), dr->hold);
+}
+
 /* The disk's bytes with the cache's newer ones laid over them. A cached block that left the cache
  * between the disk read and the overlay may have reached the disk after the read: read again.
- * In cached mode the blocks read stay in the cache, clean, when keep says so. */
+ * In cached mode the blocks read of [k0, k1) stay in the cache, clean (k0 >= k1: none). */
 static int read_overlaid(struct fs_call *fc, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
-			 uint32_t len, uint64_t extra, bool keep, struct disk_read *dr)
+			 uint32_t len, uint64_t extra, uint64_t k0, uint64_t k1,
+			 struct disk_read *dr)
 {
 	uint64_t a0, a1;
 	read_cover(o, off, len, extra, &a0, &a1);
@@ -90,8 +125,8 @@ static int read_overlaid(struct fs_call *fc, struct fh_obj *o, struct bcache_fil
 			return rc;
 		}
 		if (bcache_read_overlay(bf, &rd, dr->mem) == 0) {
-			if (keep && behind(o) && dr->keep_len)
-				bcache_read_keep(bf, &rd, a0, dr->keep_len, dr->mem, dr->hold);
+			if (k0 < k1 && behind(o) && dr->keep_len)
+				keep_data(o, bf, &rd, a0, dr, k0, k1);
 			return 0;
 		}
 		bcache_buf_put(dr->hold);
@@ -152,18 +187,26 @@ static int read_cached(struct fs_call *fc, struct fh_obj *o, struct bcache_file 
 		       uint32_t len, uint64_t size, struct disk_read *dr, struct fs_payload *out)
 {
 	if (!behind(o))
-		return read_overlaid(fc, o, bf, off, len, 0, false, dr);
+		return read_overlaid(fc, o, bf, off, len, 0, 0, 0, dr);
 	int rc = read_hit(bf, off, len, out);
 	if (rc != 0)
 		return rc;   /* 1: answered */
 	bool keep = bcache_read_worth_keeping(bf, off, len);   /* not a stream's first READ */
+	uint64_t d0 = 0, d1 = 0;
+	if (keep) {
+		int fd = fh_io_fd(fc->ch, o, o->exp->read_mode == IO_MODE_DIRECT);
+		if (fd < 0)
+			return fd;
+		data_extent(fd, off, &d0, &d1);
+		keep = d0 < off + len;    /* a READ all in a hole: nothing to keep or read ahead */
+	}
 	uint64_t ra_off, ra_len, extra = 0;
 	bool ra = keep && bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
 	if (ra && ra_off + ra_len > off + len)
 		extra = ra_off + ra_len - (off + len);
 	if (off + len + extra > size)    /* not past the end of file */
 		extra = size > off + len ? size - (off + len) : 0;
-	rc = read_overlaid(fc, o, bf, off, len, extra, keep, dr);
+	rc = read_overlaid(fc, o, bf, off, len, extra, keep ? d0 : 0, keep ? d1 : 0, dr);
 	if (ra)
 		bcache_readahead_end(bf);
 	return rc;
