@@ -583,7 +583,7 @@ static long peek_small(struct gss_ctx *c, const uint8_t *token, size_t len, uint
 }
 
 long gss_ctx_peek(struct gss_ctx *c, const uint8_t *token, size_t len, size_t avail,
-		  uint8_t *out, size_t *n)
+		  bool whole, uint8_t *out, size_t *n)
 {
 	/* gss_krb5_unwrap leaves the plaintext behind the 16-byte header and the 16-byte
 	 * confounder */
@@ -592,7 +592,7 @@ long gss_ctx_peek(struct gss_ctx *c, const uint8_t *token, size_t len, size_t av
 		return -1;
 	/* A small call whole here (a READ's): its last bytes, which ciphertext stealing swaps, are
 	 * deciphered too, by opening a copy of it */
-	if (avail >= len && len <= SMALL)
+	if (whole && avail >= len && len <= SMALL)
 		return peek_small(c, token, len, out, n);
 	pthread_mutex_lock(&c->lock);
 	size_t max = gss_krb5_peek_max(c->own, token, len);

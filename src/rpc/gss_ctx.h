@@ -99,9 +99,11 @@ int gss_ctx_wrap_iov_out(struct gss_ctx *c, const struct iovec *v, int n, uint8_
  * token has (a small call's). Decrypted WITHOUT checking (a hint, such as a WRITE's offset
  * for placing its record; gss_ctx_unwrap checks the whole later). The offset in the token at
  * which gss_ctx_unwrap will leave the plaintext, or -1 (MIT's tokens, a rotated token, too
- * few bytes here). */
+ * few bytes here). With `whole` (a READ's count lies in its last bytes) a small token all here
+ * is opened in a copy, so its end is had too; without (a WRITE: its offset comes first), only
+ * the bytes before the last two cipher blocks, and the token is deciphered once, not twice. */
 long gss_ctx_peek(struct gss_ctx *c, const uint8_t *token, size_t len, size_t avail,
-		  uint8_t *out, size_t *n);
+		  bool whole, uint8_t *out, size_t *n);
 /* The principal's local identity (rpc/gss_ident.h) as the call's credential: cred's flavor
  * becomes RPC_AUTH_GSS; its gss_service is kept. */
 void gss_ctx_cred(const struct gss_ctx *c, struct rpc_cred *cred);

@@ -403,7 +403,7 @@ void dispatch_peek(struct svc_gss *g, const uint8_t *rec, size_t avail, struct d
 	if (call.cred.flavor == RPC_AUTH_GSS && call.gss.service == GSS_SVC_PRIVACY) {
 		uint8_t plain[4 + 128];
 		size_t n = sizeof plain;
-		long at = gss_call_peek(g, rec, &call, plain, &n);
+		long at = gss_call_peek(g, rec, &call, call.proc == NFSPROC3_READ, plain, &n);
 		if (at >= 0 && n >= 4)
 			peek_args(call.proc, plain + 4, n - 4, (size_t)at + 4, pk);
 		return;

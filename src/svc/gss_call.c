@@ -302,7 +302,7 @@ enum gss_call_verdict gss_call_accept(struct svc_gss *g, const struct sockaddr_s
 }
 
 long gss_call_peek(struct svc_gss *g, const uint8_t *rec, const struct rpc_call *call,
-		   uint8_t *plain, size_t *n)
+		   bool whole, uint8_t *plain, size_t *n)
 {
 	/* rpc_gss_priv_data: the token's length, then the token, of which only call->args_len
 	 * bytes (what is here) may be read */
@@ -313,7 +313,7 @@ long gss_call_peek(struct svc_gss *g, const uint8_t *rec, const struct rpc_call 
 	if (!c)
 		return -1;
 	const uint8_t *tok = call->args + 4;
-	long at = gss_ctx_peek(c, tok, xdr_word(call->args), call->args_len - 4, plain, n);
+	long at = gss_ctx_peek(c, tok, xdr_word(call->args), call->args_len - 4, whole, plain, n);
 	gss_ctx_put(g->tbl, c);
 	return at < 0 ? -1 : (long)(tok - rec) + at;
 }

@@ -64,10 +64,10 @@ void gss_call_seal(struct gss_call *gc, struct reply **r);
 /* A krb5p DATA call's first *n plaintext bytes (its sequence number, then its arguments; *n
  * lowered to what a small call has) into plain, from call decoded over the first bytes of its
  * record rec, before the record is whole or opened (unchecked: a hint for placing a WRITE,
- * charging a READ). The index in rec where those bytes will lie once the body is opened, or
- * -1 when they cannot be had. */
+ * charging a READ: `whole`, whose count lies at the end, see gss_ctx_peek). The index in rec
+ * where those bytes will lie once the body is opened, or -1 when they cannot be had. */
 long gss_call_peek(struct svc_gss *g, const uint8_t *rec, const struct rpc_call *call,
-		   uint8_t *plain, size_t *n);
+		   bool whole, uint8_t *plain, size_t *n);
 /* gc's context let go without a reply. */
 void gss_call_end(struct gss_call *gc);
 
