@@ -6,7 +6,8 @@
  * (main.c: a memory-capped daemon must not hold what the cache's bound never sees), so each new
  * buffer was fresh memory that faulted in and was cleared page by page: with 32 clients writing
  * 1 MiB units, the faults under the receive copy were half of the daemon's CPU. A ring now keeps
- * the last buffers it freed, up to a bound in bytes it is given, and hands them out again.
+ * the last buffers it freed, up to a bound in bytes it is given (svc/worker.c: an eighth of its
+ * share of receive_memory), and hands them out again.
  *
  * Everything here is the calling thread's own (thread-local): no lock, and nothing a second
  * thread can see. A buffer may be freed on any thread: it joins that thread's stash, or goes

@@ -202,12 +202,14 @@ static void on_event(struct io_op *op, int res)
 		io_ring_read(w->ring, &w->ev_op, w->ev_fd, &w->ev_buf, sizeof w->ev_buf);
 }
 
-/* What a ring keeps of its freed large buffers (base/bufstash.h): a quarter of its share of
- * receive_memory, the bound of the records in flight whose buffers it recycles (64 MiB of the
- * default 512M on two rings; with 32 clients x 2 1 MiB WRITEs, 80 MiB are in flight). */
+/* What a ring keeps of its freed large buffers (base/bufstash.h): an eighth of its share of
+ * receive_memory, the bound of the records in flight whose buffers it recycles, so that all the
+ * rings together keep an eighth of it (nfsd-uc.conf counts it in the daemon's memory): 32 MiB
+ * each of the default 512M on two rings, 25 buffers of a 1 MiB WRITE, for the frees and
+ * allocations that do not take turns (write-behind frees a run's records at once). */
 static size_t stash_bound(const struct worker *w)
 {
-	return w->srv->cfg->receive_memory / w->srv->nworkers / 4;
+	return w->srv->cfg->receive_memory / w->srv->nworkers / 8;
 }
 
 static void *worker_main(void *arg)
