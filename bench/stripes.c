@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/nfsclient.h"
+#include "lib/nfsloop.h"
 
 enum phase { PH_WRITE, PH_READ, PH_HOLES };
 static const char *const phase_names[] = { "write", "read", "holes" };
@@ -43,47 +43,30 @@ struct opts {
 	bool file_sync, seed_set;
 };
 
-struct run;
-
-struct slot {
-	bool busy;
-	struct piece p;
-	uint8_t *buf;           /* WRITE data, kept until the reply */
-	struct writer *wr;
-};
-
+/* A client's own state beside its connection (l.c[idx]). */
 struct writer {
 	struct run *r;
 	unsigned idx, lane;
-	struct rpc_context *rpc;
 	struct nb_fh fh;
 	uint64_t next, count;   /* units (or hole units) issued, and to issue */
-	unsigned inflight;
-	struct pieces todo;     /* remainders of short WRITEs and READs */
-	struct slot *slots;
 	char verf[NFS3_WRITEVERFSIZE];
 	bool verf_set, commit_sent;
 };
 
-/* One step: next() fills a free slot of wr (false when wr has nothing more), send() queues it. */
-struct step {
-	const char *name;
-	bool (*next)(struct writer *wr, struct slot *s);
-	int (*send)(struct slot *s);
-};
-
 struct run {
+	struct nl_loop l;       /* first: a connection's l is the run */
 	const struct opts *o;
 	struct writer *w;
-	struct rpc_context **rpcs;
-	struct pollfd *pfd;
 	uint8_t *scratch;
 	uint64_t writes, reads, commits, bytes_acked, bytes_verified;
-	long long last_progress;
-	int failed;
 };
 
-#define fail(r, status, ...) nb_fail_first(&(r)->failed, (status), __VA_ARGS__)
+#define fail(r, status, ...) nb_fail_first(&(r)->l.failed, (status), __VA_ARGS__)
+
+static struct writer *writer_of(const struct nl_conn *c)
+{
+	return &((struct run *)c->l)->w[c->idx];
+}
 
 static uint64_t seed_of(const struct writer *wr)
 {
@@ -115,89 +98,26 @@ static uint64_t holes_count(const struct writer *wr)
 	return before_last < o->units ? before_last : o->units;
 }
 
-/* ---- the event loop ---- */
-
-static bool reply_begin(struct slot *s, int status, void *data, const char *what)
+/* The step has more to issue: a writer with units (or a COMMIT) left. */
+static bool more(struct nl_loop *l)
 {
-	struct run *r = s->wr->r;
+	struct run *r = (struct run *)l;
 
-	s->busy = false;
-	s->wr->inflight--;
-	r->last_progress = nb_now_ms();
-	if (status == RPC_STATUS_SUCCESS)
-		return true;
-	fail(r, NB_EXIT_SERVER, "%s: %s", what,
-	     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
-	return false;
-}
-
-static struct slot *free_slot(struct writer *wr)
-{
-	for (unsigned i = 0; i < wr->r->o->qd; i++)
-		if (!wr->slots[i].busy)
-			return &wr->slots[i];
-	return NULL;
-}
-
-static void pump(struct run *r, const struct step *st)
-{
-	for (unsigned i = 0; i < r->o->writers && !r->failed; i++) {
-		struct writer *wr = &r->w[i];
-		struct slot *s;
-
-		while (!r->failed && (s = free_slot(wr)) != NULL && st->next(wr, s)) {
-			if (st->send(s) != 0) {
-				fail(r, NB_EXIT_SERVER, "%s: not queued: %s", st->name,
-				     rpc_get_error(wr->rpc));
-				return;
-			}
-			s->busy = true;
-			wr->inflight++;
-		}
-	}
-}
-
-static bool busy(const struct run *r)
-{
-	for (unsigned i = 0; i < r->o->writers; i++) {
-		const struct writer *wr = &r->w[i];
-
-		if (wr->inflight > 0 || wr->todo.n > 0 || wr->next < wr->count)
+	for (unsigned i = 0; i < r->o->writers; i++)
+		if (r->w[i].next < r->w[i].count)
 			return true;
-	}
 	return false;
-}
-
-/* Run one step to its end: 0, or the failure's exit status. */
-static int run_step(struct run *r, const struct step *st)
-{
-	unsigned bad;
-
-	r->last_progress = nb_now_ms();
-	pump(r, st);
-	while (!r->failed && busy(r)) {
-		if (nb_service(r->rpcs, r->pfd, r->o->writers, 100, &bad) < 0) {
-			fail(r, NB_EXIT_SERVER, "%s: writer %u's connection lost: %s", st->name, bad,
-			     rpc_get_error(r->rpcs[bad]));
-			break;
-		}
-		if (nb_now_ms() - r->last_progress > NB_STALL_MS)
-			fail(r, NB_EXIT_SERVER, "%s: no reply for %d s", st->name, NB_STALL_MS / 1000);
-		pump(r, st);
-	}
-	return r->failed;
 }
 
 /* ---- WRITE, READ, COMMIT ---- */
 
-static bool next_piece(struct writer *wr, struct slot *s)
+static bool next_piece(struct nl_conn *c, struct nl_slot *s)
 {
+	struct writer *wr = writer_of(c);
 	const struct opts *o = wr->r->o;
 
-	if (wr->todo.n > 0) {
-		s->p = wr->todo.v[--wr->todo.n];
+	if (nl_take_todo(c, s))
 		return true;
-	}
 	if (wr->next >= wr->count)
 		return false;
 	s->p.off = o->phase == PH_HOLES ? hole_off(wr, wr->next) : unit_off(wr, wr->next);
@@ -209,14 +129,14 @@ static bool next_piece(struct writer *wr, struct slot *s)
 static void write_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
-	struct writer *wr = s->wr;
+	struct nl_slot *s = priv;
+	struct writer *wr = writer_of(s->c);
 	struct run *r = wr->r;
 	WRITE3res *res = data;
 	WRITE3resok *ok = &res->WRITE3res_u.resok;
 
-	if (!reply_begin(s, status, data, "WRITE") ||
-	    !nb_write_check(&r->failed, res, &s->p, r->o->file_sync ? FILE_SYNC : UNSTABLE))
+	if (!nl_reply_begin(s, status, data, "WRITE") ||
+	    !nb_write_check(&r->l.failed, res, &s->p, r->o->file_sync ? FILE_SYNC : UNSTABLE))
 		return;
 	if (ok->committed == UNSTABLE) {
 		if (wr->verf_set && memcmp(wr->verf, ok->verf, NFS3_WRITEVERFSIZE) != 0)
@@ -227,13 +147,13 @@ static void write_cb(struct rpc_context *rpc, int status, void *data, void *priv
 	}
 	r->bytes_acked += ok->count;
 	if (ok->count < s->p.len &&
-	    nb_pieces_push(&wr->todo, s->p.off + ok->count, s->p.len - ok->count) < 0)
+	    nb_pieces_push(&s->c->todo, s->p.off + ok->count, s->p.len - ok->count) < 0)
 		fail(r, NB_EXIT_SERVER, "out of memory");
 }
 
-static int send_write(struct slot *s)
+static int send_write(struct nl_slot *s)
 {
-	struct writer *wr = s->wr;
+	struct writer *wr = writer_of(s->c);
 	WRITE3args args = {
 		.file = nb_fh3(&wr->fh), .offset = s->p.off, .count = s->p.len,
 		.stable = wr->r->o->file_sync ? FILE_SYNC : UNSTABLE,
@@ -242,21 +162,22 @@ static int send_write(struct slot *s)
 
 	nb_pattern_fill(seed_of(wr), s->p.off, s->buf, s->p.len);
 	wr->r->writes++;
-	return rpc_nfs3_write_async(wr->rpc, write_cb, &args, s);
+	return rpc_nfs3_write_async(s->c->rpc, write_cb, &args, s);
 }
 
 static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
-	struct writer *wr = s->wr;
+	struct nl_slot *s = priv;
+	struct writer *wr = writer_of(s->c);
 	struct run *r = wr->r;
 	READ3res *res = data;
 	uint32_t n;
 	bool zeros;
 	size_t i;
 
-	if (!reply_begin(s, status, data, "READ") || (n = nb_read_check(&r->failed, res, &s->p)) == 0)
+	if (!nl_reply_begin(s, status, data, "READ") ||
+	    (n = nb_read_check(&r->l.failed, res, &s->p)) == 0)
 		return;
 	if (r->o->phase == PH_HOLES)
 		memset(r->scratch, 0, n);
@@ -271,26 +192,27 @@ static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 		return;
 	}
 	r->bytes_verified += n;
-	if (n < s->p.len && nb_pieces_push(&wr->todo, s->p.off + n, s->p.len - n) < 0)
+	if (n < s->p.len && nb_pieces_push(&s->c->todo, s->p.off + n, s->p.len - n) < 0)
 		fail(r, NB_EXIT_SERVER, "out of memory");
 }
 
-static int send_read(struct slot *s)
+static int send_read(struct nl_slot *s)
 {
-	READ3args args = { .file = nb_fh3(&s->wr->fh), .offset = s->p.off, .count = s->p.len };
+	struct writer *wr = writer_of(s->c);
+	READ3args args = { .file = nb_fh3(&wr->fh), .offset = s->p.off, .count = s->p.len };
 
-	s->wr->r->reads++;
-	return rpc_nfs3_read_async(s->wr->rpc, read_cb, &args, s);
+	wr->r->reads++;
+	return rpc_nfs3_read_async(s->c->rpc, read_cb, &args, s);
 }
 
 static void commit_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
-	struct writer *wr = s->wr;
+	struct nl_slot *s = priv;
+	struct writer *wr = writer_of(s->c);
 	COMMIT3res *res = data;
 
-	if (!reply_begin(s, status, data, "COMMIT"))
+	if (!nl_reply_begin(s, status, data, "COMMIT"))
 		return;
 	if (res->status != NFS3_OK)
 		fail(wr->r, NB_EXIT_SERVER, "writer %u: COMMIT: %s", wr->idx,
@@ -301,8 +223,10 @@ static void commit_cb(struct rpc_context *rpc, int status, void *data, void *pri
 		     "WRITEs': the server restarted?", wr->idx);
 }
 
-static bool next_commit(struct writer *wr, struct slot *s)
+static bool next_commit(struct nl_conn *c, struct nl_slot *s)
 {
+	struct writer *wr = writer_of(c);
+
 	(void)s;
 	if (wr->commit_sent)
 		return false;
@@ -310,17 +234,18 @@ static bool next_commit(struct writer *wr, struct slot *s)
 	return true;
 }
 
-static int send_commit(struct slot *s)
+static int send_commit(struct nl_slot *s)
 {
-	COMMIT3args args = { .file = nb_fh3(&s->wr->fh), .offset = 0, .count = 0 };
+	struct writer *wr = writer_of(s->c);
+	COMMIT3args args = { .file = nb_fh3(&wr->fh), .offset = 0, .count = 0 };
 
-	s->wr->r->commits++;
-	return rpc_nfs3_commit_async(s->wr->rpc, commit_cb, &args, s);
+	wr->r->commits++;
+	return rpc_nfs3_commit_async(s->c->rpc, commit_cb, &args, s);
 }
 
-static const struct step st_write = { "WRITE", next_piece, send_write };
-static const struct step st_read = { "READ", next_piece, send_read };
-static const struct step st_commit = { "COMMIT", next_commit, send_commit };
+static const struct nl_step st_write = { "WRITE", next_piece, send_write };
+static const struct nl_step st_read = { "READ", next_piece, send_read };
+static const struct nl_step st_commit = { "COMMIT", next_commit, send_commit };
 
 /* ---- set-up: the MDS's part, then the clients' connections ---- */
 
@@ -358,24 +283,17 @@ static int mds_files(struct run *r, struct rpc_context *mds, struct nb_fh *root)
 static int writer_open(struct run *r, struct writer *wr, unsigned i)
 {
 	const struct opts *o = r->o;
-	bool writes = o->phase == PH_WRITE;
+	struct nl_conn *c = &r->l.c[i];
 
 	wr->r = r;
 	wr->idx = i;
 	wr->lane = i % o->stride;
 	wr->count = o->phase == PH_HOLES ? holes_count(wr) : o->units;
-	if ((wr->slots = calloc(o->qd, sizeof(*wr->slots))) == NULL)
+	c->rpc = r->l.rpcs[i] = nb_connect(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
+	if (c->rpc == NULL)
 		return -1;
-	for (unsigned k = 0; k < o->qd; k++) {
-		wr->slots[k].wr = wr;
-		if (writes && (wr->slots[k].buf = malloc(o->bs)) == NULL)
-			return -1;
-	}
-	wr->rpc = r->rpcs[i] = nb_connect(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
-	if (wr->rpc == NULL)
-		return -1;
-	rpc_set_uid(wr->rpc, (int)(o->uid + i));     /* AUTH_SYS as the layout's uid */
-	rpc_set_gid(wr->rpc, (int)(o->uid + i));
+	rpc_set_uid(c->rpc, (int)(o->uid + i));     /* AUTH_SYS as the layout's uid */
+	rpc_set_gid(c->rpc, (int)(o->uid + i));
 	return 0;
 }
 
@@ -386,11 +304,11 @@ static int run_open(struct run *r)
 	struct nb_fh root;
 	int rc;
 
+	r->l.more = more;
 	r->w = calloc(o->writers, sizeof(*r->w));
-	r->rpcs = calloc(o->writers, sizeof(*r->rpcs));
-	r->pfd = calloc(o->writers, sizeof(*r->pfd));
 	r->scratch = malloc(o->bs);
-	if (r->w == NULL || r->rpcs == NULL || r->pfd == NULL || r->scratch == NULL)
+	if (nl_open(&r->l, o->writers, o->qd, o->phase == PH_WRITE ? o->bs : 0) < 0 ||
+	    r->w == NULL || r->scratch == NULL)
 		return -1;
 	if (nb_mount_root(o->host, o->mount_port, o->export, &root) < 0 ||
 	    (mds = nb_connect(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3)) == NULL)
@@ -404,19 +322,8 @@ static int run_open(struct run *r)
 
 static void run_close(struct run *r)
 {
-	for (unsigned i = 0; r->w != NULL && i < r->o->writers; i++) {
-		struct writer *wr = &r->w[i];
-
-		if (wr->rpc != NULL)
-			rpc_destroy_context(wr->rpc);
-		for (unsigned k = 0; wr->slots != NULL && k < r->o->qd; k++)
-			free(wr->slots[k].buf);
-		free(wr->slots);
-		free(wr->todo.v);
-	}
+	nl_close(&r->l);
 	free(r->w);
-	free(r->rpcs);
-	free(r->pfd);
 	free(r->scratch);
 }
 
@@ -426,9 +333,9 @@ static int run_phase(struct run *r, double *secs)
 	double t0 = nb_now_s();
 	int rc;
 
-	if ((rc = run_step(r, o->phase == PH_WRITE ? &st_write : &st_read)) != 0)
+	if ((rc = nl_run(&r->l, o->phase == PH_WRITE ? &st_write : &st_read)) != 0)
 		return rc;
-	if (o->phase == PH_WRITE && !o->file_sync && (rc = run_step(r, &st_commit)) != 0)
+	if (o->phase == PH_WRITE && !o->file_sync && (rc = nl_run(&r->l, &st_commit)) != 0)
 		return rc;
 	*secs = nb_now_s() - t0;
 	return 0;

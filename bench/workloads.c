@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/nfsclient.h"
+#include "lib/nfsloop.h"
 
 #define EXIT_MISMATCH NB_EXIT_MISMATCH
 #define EXIT_USAGE 2
@@ -55,43 +55,13 @@ struct opts {
 	bool seed_set, rseed_set;
 };
 
-struct wl;
-struct conn;
-
-struct slot {
-	struct conn *c;
-	bool busy;
-	uint64_t idx;           /* meta: the file's number */
-	struct piece p;         /* I/O: the range */
-	uint8_t *buf;           /* WRITE data, kept until the reply */
-};
-
-struct conn {
-	struct wl *w;
-	struct rpc_context *rpc;
-	struct slot *slots;
-	unsigned inflight;
-	struct pieces todo;     /* remainders of short WRITEs and READs */
-};
-
-/* One step of a workload: next() fills a free slot with the next RPC (false when there is none
- * for this connection now), send() queues it. */
-struct step {
-	const char *name;
-	bool (*next)(struct wl *w, struct conn *c, struct slot *s);
-	int (*send)(struct slot *s);
-};
-
 struct wl {
+	struct nl_loop l;       /* first: a connection's l is the workload */
 	const struct opts *o;
-	struct conn *c;
-	struct rpc_context **rpcs;
-	struct pollfd *pfd;
 	struct nb_fh root, file;
 	uint32_t wtmax, rtmax;
-	const struct step *step;
 	uint64_t next_idx, count;       /* ops of the step issued, and to issue */
-	uint64_t rpcs_sent, writes, reads, commits, bytes_acked, bytes_verified;
+	uint64_t writes, reads, commits, bytes_acked, bytes_verified;
 	/* data: the blocks of the randwrite, and one expected READ reply */
 	uint8_t *rmap;
 	uint64_t rblocks;
@@ -106,13 +76,16 @@ struct wl {
 	cookie3 cookie;
 	cookieverf3 cookieverf;
 	bool listing, rdp_inflight, rdp_eof;
-	long long last_progress;
-	int failed;
 };
 
 /* ---- small helpers ---- */
 
-#define fail(w, status, ...) nb_fail_first(&(w)->failed, (status), __VA_ARGS__)
+#define fail(w, status, ...) nb_fail_first(&(w)->l.failed, (status), __VA_ARGS__)
+
+static struct wl *wl_of(const struct nl_conn *c)
+{
+	return (struct wl *)c->l;
+}
 
 static bool bit_get(const uint8_t *map, uint64_t i)
 {
@@ -155,94 +128,33 @@ static void expected_fill(const struct wl *w, uint64_t off, uint8_t *buf, size_t
 	}
 }
 
-/* Slot bookkeeping common to every reply: false when the RPC itself failed. */
-static bool reply_begin(struct slot *s, int status, void *data, const char *what)
+/* The step has more to issue: ops left, or a listing's next READDIRPLUS. */
+static bool more(struct nl_loop *l)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = (struct wl *)l;
 
-	s->busy = false;
-	s->c->inflight--;
-	w->last_progress = nb_now_ms();
-	if (status == RPC_STATUS_SUCCESS)
-		return true;
-	fail(w, EXIT_SERVER, "%s: %s", what,
-	     status == RPC_STATUS_ERROR && data ? (const char *)data : "cancelled");
-	return false;
+	return w->next_idx < w->count || w->rdp_inflight || (w->listing && !w->rdp_eof);
 }
 
-/* ---- the event loop ---- */
-
-static struct slot *free_slot(struct conn *c)
+/* Run one step of count ops to its end: 0, or the failure's exit status. */
+static int run_step(struct wl *w, const struct nl_step *st, uint64_t count)
 {
-	for (unsigned i = 0; i < c->w->o->qd; i++)
-		if (!c->slots[i].busy)
-			return &c->slots[i];
-	return NULL;
-}
-
-static void pump(struct wl *w)
-{
-	for (unsigned i = 0; i < w->o->writers && !w->failed; i++) {
-		struct conn *c = &w->c[i];
-		struct slot *s;
-
-		while (!w->failed && (s = free_slot(c)) != NULL && w->step->next(w, c, s)) {
-			if (w->step->send(s) != 0) {
-				fail(w, EXIT_SERVER, "%s: not queued: %s", w->step->name,
-				     rpc_get_error(c->rpc));
-				return;
-			}
-			s->busy = true;
-			c->inflight++;
-			w->rpcs_sent++;
-		}
-	}
-}
-
-static bool busy(const struct wl *w)
-{
-	if (w->next_idx < w->count || w->rdp_inflight || (w->listing && !w->rdp_eof))
-		return true;
-	for (unsigned i = 0; i < w->o->writers; i++)
-		if (w->c[i].inflight > 0 || w->c[i].todo.n > 0)
-			return true;
-	return false;
-}
-
-/* Run one step to its end: 0, or the failure's exit status. */
-static int run_step(struct wl *w, const struct step *st, uint64_t count)
-{
-	unsigned bad;
-
-	w->step = st;
 	w->next_idx = 0;
 	w->count = count;
-	w->last_progress = nb_now_ms();
-	pump(w);
-	while (!w->failed && busy(w)) {
-		if (nb_service(w->rpcs, w->pfd, w->o->writers, 100, &bad) < 0) {
-			fail(w, EXIT_SERVER, "%s: connection %u lost: %s", st->name, bad,
-			     rpc_get_error(w->rpcs[bad]));
-			break;
-		}
-		if (nb_now_ms() - w->last_progress > NB_STALL_MS)
-			fail(w, EXIT_SERVER, "%s: no reply for %d s", st->name, NB_STALL_MS / 1000);
-		pump(w);
-	}
-	return w->failed;
+	return nl_run(&w->l, st);
 }
 
 /* ---- WRITE and READ ---- */
 
-static bool next_piece(struct wl *w, struct conn *c, struct slot *s)
+static bool next_piece(struct nl_conn *c, struct nl_slot *s)
 {
+	struct wl *w = wl_of(c);
+
 	const struct opts *o = w->o;
 	bool seq = o->wl == WL_SEQWRITE || o->wl == WL_SEQREAD;
 
-	if (c->todo.n > 0) {
-		s->p = c->todo.v[--c->todo.n];
+	if (nl_take_todo(c, s))
 		return true;
-	}
 	if (w->next_idx >= w->count)
 		return false;
 	if (seq) {
@@ -257,12 +169,12 @@ static bool next_piece(struct wl *w, struct conn *c, struct slot *s)
 	return true;
 }
 
-static void write_reply(struct slot *s, WRITE3res *res)
+static void write_reply(struct nl_slot *s, WRITE3res *res)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	WRITE3resok *ok = &res->WRITE3res_u.resok;
 
-	if (!nb_write_check(&w->failed, res, &s->p, w->o->file_sync ? FILE_SYNC : UNSTABLE))
+	if (!nb_write_check(&w->l.failed, res, &s->p, w->o->file_sync ? FILE_SYNC : UNSTABLE))
 		return;
 	if (ok->committed == UNSTABLE) {
 		if (!w->verf_set)
@@ -281,15 +193,15 @@ static void write_reply(struct slot *s, WRITE3res *res)
 static void write_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
+	struct nl_slot *s = priv;
 
-	if (reply_begin(s, status, data, "WRITE"))
+	if (nl_reply_begin(s, status, data, "WRITE"))
 		write_reply(s, data);
 }
 
-static int send_write(struct slot *s)
+static int send_write(struct nl_slot *s)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	WRITE3args args = {
 		.file = nb_fh3(&w->file), .offset = s->p.off, .count = s->p.len,
 		.stable = w->o->file_sync ? FILE_SYNC : UNSTABLE,
@@ -312,11 +224,11 @@ static void report_mismatch(struct wl *w, uint64_t off, const uint8_t *got, size
 	     off + i, want[i], got[i], zeros ? " (zeros follow: bytes never written?)" : "");
 }
 
-static void read_reply(struct slot *s, READ3res *res)
+static void read_reply(struct nl_slot *s, READ3res *res)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	READ3resok *ok = &res->READ3res_u.resok;
-	uint32_t n = nb_read_check(&w->failed, res, &s->p);
+	uint32_t n = nb_read_check(&w->l.failed, res, &s->p);
 
 	if (n == 0)
 		return;
@@ -333,15 +245,15 @@ static void read_reply(struct slot *s, READ3res *res)
 static void read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
+	struct nl_slot *s = priv;
 
-	if (reply_begin(s, status, data, "READ"))
+	if (nl_reply_begin(s, status, data, "READ"))
 		read_reply(s, data);
 }
 
-static int send_read(struct slot *s)
+static int send_read(struct nl_slot *s)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	READ3args args = { .file = nb_fh3(&w->file), .offset = s->p.off, .count = s->p.len };
 
 	w->reads++;
@@ -351,11 +263,11 @@ static int send_read(struct slot *s)
 static void commit_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
-	struct wl *w = s->c->w;
+	struct nl_slot *s = priv;
+	struct wl *w = wl_of(s->c);
 	COMMIT3res *res = data;
 
-	if (!reply_begin(s, status, data, "COMMIT"))
+	if (!nl_reply_begin(s, status, data, "COMMIT"))
 		return;
 	if (res->status != NFS3_OK) {
 		fail(w, EXIT_SERVER, "COMMIT: %s", nfsstat3_to_str(res->status));
@@ -365,27 +277,29 @@ static void commit_cb(struct rpc_context *rpc, int status, void *data, void *pri
 		fail(w, EXIT_SERVER, "COMMIT's verifier differs from the WRITEs': the server restarted?");
 }
 
-static bool next_commit(struct wl *w, struct conn *c, struct slot *s)
+static bool next_commit(struct nl_conn *c, struct nl_slot *s)
 {
+	struct wl *w = wl_of(c);
+
 	(void)s;
-	if (c != &w->c[0] || w->next_idx >= w->count)
+	if (c->idx != 0 || w->next_idx >= w->count)
 		return false;
 	w->next_idx++;
 	return true;
 }
 
-static int send_commit(struct slot *s)
+static int send_commit(struct nl_slot *s)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	COMMIT3args args = { .file = nb_fh3(&w->file), .offset = 0, .count = 0 };
 
 	w->commits++;
 	return rpc_nfs3_commit_async(s->c->rpc, commit_cb, &args, s);
 }
 
-static const struct step st_write = { "WRITE", next_piece, send_write };
-static const struct step st_read = { "READ", next_piece, send_read };
-static const struct step st_commit = { "COMMIT", next_commit, send_commit };
+static const struct nl_step st_write = { "WRITE", next_piece, send_write };
+static const struct nl_step st_read = { "READ", next_piece, send_read };
+static const struct nl_step st_commit = { "COMMIT", next_commit, send_commit };
 
 /* ---- metadata ---- */
 
@@ -394,8 +308,10 @@ static void name_of(uint64_t i, char *buf, size_t len)
 	snprintf(buf, len, NAME_FMT, i);
 }
 
-static bool next_file(struct wl *w, struct conn *c, struct slot *s)
+static bool next_file(struct nl_conn *c, struct nl_slot *s)
 {
+	struct wl *w = wl_of(c);
+
 	(void)c;
 	if (w->next_idx >= w->count)
 		return false;
@@ -403,22 +319,22 @@ static bool next_file(struct wl *w, struct conn *c, struct slot *s)
 	return true;
 }
 
-static void check_status(struct slot *s, const char *what, nfsstat3 st)
+static void check_status(struct nl_slot *s, const char *what, nfsstat3 st)
 {
 	if (st != NFS3_OK)
-		fail(s->c->w, EXIT_SERVER, "%s " NAME_FMT ": %s", what, s->idx, nfsstat3_to_str(st));
+		fail(wl_of(s->c), EXIT_SERVER, "%s " NAME_FMT ": %s", what, s->idx, nfsstat3_to_str(st));
 }
 
 static void create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	if (reply_begin(priv, status, data, "CREATE"))
+	if (nl_reply_begin(priv, status, data, "CREATE"))
 		check_status(priv, "CREATE", ((CREATE3res *)data)->status);
 }
 
-static int send_create(struct slot *s)
+static int send_create(struct nl_slot *s)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	char name[32];
 	CREATE3args args = { .where = { .dir = nb_fh3(&w->dir), .name = name } };
 
@@ -432,22 +348,22 @@ static int send_create(struct slot *s)
 static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
+	struct nl_slot *s = priv;
 	LOOKUP3res *res = data;
 	post_op_attr *a = &res->LOOKUP3res_u.resok.obj_attributes;
 
-	if (!reply_begin(s, status, data, "LOOKUP"))
+	if (!nl_reply_begin(s, status, data, "LOOKUP"))
 		return;
 	check_status(s, "LOOKUP", res->status);
 	if (res->status == NFS3_OK && (!a->attributes_follow ||
 				       a->post_op_attr_u.attributes.type != NF3REG ||
 				       a->post_op_attr_u.attributes.size != 0))
-		fail(s->c->w, EXIT_MISMATCH, "LOOKUP " NAME_FMT ": not an empty regular file", s->idx);
+		fail(wl_of(s->c), EXIT_MISMATCH, "LOOKUP " NAME_FMT ": not an empty regular file", s->idx);
 }
 
-static int send_lookup(struct slot *s)
+static int send_lookup(struct nl_slot *s)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	char name[32];
 	LOOKUP3args args = { .what = { .dir = nb_fh3(&w->dir), .name = name } };
 
@@ -458,13 +374,13 @@ static int send_lookup(struct slot *s)
 static void remove_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	if (reply_begin(priv, status, data, "REMOVE"))
+	if (nl_reply_begin(priv, status, data, "REMOVE"))
 		check_status(priv, "REMOVE", ((REMOVE3res *)data)->status);
 }
 
-static int send_remove(struct slot *s)
+static int send_remove(struct nl_slot *s)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	char name[32];
 	REMOVE3args args = { .object = { .dir = nb_fh3(&w->dir), .name = name } };
 
@@ -495,20 +411,20 @@ static void listed(struct wl *w, const char *name)
 static void readdirplus_cb(struct rpc_context *rpc, int status, void *data, void *priv)
 {
 	(void)rpc;
-	struct slot *s = priv;
-	struct wl *w = s->c->w;
+	struct nl_slot *s = priv;
+	struct wl *w = wl_of(s->c);
 	READDIRPLUS3res *res = data;
 	READDIRPLUS3resok *ok = &res->READDIRPLUS3res_u.resok;
 
 	w->rdp_inflight = false;
-	if (!reply_begin(s, status, data, "READDIRPLUS"))
+	if (!nl_reply_begin(s, status, data, "READDIRPLUS"))
 		return;
 	if (res->status != NFS3_OK) {
 		fail(w, EXIT_SERVER, "READDIRPLUS: %s", nfsstat3_to_str(res->status));
 		return;
 	}
 	memcpy(w->cookieverf, ok->cookieverf, NFS3_COOKIEVERFSIZE);
-	for (entryplus3 *e = ok->reply.entries; e != NULL && !w->failed; e = e->nextentry) {
+	for (entryplus3 *e = ok->reply.entries; e != NULL && !w->l.failed; e = e->nextentry) {
 		listed(w, e->name);
 		w->cookie = e->cookie;
 	}
@@ -519,18 +435,20 @@ static void readdirplus_cb(struct rpc_context *rpc, int status, void *data, void
 }
 
 /* A listing is one cookie chain: one RPC at a time, on the first connection. */
-static bool next_readdirplus(struct wl *w, struct conn *c, struct slot *s)
+static bool next_readdirplus(struct nl_conn *c, struct nl_slot *s)
 {
+	struct wl *w = wl_of(c);
+
 	(void)s;
-	if (c != &w->c[0] || w->rdp_inflight || w->rdp_eof)
+	if (c->idx != 0 || w->rdp_inflight || w->rdp_eof)
 		return false;
 	w->rdp_inflight = true;
 	return true;
 }
 
-static int send_readdirplus(struct slot *s)
+static int send_readdirplus(struct nl_slot *s)
 {
-	struct wl *w = s->c->w;
+	struct wl *w = wl_of(s->c);
 	READDIRPLUS3args args = { .dir = nb_fh3(&w->dir), .cookie = w->cookie,
 				  .dircount = RDP_DIRCOUNT, .maxcount = RDP_MAXCOUNT };
 
@@ -538,10 +456,10 @@ static int send_readdirplus(struct slot *s)
 	return rpc_nfs3_readdirplus_async(s->c->rpc, readdirplus_cb, &args, s);
 }
 
-static const struct step st_create = { "CREATE", next_file, send_create };
-static const struct step st_lookup = { "LOOKUP", next_file, send_lookup };
-static const struct step st_remove = { "REMOVE", next_file, send_remove };
-static const struct step st_readdirplus = { "READDIRPLUS", next_readdirplus, send_readdirplus };
+static const struct nl_step st_create = { "CREATE", next_file, send_create };
+static const struct nl_step st_lookup = { "LOOKUP", next_file, send_lookup };
+static const struct nl_step st_remove = { "REMOVE", next_file, send_remove };
+static const struct nl_step st_readdirplus = { "READDIRPLUS", next_readdirplus, send_readdirplus };
 
 /* List the directory once: the number of our names it held, or -1. */
 static int64_t list_once(struct wl *w)
@@ -554,7 +472,7 @@ static int64_t list_once(struct wl *w)
 	w->listing = true;
 	run_step(w, &st_readdirplus, 0);
 	w->listing = false;
-	if (w->failed)
+	if (w->l.failed)
 		return -1;
 	return (int64_t)w->listed;
 }
@@ -569,22 +487,22 @@ static int run_meta(struct wl *w, struct meta_times *t)
 	double t0;
 
 	w->seen = calloc((o->files + 7) / 8, 1);
-	if (w->seen == NULL || nb_mkdir(w->c[0].rpc, &w->root, o->name, &w->dir) < 0)
+	if (w->seen == NULL || nb_mkdir(w->l.c[0].rpc, &w->root, o->name, &w->dir) < 0)
 		return EXIT_SERVER;
 	t0 = nb_now_s();
 	if (run_step(w, &st_create, o->files) != 0)
-		return w->failed;
+		return w->l.failed;
 	t->create = nb_now_s() - t0;
 	t0 = nb_now_s();
 	if (run_step(w, &st_lookup, o->files) != 0)
-		return w->failed;
+		return w->l.failed;
 	t->lookup = nb_now_s() - t0;
 	t0 = nb_now_s();
 	for (unsigned p = 0; p < o->passes; p++) {
 		int64_t n = list_once(w);
 
 		if (n < 0)
-			return w->failed;
+			return w->l.failed;
 		if ((uint64_t)n != o->files) {
 			fprintf(stderr, "nfs-workload: READDIRPLUS listed %" PRId64 " of %" PRIu64
 				" files\n", n, o->files);
@@ -594,13 +512,13 @@ static int run_meta(struct wl *w, struct meta_times *t)
 	t->list = nb_now_s() - t0;
 	t0 = nb_now_s();
 	if (run_step(w, &st_remove, o->files) != 0)
-		return w->failed;
+		return w->l.failed;
 	t->remove = nb_now_s() - t0;
 	if (list_once(w) != 0) {
 		fprintf(stderr, "nfs-workload: the directory is not empty after the removals\n");
-		return w->failed ? w->failed : EXIT_MISMATCH;
+		return w->l.failed ? w->l.failed : EXIT_MISMATCH;
 	}
-	return nb_rmdir(w->c[0].rpc, &w->root, o->name) < 0 ? EXIT_SERVER : 0;
+	return nb_rmdir(w->l.c[0].rpc, &w->root, o->name) < 0 ? EXIT_SERVER : 0;
 }
 
 /* ---- set-up ---- */
@@ -610,45 +528,17 @@ static int conns_open(struct wl *w)
 	const struct opts *o = w->o;
 	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE;
 
-	w->c = calloc(o->writers, sizeof(*w->c));
-	w->rpcs = calloc(o->writers, sizeof(*w->rpcs));
-	w->pfd = calloc(o->writers, sizeof(*w->pfd));
-	if (w->c == NULL || w->rpcs == NULL || w->pfd == NULL)
+	w->l.more = more;
+	if (nl_open(&w->l, o->writers, o->qd, writes ? o->bs : 0) < 0)
 		return -1;
 	for (unsigned i = 0; i < o->writers; i++) {
-		struct conn *c = &w->c[i];
+		struct nl_conn *c = &w->l.c[i];
 
-		c->w = w;
-		c->slots = calloc(o->qd, sizeof(*c->slots));
-		if (c->slots == NULL)
-			return -1;
-		for (unsigned k = 0; k < o->qd; k++) {
-			c->slots[k].c = c;
-			if (writes && (c->slots[k].buf = malloc(o->bs)) == NULL)
-				return -1;
-		}
-		c->rpc = w->rpcs[i] = nb_connect(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
+		c->rpc = w->l.rpcs[i] = nb_connect(o->host, o->nfs_port, NFS_PROGRAM, NFS_V3);
 		if (c->rpc == NULL)
 			return -1;
 	}
 	return 0;
-}
-
-static void conns_close(struct wl *w)
-{
-	for (unsigned i = 0; w->c != NULL && i < w->o->writers; i++) {
-		struct conn *c = &w->c[i];
-
-		if (c->rpc != NULL)
-			rpc_destroy_context(c->rpc);
-		for (unsigned k = 0; c->slots != NULL && k < w->o->qd; k++)
-			free(c->slots[k].buf);
-		free(c->slots);
-		free(c->todo.v);
-	}
-	free(w->c);
-	free(w->rpcs);
-	free(w->pfd);
 }
 
 /* The blocks a randwrite of --rseed/--rops/--rbs wrote (nothing without --rseed). */
@@ -671,7 +561,7 @@ static int rmap_build(struct wl *w)
 static int open_file(struct wl *w)
 {
 	const struct opts *o = w->o;
-	struct rpc_context *rpc = w->c[0].rpc;
+	struct rpc_context *rpc = w->l.c[0].rpc;
 	uint64_t size;
 
 	if (o->wl == WL_SEQWRITE ? nb_create_empty(rpc, &w->root, o->name, &w->file)
@@ -853,7 +743,7 @@ static void print_meta(const struct wl *w, const struct meta_times *t)
 	printf("workload=meta files=%" PRIu64 " rpcs=%" PRIu64 " seconds=%.3f create_s=%.3f "
 	       "lookup_s=%.3f readdirplus_s=%.3f remove_s=%.3f create/s=%.0f lookup/s=%.0f "
 	       "readdirplus_entries/s=%.0f remove/s=%.0f passes=%u writers=%u qd=%u\n",
-	       w->o->files, w->rpcs_sent, t->create + t->lookup + t->list + t->remove, t->create,
+	       w->o->files, w->l.sent, t->create + t->lookup + t->list + t->remove, t->create,
 	       t->lookup, t->list, t->remove, n / t->create, n / t->lookup,
 	       n * w->o->passes / t->list, n / t->remove, w->o->passes, w->o->writers, w->o->qd);
 }
@@ -880,7 +770,7 @@ int main(int argc, char **argv)
 		print_meta(&w, &t);
 	else if (rc == 0)
 		print_io(&w, secs);
-	conns_close(&w);
+	nl_close(&w.l);
 	free(w.rmap);
 	free(w.scratch);
 	free(w.seen);
