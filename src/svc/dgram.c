@@ -134,18 +134,13 @@ static void put_source(struct msghdr *msg, char *ctl, const struct sockaddr_stor
 /* Send r from local (the address the call came to) to the caller; the record mark stays out. */
 static void send_reply(struct dgram *d, const struct dgram_call *dc, const struct reply *r)
 {
-	static const uint8_t zeros[4];
 	if (r->payload_iov || r->hdr_len - 4 + r->payload_len + r->pad + r->tail_len > DGRAM_MAX) {
 		log_ratelimited(&d->w->srv->udp_log, LOG_WARNING, "udp: a reply too large for a datagram "
 				"was dropped");
 		return;
 	}
 	struct iovec iov[4] = {{.iov_base = r->hdr + 4, .iov_len = r->hdr_len - 4}};
-	size_t n = 1;
-	if (r->payload_len && r->payload)
-		iov[n++] = (struct iovec){r->payload, r->payload_len};
-	if (r->pad)
-		iov[n++] = (struct iovec){(void *)zeros, r->pad};
+	size_t n = 1 + (size_t)reply_body_iov(r, iov + 1);   /* no payload_iov: two at most */
 	if (r->tail_len)
 		iov[n++] = (struct iovec){(void *)r->tail, r->tail_len};
 	_Alignas(struct cmsghdr) char ctl[CTL_MAX] = {0};

@@ -32,6 +32,21 @@ void reply_free(struct reply *r)
 	free(r);
 }
 
+int reply_body_iov(const struct reply *r, struct iovec *v)
+{
+	static const uint8_t zeros[4];
+	int n = 0;
+	if (r->payload_iov) {
+		memcpy(v, r->payload_iov, (size_t)r->payload_iovcnt * sizeof *v);
+		n = r->payload_iovcnt;
+	} else if (r->payload_len) {
+		v[n++] = (struct iovec){r->payload, r->payload_len};
+	}
+	if (r->pad)
+		v[n++] = (struct iovec){(void *)zeros, r->pad};
+	return n;
+}
+
 /* A reply with only an RPC header (errors before or instead of a procedure result). */
 static struct reply *short_reply(size_t (*enc)(uint8_t *, void *), void *ctx)
 {

@@ -333,28 +333,19 @@ static size_t body_len(const struct reply *r)
 /* The pieces of r's body behind a sequence number, as krb5i checksums them and krb5p seals
  * them: seq and result (seq written over the accept_stat word before the result, which the
  * sealed reply has in its own header), the payload where it lies (a READ's data, maybe the
- * cache's own blocks, which no call may encrypt in place), the padding. In stack (room for 8)
- * or malloc'd (then the caller frees it); NULL when memory ran out. */
+ * cache's own blocks, which no call may encrypt in place), the padding. In stack (room for
+ * BODY_STACK) or malloc'd (then the caller frees it); NULL when memory ran out. */
+#define BODY_STACK 8
 static struct iovec *body_pieces(struct reply *r, uint32_t seq, struct iovec *stack, int *n)
 {
-	static const uint8_t zeros[4];
 	struct iovec *v = stack;
-	if (r->payload_iov && r->payload_iovcnt > 5 &&
-	    !(v = malloc(((size_t)r->payload_iovcnt + 3) * sizeof *v)))
+	size_t need = 1 + REPLY_BODY_IOVS(r);
+	if (need > BODY_STACK && !(v = malloc(need * sizeof *v)))
 		return NULL;
 	uint8_t *body = r->hdr + PLAIN_HDR - 4;
 	xdr_put32(body, seq);
-	int k = 0;
-	v[k++] = (struct iovec){body, 4 + r->hdr_len - PLAIN_HDR};
-	if (r->payload_iov) {
-		memcpy(v + k, r->payload_iov, (size_t)r->payload_iovcnt * sizeof *v);
-		k += r->payload_iovcnt;
-	} else if (r->payload_len) {
-		v[k++] = (struct iovec){r->payload, r->payload_len};
-	}
-	if (r->pad)
-		v[k++] = (struct iovec){(void *)zeros, r->pad};
-	*n = k;
+	v[0] = (struct iovec){body, 4 + r->hdr_len - PLAIN_HDR};
+	*n = 1 + reply_body_iov(r, v + 1);
 	return v;
 }
 
@@ -373,7 +364,7 @@ static uint8_t *priv_body(struct gss_call *gc, struct reply *r, uint8_t *p, size
 			  size_t tail)
 {
 	size_t len = 4 + body_len(r), tok = head + len + tail, pad = xdr_padded(tok) - tok;
-	struct iovec stack[8];
+	struct iovec stack[BODY_STACK];
 	int n;
 	struct iovec *v = body_pieces(r, gc->seq, stack, &n);
 	if (!v)
@@ -417,7 +408,7 @@ static struct reply *sealed_reply(struct gss_call *gc, struct reply *r, const ui
 /* The MIC of r's body (behind seq) as an opaque at tail: its end, or NULL. */
 static uint8_t *integ_mic(struct gss_call *gc, struct reply *r, uint8_t *tail)
 {
-	struct iovec stack[8];
+	struct iovec stack[BODY_STACK];
 	int n;
 	struct iovec *v = body_pieces(r, gc->seq, stack, &n);
 	if (!v)

@@ -40,6 +40,11 @@ void dispatch_record(struct worker *w, const struct sockaddr_storage *peer,
 		     const struct sockaddr_storage *local, int proto, struct record_mem *rm,
 		     const uint8_t *rec, size_t len, struct reply **out);
 void reply_free(struct reply *r);
+/* r's payload (its pieces, or its one buffer) and its padding as iovecs at v, which has room for
+ * REPLY_BODY_IOVS(r): how many were written. The socket, the datagram and krb5i's checksum and
+ * krb5p's seal all take the body so, where it lies. */
+#define REPLY_BODY_IOVS(r) ((size_t)((r)->payload_iov ? (r)->payload_iovcnt : 1) + 1)
+int reply_body_iov(const struct reply *r, struct iovec *v);
 
 /* What the receiver needs of a (partial) record before the call runs, from one look at its call
  * header: where an NFS WRITE's payload starts and which file offset it writes (so that it is

@@ -174,12 +174,13 @@ void conn_on_send(struct io_op *op, int res)
 		mem_retry(w);   /* a READ's memory came back: connections waiting for it go on */
 }
 
-/* Room for the reply's iovecs: the connection's three, or a larger array it keeps for replies
- * whose payload is many pieces (a READ answered from cached blocks). NULL: no memory. */
+/* Room for the reply's iovecs (header, body, tail): the connection's four, or a larger array it
+ * keeps for replies whose payload is many pieces (a READ answered from cached blocks). NULL: no
+ * memory. */
 static struct iovec *reply_iov(struct conn *c, const struct reply *r)
 {
-	size_t need = 3 + (r->payload_iov ? (size_t)r->payload_iovcnt : 1);
-	if (need <= 4)
+	size_t need = 2 + REPLY_BODY_IOVS(r);
+	if (need <= sizeof c->iov / sizeof c->iov[0])
 		return c->iov;
 	if (need > c->iov_cap) {
 		struct iovec *v = realloc(c->iov_big, need * sizeof *v);
@@ -199,23 +200,14 @@ static void send_next(struct conn *c)
 		struct reply *r = c->sq_head;
 		if (!r)
 			return;
-		static const uint8_t zeros[4];
 		struct iovec *v = reply_iov(c, r);
 		if (!v) {
 			log_err("out of memory for a reply: closing the connection");
 			conn_kill(c);
 			return;
 		}
-		int n = 0;
-		v[n++] = (struct iovec){r->hdr, r->hdr_len};
-		if (r->payload_iov) {
-			memcpy(v + n, r->payload_iov, (size_t)r->payload_iovcnt * sizeof *v);
-			n += r->payload_iovcnt;
-		} else if (r->payload_len) {
-			v[n++] = (struct iovec){r->payload, r->payload_len};
-		}
-		if (r->pad)
-			v[n++] = (struct iovec){(void *)zeros, r->pad};
+		v[0] = (struct iovec){r->hdr, r->hdr_len};
+		int n = 1 + reply_body_iov(r, v + 1);
 		if (r->tail_len)
 			v[n++] = (struct iovec){(void *)r->tail, r->tail_len};
 		c->msg = (struct msghdr){.msg_iov = v, .msg_iovlen = (size_t)n};
