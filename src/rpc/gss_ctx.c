@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* RPCSEC_GSS contexts on MIT Kerberos's GSS-API (gss_ctx.h): a table of them by handle, shared
- * by the rings under one mutex held only to find, add or unlink; each context's GSS-API calls
- * and window under its own lock; a context freed when DESTROY (or its end) has unlinked it and
- * the last call holding it has let go. */
+/* RPCSEC_GSS contexts (gss_ctx.h), made by MIT Kerberos's GSS-API, their tokens then made and
+ * checked by our own RFC 4121 code where it does the enctype (gss_krb5.h): a table of them by
+ * handle, shared by the rings under one mutex held only to find, add or unlink; each context's
+ * token calls and window under its own lock; a context freed when DESTROY (or its end) has
+ * unlinked it and the last call holding it has let go. */
 #include "rpc/gss_ctx.h"
 
 #include "rpc/gss_ident.h"
@@ -28,14 +29,19 @@
 struct gss_ctx {
 	uint8_t handle[GSS_CTX_HANDLE_LEN];
 	gss_ctx_id_t gss;               /* MIT's, until own takes over (GSS_C_NO_CONTEXT then) */
-	struct gss_krb5 *own;           /* our RFC 4121 tokens on OpenSSL (gss_krb5.h), or NULL */
-	bool established, unlinked;
+	struct gss_krb5 *own;           /* our RFC 4121 tokens on OpenSSL (gss_krb5.h), or NULL:
+					 * set by the step that completes it, never after */
+	bool established, unlinked;     /* table lock: established is set once the step that
+					 * made it has let go of c's lock, so a call that finds it
+					 * sees own, ident and expires_ns as that step left them */
+	bool stepping;                  /* an INIT or CONTINUE_INIT runs on it; table lock */
 	unsigned refs;                  /* the table's link and each call holding it; table lock */
 	struct sockaddr_storage peer;
 	uint64_t expires_ns;            /* established: its ticket's end; else: INIT's + 60 s */
 	char principal[256];
 	struct rpc_cred ident;          /* the principal's local user (gss_ident.h) */
-	pthread_mutex_t lock;           /* gss and win */
+	pthread_mutex_t lock;           /* gss, win, and own's state (its sequence number, its
+					 * ciphers' contexts) */
 	struct gss_seqwin win;
 	struct gss_ctx *next;           /* in its bucket */
 };
@@ -229,7 +235,9 @@ static struct gss_ctx *add_ctx(struct gss_ctx_table *t, const struct sockaddr_st
 }
 
 /* The context to take one more step with: a new one for INIT, the named one in the making for
- * CONTINUE_INIT. Held; NULL when refused. */
+ * CONTINUE_INIT, one step at a time (two CONTINUE_INITs at once on the pool's threads would
+ * otherwise both accept, the second over what the first completed). Held and marked stepping;
+ * NULL when refused. */
 static struct gss_ctx *step_ctx(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
 				const uint8_t *handle, uint32_t handle_len)
 {
@@ -239,11 +247,13 @@ static struct gss_ctx *step_ctx(struct gss_ctx_table *t, const struct sockaddr_s
 		c = add_ctx(t, peer);
 	} else {
 		c = lookup(t, handle, handle_len);
-		if (c && c->established)
+		if (c && (c->established || c->stepping))
 			c = NULL;
 		if (c)
 			c->refs++;
 	}
+	if (c)
+		c->stepping = true;
 	pthread_mutex_unlock(&t->lock);
 	return c;
 }
@@ -270,7 +280,6 @@ static bool complete(struct gss_ctx_table *t, struct gss_ctx *c, gss_name_t name
 		return false;
 	uint64_t life = time_rec == GSS_C_INDEFINITE ? 10ull * 3600 : time_rec;
 	c->expires_ns = now_ns() + life * 1000000000ull;
-	c->established = true;
 	return true;
 }
 
@@ -296,14 +305,13 @@ static gss_ctx_id_t copy_of(gss_ctx_id_t *h)
 	OM_uint32 minor;
 	gss_buffer_desc tok = GSS_C_EMPTY_BUFFER;
 	gss_ctx_id_t a = GSS_C_NO_CONTEXT, b = GSS_C_NO_CONTEXT;
-	/* export deletes *h: it comes back as a, and b is the copy */
+	/* export deletes *h: it comes back as a, and b is the copy (a failed import leaves
+	 * GSS_C_NO_CONTEXT: then no copy, and MIT's context goes on as a if it came back) */
 	if (GSS_ERROR(gss_export_sec_context(&minor, h, &tok)))
 		return GSS_C_NO_CONTEXT;
 	if (GSS_ERROR(gss_import_sec_context(&minor, &tok, &a)) ||
-	    GSS_ERROR(gss_import_sec_context(&minor, &tok, &b))) {
-		gss_delete_sec_context(&minor, &a, GSS_C_NO_BUFFER);
+	    GSS_ERROR(gss_import_sec_context(&minor, &tok, &b)))
 		b = GSS_C_NO_CONTEXT;
-	}
 	OPENSSL_cleanse(tok.value, tok.length);   /* it holds the context's keys */
 	gss_release_buffer(&minor, &tok);
 	*h = a;
@@ -342,13 +350,14 @@ static void accept_step(struct gss_ctx_table *t, struct gss_ctx *c, const void *
 	OM_uint32 major = gss_accept_sec_context(&minor, &c->gss, t->cred, &in,
 						 GSS_C_NO_CHANNEL_BINDINGS, &name, NULL, &out, NULL,
 						 &time_rec, NULL);
-	/* our own tokens from here on, before the context is marked established */
+	if (major == GSS_S_COMPLETE && !complete(t, c, name, time_rec, res))
+		major = GSS_S_FAILURE;
+	/* our own tokens from here on (for a principal complete() took), before the context is
+	 * marked established */
 	if (major == GSS_S_COMPLETE && t->own_crypto)
 		adopt_own(c);
 	if (major == GSS_S_COMPLETE && c->gss == GSS_C_NO_CONTEXT && !c->own)
 		major = GSS_S_FAILURE;   /* lost in the copy: the client makes another */
-	if (major == GSS_S_COMPLETE && !complete(t, c, name, time_rec, res))
-		major = GSS_S_FAILURE;
 	if (major == GSS_S_COMPLETE) {
 		int n = mic_u32_locked(c, t->window, res->verf, sizeof res->verf);
 		res->verf_len = n > 0 ? (size_t)n : 0;
@@ -379,6 +388,8 @@ int gss_ctx_accept(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
 	accept_step(t, c, token, token_len, res);
 	bool failed = res->major != GSS_S_COMPLETE && res->major != GSS_S_CONTINUE_NEEDED;
 	pthread_mutex_lock(&t->lock);
+	c->stepping = false;
+	c->established = res->major == GSS_S_COMPLETE;
 	if (failed && !c->unlinked) {
 		unlink_ctx(t, c);
 		c->refs--;

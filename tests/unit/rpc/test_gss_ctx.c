@@ -323,6 +323,9 @@ static void test_bounds_and_refusals(void **state)
 	uint8_t none[GSS_CTX_HANDLE_LEN] = {1, 2, 3};
 	assert_int_equal(gss_ctx_accept(t, &p1, none, sizeof none, "x", 1, &r), -1);
 	assert_int_equal(gss_ctx_accept(t, &p1, h[0], sizeof h[0], "x", 1, &r), -1);
+	struct gss_ctx *made = gss_ctx_get(t, h[0], sizeof h[0]);   /* still there, usable */
+	assert_non_null(made);
+	gss_ctx_put(t, made);
 	assert_null(gss_ctx_get(t, h[0], 4));   /* a handle of another length */
 	for (int i = 0; i < 4; i++)
 		client_free(&c[i]);
