@@ -77,7 +77,8 @@ int nb_parse_size(const char *s, uint64_t *out);
 
 /* The data of byte `off` of a file written under `seed`: a function of both, so that bytes of an
  * earlier run (another seed) or bytes landed at the wrong offset are told apart from the right
- * ones. splitmix64 of the 8-byte word index. */
+ * ones: each 4 KiB block's splitmix64 word (nb_pattern_word of the block index) xor its word's
+ * index within the block times a constant. nb_pattern_word is also the tools' random numbers. */
 uint64_t nb_pattern_word(uint64_t seed, uint64_t index);
 uint8_t nb_pattern_byte(uint64_t seed, uint64_t off);
 void nb_pattern_fill(uint64_t seed, uint64_t off, uint8_t *buf, size_t len);
