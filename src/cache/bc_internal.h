@@ -95,6 +95,11 @@ struct bc_span {
 	uint64_t first, last;    /* block indexes, inclusive */
 	uint64_t end;            /* byte end of the middle */
 	struct bc_span *next;
+	/* Aboard an append train (bc_train.c), under the inode lock: */
+	const void *src;         /* its data */
+	struct bc_span *qnext;   /* the queue, by offset */
+	int rc;                  /* its write's result, once done */
+	bool done;
 };
 
 /* How many blocks of one write-behind chunk (BC_CHUNK bytes, aligned) are ready: dirty, complete,
@@ -178,6 +183,12 @@ struct bc_inode {
 		bool running;
 		struct co_cond done; /* broadcast when a round ends */
 	} sync;
+	struct bc_train {        /* middles past the end of file, written in order (bc_train.c) */
+		struct bc_span *queue;   /* aboard, waiting for the next write, by offset */
+		bool busy;               /* a write of the train is on its way */
+		uint64_t from;           /* where the train began: a middle at or past it boards */
+		struct co_cond done;     /* broadcast when a write of the train ends */
+	} train;
 };
 
 struct bcache_file {
@@ -192,6 +203,7 @@ struct bc_counters {
 	_Atomic uint64_t writes, direct_middles, bounced_middles, completed;
 	_Atomic uint64_t fill_reads, fill_reads_bound, fill_zeros, fill_holes, forced, io_errors;
 	_Atomic uint64_t eof_writes, eof_trims;
+	_Atomic uint64_t train_waits, train_writes;
 	_Atomic uint64_t read_once, lone_writes;
 	_Atomic uint64_t adopted, copied, frames, frames_warm;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
@@ -511,6 +523,12 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size,
 	    enum bc_fill_why why);
 void bc_wait(struct bc_inode *ino);
+
+/* bc_train.c */
+/* The middle s (announced: span_enter) to disk from src; lock held, and held again on return.
+ * Middles past the end of file go in offset order, those that queued meanwhile as one vectored
+ * write. 0 or -errno. */
+int bc_train_write(struct bcache_file *h, struct bc_span *s, const void *src);
 
 /* bc_range.c */
 /* Flush every dirty entry in the ranges (block indexes, inclusive; sorted and merged in place)

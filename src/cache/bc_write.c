@@ -246,13 +246,11 @@ static int write_through(struct bcache_file *h, uint64_t off, const void *data, 
 	if (mid_src)
 		span_enter(ino, &span, p.mid, p.mid_end);
 	rc = write_parts(h, &p, off, src, FRAMES_NONE);
-	co_mutex_unlock(&ino->lock);
 	if (mid_src) {
-		mrc = bc_io_result(c, c->ops.write(h->io, p.mid, mid_src, p.mid_end - p.mid));
-		co_mutex_lock(&ino->lock);
+		mrc = bc_train_write(h, &span, mid_src);
 		span_leave(ino, &span, mrc == 0);
-		co_mutex_unlock(&ino->lock);
 	}
+	co_mutex_unlock(&ino->lock);
 	free(bounce);
 	if (h->mode == BCACHE_BEHIND)
 		make_room(h);

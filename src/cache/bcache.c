@@ -111,6 +111,7 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 	co_cond_init(&n->window);
 	co_cond_init(&n->ra_done);
 	co_cond_init(&n->sync.done);
+	co_cond_init(&n->train.done);
 	n->cache = c;
 	n->dev = dev;
 	n->ino = ino;
@@ -310,6 +311,8 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.writes = bc_load(&c->n.writes),
 		.direct_middles = bc_load(&c->n.direct_middles),
 		.bounced_middles = bc_load(&c->n.bounced_middles),
+		.train_waits = bc_load(&c->n.train_waits),
+		.train_writes = bc_load(&c->n.train_writes),
 		.completed = bc_load(&c->n.completed),
 		.fill_reads = bc_load(&c->n.fill_reads),
 		.fill_reads_bound = bc_load(&c->n.fill_reads_bound),

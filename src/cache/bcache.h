@@ -338,6 +338,9 @@ struct bcache_stats {
 	uint64_t writes;          /* bcache_write() calls */
 	uint64_t direct_middles;  /* middles written straight from the caller's buffer */
 	uint64_t bounced_middles; /* middles copied once into an aligned buffer first */
+	uint64_t train_waits;     /* middles past the end of file that waited for the one before
+				   * (bc_train.c), */
+	uint64_t train_writes;    /* and the writes that took two middles or more at once */
 	uint64_t completed;       /* blocks every byte of which came from WRITEs, written whole:
 				   * no read, the point of the cache */
 	uint64_t fill_reads;      /* completions that read the block from disk (device reads), */

@@ -68,6 +68,10 @@ static const struct {
 	{"cache_direct_middles", "WRITE middles (whole blocks) written straight from the "
 				 "request's buffer."},
 	{"cache_bounced_middles", "WRITE middles copied once into an aligned buffer first."},
+	{"cache_append_waits", "WRITE middles past the end of file that waited for the one before "
+			       "it to land, to go to disk with the others that waited."},
+	{"cache_append_batches", "Writes that took the middles of two WRITEs or more past the end "
+				 "of file at once."},
 	{"cache_blocks_completed", "Blocks every byte of which came from WRITEs, written whole "
 				   "with no read."},
 	{"cache_fill_reads", "Blocks completed by reading the rest from disk."},

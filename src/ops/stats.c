@@ -133,6 +133,8 @@ static void collect_cache(const struct ops *o, const struct stats_sink *k)
 	C(k, "cache_writes", b.writes);
 	C(k, "cache_direct_middles", b.direct_middles);
 	C(k, "cache_bounced_middles", b.bounced_middles);
+	C(k, "cache_append_waits", b.train_waits);
+	C(k, "cache_append_batches", b.train_writes);
 	C(k, "cache_blocks_completed", b.completed);
 	C(k, "cache_fill_reads", b.fill_reads);
 	C(k, "cache_fill_reads_commit", b.fill_reads_commit);
