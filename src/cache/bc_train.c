@@ -7,10 +7,10 @@
  * client streaming a new file with 32 1 MiB WRITEs in flight thus had its middles go to disk one
  * after another, each through an io-wq worker of its own that woke, took the lock, drained the
  * others and wrote: 16 ms per WRITE at the median, the disk idle half of the time. On a train,
- * one middle past the end is on its way at a time, and those that arrive meanwhile queue
- * behind it; when it lands, one of them (the leader) writes the whole queue, each contiguous run
- * as one vectored write, each starting where the file now ends. A middle inside the file, or
- * before the train, is written at once, beside the others, as before. */
+ * one write past the end is on its way at a time, and the middles next to it that arrive
+ * meanwhile queue behind it; when it lands, one of them (the leader) writes the whole queue,
+ * each contiguous run as one vectored write. A middle inside the file, or next to none aboard,
+ * is written at once, beside the others, as before. */
 #include <stdlib.h>
 #include <sys/uio.h>
 
@@ -26,20 +26,27 @@ static uint64_t span_off(const struct bc_inode *ino, const struct bc_span *s)
 	return s->first << ino->bshift;
 }
 
-/* Does s go on the train? While one runs, a middle at or past where it began does (it lies
- * past the end of file as the train found it); else one that ends past the file's size on disk
- * starts one. */
+/* Does s go on the train? While one runs, a middle that touches one aboard does (it starts
+ * where that one ends, or ends where it starts): a stream of appends, in whatever order its
+ * WRITEs come. Middles that touch none (interleaved records: the shared blocks lie between
+ * them) go at once, beside the train, as they did before it. With no train, one that ends past
+ * the file's size on disk starts one. */
+static bool touches(const struct bc_inode *ino, const struct bc_span *s, const struct bc_span *l)
+{
+	for (; l; l = l->qnext)
+		if (span_off(ino, s) == l->end || s->end == span_off(ino, l))
+			return true;
+	return false;
+}
+
 static bool boards(struct bcache_file *h, const struct bc_span *s)
 {
 	struct bc_inode *ino = h->ino;
 
 	if (ino->train.busy || ino->train.queue)
-		return span_off(ino, s) >= ino->train.from;
+		return touches(ino, s, ino->train.flying) || touches(ino, s, ino->train.queue);
 	int64_t size = ino->cache->ops.disk_size(h->io);
-	if (size < 0 || s->end <= (uint64_t)size)
-		return false;
-	ino->train.from = span_off(ino, s);
-	return true;
+	return size >= 0 && s->end > (uint64_t)size;
 }
 
 static void enqueue(struct bc_inode *ino, struct bc_span *s)
@@ -112,6 +119,7 @@ static void lead(struct bcache_file *h, const struct bc_span *own)
 	struct bcache_writer_saved sv;
 
 	ino->train.busy = true;
+	ino->train.flying = batch;
 	co_mutex_unlock(&ino->lock);
 	if (foreign && c->ops.writer_begin)
 		c->ops.writer_begin(h->io, atomic_load_explicit(&ino->restricted,
@@ -124,6 +132,7 @@ static void lead(struct bcache_file *h, const struct bc_span *own)
 	for (struct bc_span *s = batch; s; s = s->qnext)
 		s->done = true;
 	ino->train.busy = false;
+	ino->train.flying = NULL;
 	co_cond_broadcast(&ino->train.done);
 }
 
