@@ -8,6 +8,7 @@ Layout of a results directory (the same as docs/, so that the page's links work 
 import csv
 import math
 import os
+import re
 import shutil
 import subprocess
 
@@ -546,6 +547,17 @@ def _goals(uc, gan, raw, who):
     return out
 
 
+def _client_share(r):
+    """How much of one CPU the load generator kept busy over the row's run: near 100%, it (one
+    thread, sending over loopback on the same cores) set the rate, not the server."""
+    m = re.search(r'client_cpu=([0-9.]+)s', str(r.get('note', '')))
+    secs = num(r.get('seconds'))
+    if not m or not secs:
+        return ''
+    share = float(m.group(1)) / secs
+    return f"; the load generator kept {share * 100:.0f}% of a CPU busy"
+
+
 def _raw_goal(seq, raw, who):
     """1 MiB sequential writes against fio's O_DIRECT write of a new file on the same XFS at
     the client's depth (runs before it had one: fio on the bare device at iodepth 16)."""
@@ -563,6 +575,7 @@ def _raw_goal(seq, raw, who):
     if raw.get('file_write') and raw.get('write'):
         meas += (f"; the bare device before mkfs (iodepth 16): {raw['write']:.1f} MiB/s, "
                  f"{mine / raw['write'] * 100:.0f}%")
+    meas += _client_share(r)
     return _goal(f"aligned 1 MiB sequential writes against fio O_DIRECT 1 MiB at the client's "
                  f"depth ({r['writers']} x {r['qd']} in flight), same file system ({who})",
                  f'>= {GOAL_RAW * 100:.0f}%', meas, ok,
