@@ -9,7 +9,9 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/bufstash.h"
@@ -46,7 +48,7 @@ static void read_cover(const struct fh_obj *o, uint64_t off, uint64_t len, uint6
  * pointing at off inside it (no second copy). Bytes past the end of the file read as zeros.
  * 0 or -errno. */
 static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_t a0, uint64_t a1,
-		     struct disk_read *dr)
+		     bool hole, struct disk_read *dr)
 {
 	bool direct = o->exp->read_mode == IO_MODE_DIRECT;
 	uint64_t bs = direct ? o->exp->block : 4096;
@@ -59,8 +61,11 @@ static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_
 		bufstash_free(buf);
 		return -ENOMEM;
 	}
+	/* A cover the file system says is all hole reads as zeros: set here, with no call into it
+	 * (an O_DIRECT read of a hole is the kernel zeroing the buffer page by page: 37% of the
+	 * daemon's CPU for a data server's READs of holes). Nothing of it is kept. */
 	int rwf = o->exp->read_mode == IO_MODE_DONTCACHE ? RWF_DONTCACHE : 0;
-	ssize_t n = io_pread_flags(fc->ch->io, fd, buf, a1 - a0, a0, rwf);
+	ssize_t n = hole ? 0 : io_pread_flags(fc->ch->io, fd, buf, a1 - a0, a0, rwf);
 	if (n == -EOPNOTSUPP && rwf)
 		n = io_pread(fc->ch->io, fd, buf, a1 - a0, a0);
 	if (n < 0) {
@@ -78,18 +83,22 @@ static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_
  * UINT64_MAX when only holes follow. A hole reads as zeros with no device read, and what the
  * cache kept of it would be memory for nothing: a flexfiles data server's files are mostly holes
  * (docs/data-server.md). A file system that cannot say (an error) is all data. */
-static void data_extent(int fd, uint64_t off, uint64_t *d0, uint64_t *d1)
+struct extent {
+	uint64_t d0, d1;
+};
+
+static void data_extent(int fd, uint64_t off, struct extent *e)
 {
 	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
 	if (d < 0 && errno == ENXIO) {
-		*d0 = *d1 = UINT64_MAX;
+		e->d0 = e->d1 = UINT64_MAX;
 		return;
 	}
 	if (d < 0)
 		d = (off_t)off;
 	off_t h = lseek(fd, d, SEEK_HOLE);
-	*d0 = (uint64_t)d;
-	*d1 = h < 0 ? UINT64_MAX : (uint64_t)h;
+	e->d0 = (uint64_t)d;
+	e->d1 = h < 0 ? UINT64_MAX : (uint64_t)h;
 }
 
 /* Keep the whole blocks the disk gave of [k0, k1) (the file's data there) in the cache, clean. */
@@ -108,9 +117,10 @@ static void keep_data(struct fh_obj *o, struct bcache_file *bf, const struct bca
 
 /* The disk's bytes with the cache's newer ones laid over them. A cached block that left the cache
  * between the disk read and the overlay may have reached the disk after the read: read again.
- * In cached mode the blocks read of [k0, k1) stay in the cache, clean (k0 >= k1: none). */
+ * ext: the file's data extent at or after off (a cover before its start is a hole, not read);
+ * keep: in cached mode the blocks read of it stay in the cache, clean. */
 static int read_overlaid(struct fs_call *fc, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
-			 uint32_t len, uint64_t extra, uint64_t k0, uint64_t k1,
+			 uint32_t len, uint64_t extra, const struct extent *ext, bool keep,
 			 struct disk_read *dr)
 {
 	uint64_t a0, a1;
@@ -119,14 +129,16 @@ static int read_overlaid(struct fs_call *fc, struct fh_obj *o, struct bcache_fil
 		struct bcache_read rd;
 		/* The whole buffer is overlaid: what the cache keeps of it must be current too. */
 		bcache_read_begin(bf, &rd, a0, a1 - a0);
-		int rc = read_disk(fc, o, off, a0, a1, dr);
+		/* Only the first try trusts the extent map looked at before it: a retry follows a
+		 * write that reached the disk meanwhile. */
+		int rc = read_disk(fc, o, off, a0, a1, tries == 0 && ext->d0 >= a1, dr);
 		if (rc < 0) {
 			bcache_read_cancel(bf, &rd);
 			return rc;
 		}
 		if (bcache_read_overlay(bf, &rd, dr->mem) == 0) {
-			if (k0 < k1 && behind(o) && dr->keep_len)
-				keep_data(o, bf, &rd, a0, dr, k0, k1);
+			if (keep && behind(o) && dr->keep_len)
+				keep_data(o, bf, &rd, a0, dr, ext->d0, ext->d1);
 			return 0;
 		}
 		bcache_buf_put(dr->hold);
@@ -183,30 +195,56 @@ static int read_hit(struct bcache_file *bf, uint64_t off, uint32_t len, struct f
 	return 1;
 }
 
+/* What a READ of a hole is answered from when the cache holds nothing of the file: a read-only
+ * mapping whose every page is the kernel's zero page, shared by all rings and never written. A
+ * data server's files are mostly holes, read 1 MiB at a time: zeroing a buffer for each cost the
+ * daemon 2.5 CPU s/GiB (memset, and faulting in buffers that 512 READs in flight would not let
+ * stay warm), against Ganesha's 1.4. */
+static const char *zero_region;
+static pthread_once_t zero_once = PTHREAD_ONCE_INIT;
+
+static void zero_map(void)
+{
+	void *p = mmap(NULL, FS_MAXIO, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	zero_region = p == MAP_FAILED ? NULL : p;
+}
+
+/* 1 with *out the zeros of a READ that lies in a hole of a file the cache holds nothing of, 0
+ * otherwise (read as any other: the cache's bytes are laid over zeros). */
+static int read_hole(struct bcache_file *bf, const struct extent *ext, uint64_t off, uint32_t len,
+		     struct fs_payload *out)
+{
+	if (ext->d0 < off + len || len > FS_MAXIO || bcache_file_entries(bf) != 0)
+		return 0;
+	pthread_once(&zero_once, zero_map);
+	if (!zero_region)
+		return 0;
+	*out = (struct fs_payload){.data = (void *)zero_region, .len = len};
+	return 1;
+}
+
 static int read_cached(struct fs_call *fc, struct fh_obj *o, struct bcache_file *bf, uint64_t off,
 		       uint32_t len, uint64_t size, struct disk_read *dr, struct fs_payload *out)
 {
-	if (!behind(o))
-		return read_overlaid(fc, o, bf, off, len, 0, 0, 0, dr);
-	int rc = read_hit(bf, off, len, out);
+	int rc = behind(o) ? read_hit(bf, off, len, out) : 0;
 	if (rc != 0)
 		return rc;   /* 1: answered */
-	bool keep = bcache_read_worth_keeping(bf, off, len);   /* not a stream's first READ */
-	uint64_t d0 = 0, d1 = 0;
-	if (keep) {
-		int fd = fh_io_fd(fc->ch, o, o->exp->read_mode == IO_MODE_DIRECT);
-		if (fd < 0)
-			return fd;
-		data_extent(fd, off, &d0, &d1);
-		keep = d0 < off + len;    /* a READ all in a hole: nothing to keep or read ahead */
-	}
+	int fd = fh_io_fd(fc->ch, o, o->exp->read_mode == IO_MODE_DIRECT);
+	if (fd < 0)
+		return fd;
+	struct extent ext;
+	data_extent(fd, off, &ext);
+	if ((rc = read_hole(bf, &ext, off, len, out)) != 0)
+		return rc;
+	/* Not a stream's first READ, and not all in a hole: what it reads, and reads ahead, stays. */
+	bool keep = behind(o) && bcache_read_worth_keeping(bf, off, len) && ext.d0 < off + len;
 	uint64_t ra_off, ra_len, extra = 0;
 	bool ra = keep && bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
 	if (ra && ra_off + ra_len > off + len)
 		extra = ra_off + ra_len - (off + len);
 	if (off + len + extra > size)    /* not past the end of file */
 		extra = size > off + len ? size - (off + len) : 0;
-	rc = read_overlaid(fc, o, bf, off, len, extra, keep ? d0 : 0, keep ? d1 : 0, dr);
+	rc = read_overlaid(fc, o, bf, off, len, extra, &ext, keep, dr);
 	if (ra)
 		bcache_readahead_end(bf);
 	return rc;
@@ -240,7 +278,7 @@ int fs_read(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count, 
 	} else if (rc == 0) {
 		uint64_t a0, a1;
 		read_cover(o, off, len, 0, &a0, &a1);
-		rc = read_disk(fc, o, off, a0, a1, &dr);
+		rc = read_disk(fc, o, off, a0, a1, false, &dr);
 	}
 	if (rc < 0)
 		return rc;

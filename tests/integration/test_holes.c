@@ -17,7 +17,8 @@
  *   - no block allocated: the file's st_blocks do not grow (a reading call never changes a file);
  *   - no cache memory: the cache's bytes grow by at most CACHE_SLACK (blocks of zeros kept from a
  *     hole are memory a hole should not take; measured before the fix: the whole hole).
- * Both counters are shown to see reads: a local O_DIRECT read of a unit moves the loop device's,
+ * Then bytes written into a hole, still in the cache, read back in a READ of the hole around
+ * them. Both counters are shown to see reads: a local O_DIRECT read of a unit moves the loop device's,
  * and in direct mode the daemon's READs of the units move its own. Needs a loop device (run
  * through on_xfs.sh): skipped otherwise. The daemon's CPU per pass is printed, not checked. */
 #include "client.h"
@@ -192,6 +193,36 @@ static void read_units(struct nfsclient *c, struct fh *f)
 	free(buf);
 }
 
+/* Bytes written into a hole and not on disk yet (UNSTABLE, part of a block: held by the cache in
+ * either mode) are read back by a READ of the hole around them, zeros elsewhere; and a READ of
+ * another hole, while the file has bytes in the cache, is all zeros. */
+static void cached_bytes_in_hole(struct nfsclient *c, struct fh *f)
+{
+	uint64_t base = STRIPE + 5 * MIB, at = base + 10;
+	unsigned char small[100], *buf = malloc(MIB);
+	uint32_t n;
+	int eof;
+	assert_non_null(buf);
+	for (unsigned i = 0; i < sizeof small; i++)
+		small[i] = (unsigned char)(0xa5 ^ i);
+	NFS_OK(c, nc_write(c, f, at, small, sizeof small, UNSTABLE, NULL));
+	nc_release(c);
+	NFS_OK(c, nc_read(c, f, base, MIB, buf, &n, &eof));
+	nc_release(c);
+	assert_int_equal(n, MIB);
+	for (uint32_t i = 0; i < MIB; i++) {
+		unsigned char want = i >= 10 && i < 10 + sizeof small ? small[i - 10] : 0;
+		if (buf[i] != want)
+			fail_msg("a hole with cached bytes: byte %u is %#x, not %#x", i, buf[i], want);
+	}
+	NFS_OK(c, nc_read(c, f, 4 * MIB, MIB, buf, &n, &eof));
+	nc_release(c);
+	assert_int_equal(n, MIB);
+	if (memcmp(buf, zeros, MIB) != 0)
+		fail_msg("a hole read while the file has cached bytes is not zeros");
+	free(buf);
+}
+
 /* One pass over the holes in READs of rsize bytes, and what it cost; ahead: the data readahead
  * may bring besides. */
 static void hole_pass(const struct itest *t, struct nfsclient *c, struct fh *f, const char *path,
@@ -268,6 +299,7 @@ static void ds_file(struct itest *t, const char *name, bool direct)
 	if (direct && own_read_bytes(t->pid) - own < UNITS * MIB)
 		fail_msg("READs of %u MiB of data, not cached, moved the daemon's read counter by %"
 			 PRIu64 " B", UNITS, own_read_bytes(t->pid) - own);
+	cached_bytes_in_hole(c, &f);
 	counter_sees_reads(path, statfile);
 	free(statfile);
 	nc_close(c);
