@@ -46,7 +46,8 @@ void it_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-int it_free_port(int *keep_fd)
+/* One try: a port bound to 0 on loopback and read back, its socket open in *fd. */
+static int bound_port(int *fd_out)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
@@ -59,8 +60,36 @@ int it_free_port(int *keep_fd)
 		close(fd);
 		return -1;
 	}
-	*keep_fd = fd;
+	*fd_out = fd;
 	return ntohs(sa.sin_port);
+}
+
+/* A closed socket's port is free again, and the kernel may give it to the next bind(0): the gss
+ * test's metrics port once came out equal to one the harness had picked (and closed) for the
+ * daemon, which then could not listen on both. So no port is handed out twice in a process.
+ * (The harness runs on one thread.) */
+int it_free_port(int *keep_fd)
+{
+	static int given[64];
+	static unsigned ngiven;
+
+	for (int tries = 0; tries < 64; tries++) {
+		int fd, port = bound_port(&fd);
+		bool seen = false;
+
+		if (port < 0)
+			return -1;
+		for (unsigned i = 0; i < ngiven && i < 64; i++)
+			seen |= given[i] == port;
+		if (seen) {
+			close(fd);
+			continue;
+		}
+		given[ngiven++ % 64] = port;
+		*keep_fd = fd;
+		return port;
+	}
+	return -1;
 }
 
 static int make_dir(const char *path, mode_t mode)

@@ -78,7 +78,7 @@ int it_main(const char *group, const struct CMUnitTest *tests, size_t ntests,
 #define IT_MAIN(group, tests) it_main(group, tests, sizeof(tests) / sizeof((tests)[0]), argc, argv)
 
 /* A port nobody listens on now on 127.0.0.1: bound to port 0 and read back, the socket left open
- * in *keep_fd (close it before the port is used; two ports taken with both sockets open differ).
+ * in *keep_fd (close it before the port is used); never one it returned before in this process.
  * The port, or -1. */
 int it_free_port(int *keep_fd);
 
