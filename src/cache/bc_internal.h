@@ -185,8 +185,8 @@ struct bc_inode {
 	} sync;
 	struct bc_train {        /* middles past the end of file, written in order (bc_train.c) */
 		struct bc_span *queue;   /* aboard, waiting for the next write, by offset */
-		struct bc_span *flying;  /* aboard the write on its way (its leader's batch) */
-		bool busy;               /* a write of the train is on its way */
+		struct bc_span *flying;  /* aboard the write on its way (its leader's batch), or
+					  * NULL: none is on its way */
 		struct co_cond done;     /* broadcast when a write of the train ends */
 	} train;
 };

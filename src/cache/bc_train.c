@@ -43,7 +43,7 @@ static bool boards(struct bcache_file *h, const struct bc_span *s)
 {
 	struct bc_inode *ino = h->ino;
 
-	if (ino->train.busy || ino->train.queue)
+	if (ino->train.flying || ino->train.queue)
 		return touches(ino, s, ino->train.flying) || touches(ino, s, ino->train.queue);
 	int64_t size = ino->cache->ops.disk_size(h->io);
 	return size >= 0 && s->end > (uint64_t)size;
@@ -118,7 +118,6 @@ static void lead(struct bcache_file *h, const struct bc_span *own)
 	bool foreign = batch != own || batch->qnext;
 	struct bcache_writer_saved sv;
 
-	ino->train.busy = true;
 	ino->train.flying = batch;
 	co_mutex_unlock(&ino->lock);
 	if (foreign && c->ops.writer_begin)
@@ -131,7 +130,6 @@ static void lead(struct bcache_file *h, const struct bc_span *own)
 	co_mutex_lock(&ino->lock);
 	for (struct bc_span *s = batch; s; s = s->qnext)
 		s->done = true;
-	ino->train.busy = false;
 	ino->train.flying = NULL;
 	co_cond_broadcast(&ino->train.done);
 }
@@ -150,10 +148,10 @@ int bc_train_write(struct bcache_file *h, struct bc_span *s, const void *src)
 		return rc;
 	}
 	enqueue(ino, s);
-	if (ino->train.busy)
+	if (ino->train.flying)
 		bc_count(&ino->cache->n.train_waits);
 	while (!s->done) {
-		if (ino->train.busy)
+		if (ino->train.flying)
 			co_cond_wait(&ino->train.done, &ino->lock, 0);
 		else
 			lead(h, s);
