@@ -79,26 +79,27 @@ static int read_disk(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint64_
 	return 0;
 }
 
-/* Where the file's data begins at or after off, and where that extent ends: [*d0, *d1), both
- * UINT64_MAX when only holes follow. A hole reads as zeros with no device read, and what the
- * cache kept of it would be memory for nothing: a flexfiles data server's files are mostly holes
- * (docs/data-server.md). A file system that cannot say (an error) is all data. */
+/* The file's data extent at or after a READ: [d0, d1), d0 UINT64_MAX when only holes follow. A
+ * hole reads as zeros with no device read, and what the cache kept of it would be memory for
+ * nothing: a flexfiles data server's files are mostly holes (docs/data-server.md). A file system
+ * that cannot say (an error) is all data. d0 (SEEK_DATA) is asked for every miss, d1 (SEEK_HOLE)
+ * only for one whose blocks the cache keeps. */
 struct extent {
 	uint64_t d0, d1;
 };
 
-static void data_extent(int fd, uint64_t off, struct extent *e)
+static uint64_t data_start(int fd, uint64_t off)
 {
 	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
-	if (d < 0 && errno == ENXIO) {
-		e->d0 = e->d1 = UINT64_MAX;
-		return;
-	}
 	if (d < 0)
-		d = (off_t)off;
-	off_t h = lseek(fd, d, SEEK_HOLE);
-	e->d0 = (uint64_t)d;
-	e->d1 = h < 0 ? UINT64_MAX : (uint64_t)h;
+		return errno == ENXIO ? UINT64_MAX : off;
+	return (uint64_t)d;
+}
+
+static uint64_t data_end(int fd, uint64_t d0)
+{
+	off_t h = d0 == UINT64_MAX ? -1 : lseek(fd, (off_t)d0, SEEK_HOLE);
+	return h < 0 ? UINT64_MAX : (uint64_t)h;
 }
 
 /* Keep the whole blocks the disk gave of [k0, k1) (the file's data there) in the cache, clean. */
@@ -232,12 +233,13 @@ static int read_cached(struct fs_call *fc, struct fh_obj *o, struct bcache_file 
 	int fd = fh_io_fd(fc->ch, o, o->exp->read_mode == IO_MODE_DIRECT);
 	if (fd < 0)
 		return fd;
-	struct extent ext;
-	data_extent(fd, off, &ext);
+	struct extent ext = {.d0 = data_start(fd, off), .d1 = UINT64_MAX};
 	if ((rc = read_hole(bf, &ext, off, len, out)) != 0)
 		return rc;
 	/* Not a stream's first READ, and not all in a hole: what it reads, and reads ahead, stays. */
 	bool keep = behind(o) && bcache_read_worth_keeping(bf, off, len) && ext.d0 < off + len;
+	if (keep)
+		ext.d1 = data_end(fd, ext.d0);
 	uint64_t ra_off, ra_len, extra = 0;
 	bool ra = keep && bcache_readahead(bf, off, len, READAHEAD_MAX, &ra_off, &ra_len);
 	if (ra && ra_off + ra_len > off + len)
