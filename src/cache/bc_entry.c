@@ -72,6 +72,20 @@ static void uncharge(struct bc_inode *ino, uint64_t n)
 	atomic_fetch_sub_explicit(&ino->cache->bytes, n, memory_order_relaxed);
 }
 
+/* An entry lets go of its image (the entry goes, or its image moves to memory of its own). The
+ * last block of a frame closes it if it is still open: an open frame with no block in it is
+ * counted nowhere, and its inode kept it until its last close or a truncate (every file written
+ * small record by small record and left open held up to 128 MiB: 1 GiB of RSS over 8 files
+ * against a cache that counted 22 MiB). Inode lock held. */
+static void let_go(struct bc_inode *ino, struct bcache_buf *b)
+{
+	uint64_t n = charge_of(ino, b, false);
+
+	uncharge(ino, n);
+	if (b && n == b->size && bc_buf_is_frame(b))
+		bc_frame_emptied(ino, b);
+}
+
 static void entry_link(struct bc_inode *ino, struct bc_entry *e, uint64_t index, bool dirty)
 {
 	struct bcache *c = ino->cache;
@@ -242,7 +256,7 @@ int bc_entry_own(struct bc_inode *ino, struct bc_entry *e)
 	if (!d)
 		return -ENOMEM;
 	memcpy(d, e->data, ino->bs);
-	uncharge(ino, charge_of(ino, e->buf, false));
+	let_go(ino, e->buf);
 	charge(ino, ino->bs);
 	bcache_buf_put(e->buf);
 	e->buf = NULL;
@@ -295,7 +309,7 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 	bc_readers_stale(ino, e->index);
 	bc_map_remove(&ino->map, e);
 	bc_list_del(&e->ilink);
-	uncharge(ino, charge_of(ino, e->buf, false));
+	let_go(ino, e->buf);
 	e->dirty = false;
 	count_dirty(ino, e);
 	bc_chunk_update(ino, e);   /* e is not ready any more */

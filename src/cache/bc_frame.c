@@ -213,6 +213,15 @@ void bc_frame_skip(struct bc_inode *ino, uint64_t index)
 		take_slot(ino, p, (uint32_t)((off % BC_FRAME_BYTES) >> ino->bshift));
 }
 
+void bc_frame_emptied(struct bc_inode *ino, struct bcache_buf *b)
+{
+	for (struct bc_frame **p = &ino->frames; *p; p = &(*p)->next)
+		if (&(*p)->b == b) {
+			frame_close(ino, p);
+			return;
+		}
+}
+
 void bc_frames_close(struct bc_inode *ino)
 {
 	while (ino->frames)

@@ -408,6 +408,9 @@ void bc_frame_skip(struct bc_inode *ino, uint64_t index);
 /* The frame for block index's stretch of the file closed lately (one of the inode's last
  * BC_FRAMES_CLOSED): no new one opens there. */
 bool bc_frame_closed_recently(const struct bc_inode *ino, uint64_t index);
+/* Frame b holds no block any more: if it is open, it closes (its memory goes back, to the
+ * reserve). */
+void bc_frame_emptied(struct bc_inode *ino, struct bcache_buf *b);
 /* Drop the inode's references on its open frames (their entries keep theirs). */
 void bc_frames_close(struct bc_inode *ino);
 /* b is a frame (else an adopted record or a READ's buffer). */

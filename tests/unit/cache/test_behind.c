@@ -280,6 +280,27 @@ static void test_reserve_reuses_frames(void **state)
 	env_free(e);
 }
 
+/* A file filled by small records and left open (its writers done, its blocks written and let
+ * go): every frame's memory is back in the reserve, the one still open at the end of the file
+ * too, with no truncate or close to let it go. */
+static void test_idle_frames_come_back(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const size_t rec = 6000;
+
+	(void)state;
+	assert_int_equal(bcache_set_reserve(e->c, 8 * MiB, false), 0);
+	fill_side_by_side(e, rec, 3 * MiB / rec, 1, 0);   /* the second frame stays half filled */
+	uint64_t frames = stats(e).frames;
+	assert_true(frames >= 2);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_true(bcache_file_evict_clean(e->f) > 0);
+	assert_int_equal(stats(e).bytes, 0);
+	assert_int_equal(stats(e).reserve_bytes, frames * 2 * MiB);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* Ready frames give way to data: WRITEs that need the room the reserve holds take it from the
  * reserve, with no data evicted and no WRITE waiting for room. */
 static void test_reserve_gives_way(void **state)
@@ -458,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_random_small_records_no_frames),
 		cmocka_unit_test(test_reserve_prefaults_frames),
 		cmocka_unit_test(test_reserve_reuses_frames),
+		cmocka_unit_test(test_idle_frames_come_back),
 		cmocka_unit_test(test_reserve_gives_way),
 		cmocka_unit_test(test_complete_chunk_written_behind),
 		cmocka_unit_test(test_restricted_file_written_restricted),
