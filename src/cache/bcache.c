@@ -280,15 +280,17 @@ bool bcache_file_crowded(struct bcache_file *h)
  * is right but while flush_past_eof() has a block written past it (pad_seq odd, read before and
  * after as a seqlock: the padding holds the lock, so the locked look waits for it to end). The
  * disk is looked at before the hint, which a truncate lowers before it cuts the disk. */
-int64_t bcache_file_size(struct bcache_file *h)
+unsigned bcache_file_size_seq(struct bcache_file *h)
+{
+	return atomic_load(&h->ino->pad_seq);
+}
+
+int64_t bcache_file_size_seen(struct bcache_file *h, unsigned seq, int64_t disk)
 {
 	struct bc_inode *ino = h->ino;
-	unsigned seq = atomic_load(&ino->pad_seq);
-	int64_t disk = 0;
 	uint64_t hint = 0;
 
 	if (!(seq & 1)) {
-		disk = ino->cache->ops.disk_size(h->io);
 		atomic_thread_fence(memory_order_seq_cst);
 		hint = atomic_load(&ino->hint);
 		if (atomic_load(&ino->pad_seq) != seq)
@@ -303,6 +305,13 @@ int64_t bcache_file_size(struct bcache_file *h)
 	if (disk < 0)
 		return bc_io_result(ino->cache, (int)disk);
 	return (int64_t)bc_max((uint64_t)disk, hint);
+}
+
+int64_t bcache_file_size(struct bcache_file *h)
+{
+	unsigned seq = bcache_file_size_seq(h);
+
+	return bcache_file_size_seen(h, seq, seq & 1 ? 0 : h->ino->cache->ops.disk_size(h->io));
 }
 
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out)

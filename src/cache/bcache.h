@@ -317,6 +317,10 @@ uint64_t bcache_file_size_hint(struct bcache_file *f);
 /* The size to report (GETATTR, READ eof): max(ops->disk_size(), hint), read under the lock so
  * that a block written past the end of file before its truncate is never seen. Or -errno. */
 int64_t bcache_file_size(struct bcache_file *f);
+/* The same from a disk size the caller read itself (statx, which it needed anyway): take the
+ * sequence before reading it, and pass both. */
+unsigned bcache_file_size_seq(struct bcache_file *f);
+int64_t bcache_file_size_seen(struct bcache_file *f, unsigned seq, int64_t disk);
 
 /* Whether the file's WRITEs should slow down: it holds more than half its bound, and its writers
  * complete each other's blocks (at least one block per four WRITEs lately: interleaved writers,

@@ -133,13 +133,15 @@ int fs_getattr(struct fs_call *fc, const struct fh_obj *o, struct statx *st)
 	/* An open inode's attributes are in memory, so statx on the descriptor itself never waits
 	 * for the disk; through the ring it is always handed to an io-wq thread, which cost two
 	 * thread switches per call, four per WRITE (its pre- and post-op attributes). */
+	struct fileio_size_seq seq;
+	fileio_size_seq(o, &seq);
 	int rc = statx(o->fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
 		       STATX_BASIC_STATS | STATX_BTIME, st) < 0 ? -errno : 0;
 	/* The handle's file was removed behind our back (its descriptor outlives the last link). */
 	if (rc == 0 && st->stx_nlink == 0)
 		return -ESTALE;
-	if (rc == 0 && S_ISREG(st->stx_mode) && o->exp && o->ent)
-		fileio_fix_size(fc->ch, (struct fh_obj *)o, st);
+	if (rc == 0 && S_ISREG(st->stx_mode))
+		fileio_fix_size(fc->ch, (struct fh_obj *)o, st, &seq);
 	return rc;
 }
 

@@ -523,6 +523,11 @@ static void cache_key(struct fs_chan *ch, const struct fh_entry *e, uint64_t *ke
 	crypto_shorthash_siphash24((unsigned char *)key, bytes, len, ch->fs->fh_key);
 }
 
+struct bcache_file *fh_bcache_if_open(const struct fh_obj *o)
+{
+	return o->ent->bf;
+}
+
 struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t block, int *err)
 {
 	struct fh_entry *e = o->ent;

@@ -79,15 +79,17 @@ int fh_io_fd(struct fs_chan *ch, struct fh_obj *o, bool direct);
  * may have been reused already). Never waits: also run between the ring's fibers. */
 void fh_forget(struct fs_chan *ch, dev_t dev, uint64_t ino);
 
-/* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT
- * descriptor. NULL with *err set on failure. */
 /* The 1 MiB extent size hint on an empty file, on the first WRITE through this handle, where the
  * export's file system keeps it; never from a reading call. */
 void fh_hint_extents(struct fs_chan *ch, struct fh_obj *o);
 /* Set the hint on fd if the file is empty: 1 if the file system kept it, 0 if the file is not
  * empty or has one, -errno (-EOPNOTSUPP: taken and dropped, as ext4 does). */
 int fh_set_extent_hint(int fd);
+/* The boundary-cache handle of a regular file (direct mode), opened on first use with an O_DIRECT
+ * descriptor. NULL with *err set on failure. */
 struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t block, int *err);
+/* The cache's handle on o's file if it has one open already, else NULL (opens nothing). */
+struct bcache_file *fh_bcache_if_open(const struct fh_obj *o);
 /* The per-handle state the data verbs keep for o's file (fs/fileio.h). */
 struct file_io *fh_file_io(struct fh_obj *o);
 /* The cached handle whose O_PATH descriptor is fd (exp is not set), if any. */

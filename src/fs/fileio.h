@@ -37,8 +37,15 @@ int fileio_truncate_fd(int fd, uint64_t size);
 /* SETATTR size. 0 or -errno. Access is the caller's to check. */
 int fileio_truncate(struct fs_call *fc, struct fh_obj *o, uint64_t size);
 /* The size a client must see for a regular file: cached bytes count as written. st is updated in
- * place (st->stx_size). */
-void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st);
+ * place (st->stx_size). seq, taken before st was read, lets st's size stand for the disk's where
+ * the cache had the file open then (no second look at it); NULL: look. */
+struct fileio_size_seq {
+	struct bcache_file *bf;   /* NULL: the cache did not have the file open */
+	unsigned seq;
+};
+void fileio_size_seq(const struct fh_obj *o, struct fileio_size_seq *seq);
+void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st,
+		     const struct fileio_size_seq *seq);
 
 /* What a WRITE's first half answers when its bytes are in the cache and it is to wait for the
  * neighbour of a partial block: fileio_write_wait() is its second half. */

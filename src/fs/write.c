@@ -245,15 +245,32 @@ int fileio_truncate(struct fs_call *fc, struct fh_obj *o, uint64_t size)
 }
 
 /* Also through a paged export of a file system a cached one serves (shares_cache). */
-void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st)
+static bool sized_by_cache(const struct fh_obj *o)
 {
-	if (!o->exp || !(uses_cache(o) || o->exp->shares_cache) || !S_ISREG(st->stx_mode))
+	return o->exp && o->ent && (uses_cache(o) || o->exp->shares_cache);
+}
+
+void fileio_size_seq(const struct fh_obj *o, struct fileio_size_seq *seq)
+{
+	seq->bf = sized_by_cache(o) ? fh_bcache_if_open(o) : NULL;
+	seq->seq = seq->bf ? bcache_file_size_seq(seq->bf) : 0;
+}
+
+void fileio_fix_size(struct fs_chan *ch, struct fh_obj *o, struct statx *st,
+		     const struct fileio_size_seq *seq)
+{
+	if (!sized_by_cache(o) || !S_ISREG(st->stx_mode))
 		return;
-	int err;
-	struct bcache_file *bf = fh_bcache(ch, o, (uint32_t)o->exp->block, &err);
-	if (!bf)
-		return;
-	int64_t size = bcache_file_size(bf);
+	int64_t size;
+	if (seq && seq->bf) {
+		size = bcache_file_size_seen(seq->bf, seq->seq, (int64_t)st->stx_size);
+	} else {
+		int err;
+		struct bcache_file *bf = fh_bcache(ch, o, (uint32_t)o->exp->block, &err);
+		if (!bf)
+			return;
+		size = bcache_file_size(bf);
+	}
 	if (size >= 0)
 		st->stx_size = (uint64_t)size;
 }
