@@ -56,6 +56,8 @@ int fiber_spawn(struct fiber_sched *s, fiber_fn fn, void *arg);
 unsigned fiber_sched_run(struct fiber_sched *s);
 /* Fibers started and not yet ended (running, ready or suspended). */
 unsigned fiber_sched_live(const struct fiber_sched *s);
+/* Ended fibers kept for the next calls, stacks and all. */
+unsigned fiber_sched_idle(const struct fiber_sched *s);
 /* Take what other threads sent: run their messages (fiber wakes among them). */
 void fiber_sched_take_inbox(struct fiber_sched *s);
 /* Send m to s's thread, from any thread (the owner too). */

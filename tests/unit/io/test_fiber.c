@@ -81,6 +81,48 @@ static void test_suspend_and_wake_on_one_thread(void **state)
 	fiber_sched_free(s);
 }
 
+/* ---- ended fibers kept for a burst's size ---- */
+
+static void parker(void *arg)
+{
+	*(struct fiber **)arg = fiber_self();
+	fiber_suspend();
+}
+
+#define BURST 300
+/* BURST calls at once, all suspended, then all woken and ended. */
+static void burst(struct fiber_sched *s)
+{
+	static struct fiber *f[BURST];
+	for (int i = 0; i < BURST; i++)
+		assert_int_equal(fiber_spawn(s, parker, &f[i]), 0);
+	fiber_sched_run(s);
+	assert_int_equal(fiber_sched_live(s), BURST);
+	for (int i = 0; i < BURST; i++)
+		fiber_wake(f[i]);
+	loop_until(s, none_live, s);
+}
+
+/* A burst of calls larger than the few fibers always kept: its fibers stay for the next burst
+ * (which maps no stack), and go once a quiet window has passed after the window of the burst. */
+static void test_burst_fibers_kept(void **state)
+{
+	(void)state;
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	burst(s);
+	assert_int_equal(fiber_sched_idle(s), BURST);
+	burst(s);
+	assert_int_equal(fiber_sched_idle(s), BURST);   /* the same fibers again, none more */
+	for (int window = 0; window < 2; window++) {
+		usleep(1100 * 1000);
+		fiber_sched_run(s);
+	}
+	assert_true(fiber_sched_idle(s) < BURST / 2);
+	fiber_sched_free(s);
+}
+
 /* ---- a wake from another thread, through the inbox ---- */
 
 struct remote {
@@ -343,6 +385,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_suspend_and_wake_on_one_thread),
+		cmocka_unit_test(test_burst_fibers_kept),
 		cmocka_unit_test(test_wake_from_another_thread),
 		cmocka_unit_test(test_mutex_holder_suspends),
 		cmocka_unit_test(test_cond_deadline),
