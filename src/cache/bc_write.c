@@ -214,16 +214,7 @@ static int refused(struct bc_inode *ino)
 	return ino->wb_stuck;
 }
 
-static int make_room(struct bcache_file *h, bool file_over);
-
-/* The file holds more than its share, as the WRITE leaves its lock: only then does it take the
- * lock again to let some go (bc_reclaim_file). Taking it for nothing handed it between rings a
- * second time per WRITE under many writers of one file (a wake-up across threads each). Inode
- * lock held. */
-static bool over_file_bound(const struct bc_inode *ino)
-{
-	return ino->bytes > ino->cache->file_limit;
-}
+static int make_room(struct bcache_file *h);
 
 /* The middle to disk now, from the caller's buffer; the ends into the cache. A BEHIND handle
  * makes room as write-behind does (make_room); a THROUGH one evicts, and may complete a partial
@@ -259,11 +250,10 @@ static int write_through(struct bcache_file *h, uint64_t off, const void *data, 
 		mrc = bc_train_write(h, &span, mid_src);
 		span_leave(ino, &span, mrc == 0);
 	}
-	bool file_over = over_file_bound(ino);
 	co_mutex_unlock(&ino->lock);
 	free(bounce);
 	if (h->mode == BCACHE_BEHIND)
-		make_room(h, file_over);
+		make_room(h);
 	else
 		bc_reclaim(h);   /* a failed eviction leaves its block dirty for the next COMMIT */
 	return rc ? rc : mrc;
@@ -348,13 +338,13 @@ static int cache_middle(struct bc_inode *ino, uint64_t mid, uint64_t mid_end,
  * waited for when it is all on its way; only when nothing is ready to go at all are blocks
  * completed and written as eviction finds them. */
 #define ROOM_TRIES 40
-static int make_room(struct bcache_file *h, bool file_over)
+static int make_room(struct bcache_file *h)
 {
 	struct bcache *c = h->ino->cache;
 
 	bc_reserve_trim(c);   /* memory kept ready for frames goes before any data */
 	bc_trim_written(c);
-	bool wrote = file_over && bc_reclaim_file(h);
+	bool wrote = bc_reclaim_file(h);
 	if (!bc_over_limit(c)) {
 		if (wrote)
 			bc_count(&c->n.bp_waits);
@@ -484,9 +474,8 @@ static int write_behind(struct bcache_file *h, uint64_t off, const void *data, s
 	/* At the front: it began a chunk, and nobody had written next to it. */
 	if (rc == 0 && ino->chunks_opened != opened && !next)
 		bc_hold_ahead(h);   /* a failed write stays with the file for its COMMIT */
-	bool file_over = over_file_bound(ino);
 	co_mutex_unlock(&ino->lock);
-	int brc = make_room(h, file_over);
+	int brc = make_room(h);
 	return rc ? rc : brc;
 }
 
