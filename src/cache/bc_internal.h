@@ -205,7 +205,7 @@ struct bc_counters {
 	_Atomic uint64_t eof_writes, eof_trims;
 	_Atomic uint64_t train_waits, train_writes;
 	_Atomic uint64_t read_once, lone_writes;
-	_Atomic uint64_t adopted, copied, frames, frames_warm;
+	_Atomic uint64_t adopted, copied, frames, frames_warm, frames_mapped;
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
 	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds, written_trimmed;

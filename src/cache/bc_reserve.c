@@ -160,6 +160,8 @@ static void *filler_main(void *arg)
 				pthread_cond_wait(&r->want, &r->lock);
 			continue;
 		}
+		if (r->cache)
+			bc_count(&r->cache->n.frames_mapped);
 		if (r->stop || !keep(r, m))
 			munmap(m, BC_FRAME_BYTES);
 	}
@@ -206,8 +208,10 @@ unsigned char *bc_reserve_take(struct bcache *c, struct bc_reserve **res)
 	unsigned char *m = NULL;
 
 	*res = r;
-	if (!r)
+	if (!r) {
+		bc_count(&c->n.frames_mapped);
 		return bc_frame_map();
+	}
 	pthread_mutex_lock(&r->lock);
 	if (r->n) {
 		m = ready_pop(r);
@@ -215,7 +219,10 @@ unsigned char *bc_reserve_take(struct bcache *c, struct bc_reserve **res)
 	}
 	r->refs++;
 	pthread_mutex_unlock(&r->lock);
-	if (!m && !(m = bc_frame_map()))
+	if (m)
+		return m;
+	bc_count(&c->n.frames_mapped);
+	if (!(m = bc_frame_map()))
 		bc_reserve_give(r, NULL);
 	return m;
 }

@@ -337,6 +337,7 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.copied = bc_load(&c->n.copied),
 		.frames = bc_load(&c->n.frames),
 		.frames_warm = bc_load(&c->n.frames_warm),
+		.frames_mapped = bc_load(&c->n.frames_mapped),
 		.reserve_bytes = bc_load(&c->reserve_bytes),
 		.wb_writes = bc_load(&c->n.wb_writes),
 		.wb_bytes = bc_load(&c->n.wb_bytes),

@@ -383,6 +383,8 @@ struct bcache_stats {
 	uint64_t copied;          /* whole blocks copied (unaligned payloads, small WRITEs) */
 	uint64_t frames;          /* frames opened for copied blocks (bc_frame.c) */
 	uint64_t frames_warm;     /* of those, given memory the reserve had ready (bc_reserve.c) */
+	uint64_t frames_mapped;   /* frames' memory mapped afresh, ahead (reserve) or on demand:
+				   * the rest was memory used again */
 	uint64_t reserve_bytes;   /* ready frames now, inside the bound */
 	uint64_t wb_writes;       /* vectored writes of dirty runs (write-behind, COMMIT, bound) */
 	uint64_t wb_bytes;

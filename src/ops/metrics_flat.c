@@ -102,6 +102,8 @@ static const struct {
 	{"cache_copied_blocks", "Whole blocks copied (unaligned payloads, small WRITEs)."},
 	{"cache_frames_opened", "Frames opened for copied blocks."},
 	{"cache_frames_warm", "Of the frames opened, those given memory the reserve had ready."},
+	{"cache_frames_mapped", "Frames' memory mapped afresh, ahead of need or on demand (the "
+				"rest was used again)."},
 	{"cache_reserve_bytes", "Bytes of frames the reserve holds ready."},
 	{"cache_read_hits", "READs served whole from the cache."},
 	{"cache_read_misses", "READs that read the disk."},

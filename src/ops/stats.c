@@ -162,6 +162,7 @@ static void collect_cache(const struct ops *o, const struct stats_sink *k)
 	C(k, "cache_copied_blocks", b.copied);
 	C(k, "cache_frames_opened", b.frames);
 	C(k, "cache_frames_warm", b.frames_warm);
+	C(k, "cache_frames_mapped", b.frames_mapped);
 	G(k, "cache_reserve_bytes", b.reserve_bytes);
 	C(k, "cache_read_hits", b.read_hits);
 	C(k, "cache_read_misses", b.read_misses);
