@@ -274,7 +274,8 @@ struct fs_payload {
 	void (*free)(void *mem);
 };
 #define FS_MAXIO (1024 * 1024)    /* the largest READ or WRITE, 1 MiB */
-/* READ up to count bytes at off (size: the file's, from its attributes). *n, *eof, *out set. */
+/* READ up to count bytes at off (size: the file's, from fs_getattr, which counts what a cached
+ * file holds past the disk's end). *n, *eof, *out set. */
 int fs_read(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count, uint64_t size,
 	    uint32_t *n, bool *eof, struct fs_payload *out);
 enum fs_stable { FS_UNSTABLE = 0, FS_DATA_SYNC = 1, FS_FILE_SYNC = 2 };

@@ -260,13 +260,11 @@ int fs_read(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count, 
 	if (fs_as_caller(fc) < 0)
 		return -FS_ESERVERFAULT;
 	if (uses_cache(o)) {
+		/* size needs no second look: fs_getattr counted the cache's bytes past the disk's
+		 * end (an fstat per READ when it was looked up again here) */
 		bf = cache_of(fc, o, &err);
 		if (!bf)
 			return -err;
-		int64_t sz = bcache_file_size(bf);
-		if (sz < 0)
-			return (int)sz;
-		size = (uint64_t)sz;
 	}
 	*n = 0;
 	*eof = off >= size;
