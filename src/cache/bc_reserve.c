@@ -160,8 +160,7 @@ static void *filler_main(void *arg)
 				pthread_cond_wait(&r->want, &r->lock);
 			continue;
 		}
-		if (r->cache)
-			bc_count(&r->cache->n.frames_mapped);
+		bc_count(&r->cache->n.frames_mapped);   /* the cache outlives this thread */
 		if (r->stop || !keep(r, m))
 			munmap(m, BC_FRAME_BYTES);
 	}
@@ -202,16 +201,24 @@ int bcache_set_reserve(struct bcache *c, size_t bytes, bool prefault)
 	return 0;
 }
 
+/* A frame mapped on demand, counted as new memory. */
+static unsigned char *map_counted(struct bcache *c)
+{
+	unsigned char *m = bc_frame_map();
+
+	if (m)
+		bc_count(&c->n.frames_mapped);
+	return m;
+}
+
 unsigned char *bc_reserve_take(struct bcache *c, struct bc_reserve **res)
 {
 	struct bc_reserve *r = c->reserve;
 	unsigned char *m = NULL;
 
 	*res = r;
-	if (!r) {
-		bc_count(&c->n.frames_mapped);
-		return bc_frame_map();
-	}
+	if (!r)
+		return map_counted(c);
 	pthread_mutex_lock(&r->lock);
 	if (r->n) {
 		m = ready_pop(r);
@@ -219,10 +226,7 @@ unsigned char *bc_reserve_take(struct bcache *c, struct bc_reserve **res)
 	}
 	r->refs++;
 	pthread_mutex_unlock(&r->lock);
-	if (m)
-		return m;
-	bc_count(&c->n.frames_mapped);
-	if (!(m = bc_frame_map()))
+	if (!m && !(m = map_counted(c)))
 		bc_reserve_give(r, NULL);
 	return m;
 }
