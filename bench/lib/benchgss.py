@@ -12,8 +12,8 @@ other workloads write them (AUTH_SYS root, no_root_squash). Then, per flavor, ea
   gss-interleave  the seeds' 47008-byte records (gss-load, --gss-shape writers x calls in flight,
                   --gss-writes records, UNSTABLE + one COMMIT, or FILE_SYNC with --gss-syncs) to a
                   fresh file, read back and checked afterwards (not timed)
-  gss-seqwrite    a file of --gss-size in 1 MiB WRITEs in order (--io-writers x --io-qd),
-                  UNSTABLE + COMMIT
+  gss-seqwrite    a file of --gss-size in 1 MiB WRITEs in order (--gss-seq-shape connections x
+                  calls in flight), UNSTABLE + COMMIT
   gss-seqread     that file read back at once from the same server process, 1 MiB READs,
                   --gss-read-passes times over, timed as one, every byte checked: warm, as the
                   readback workload reads (the crypto and the server's path, not the disk)
@@ -261,7 +261,7 @@ def seq_cases(b, kdc, srv, flavor):
     """1 MiB WRITEs of a file in order, then 1 MiB READs of it from the same server process at
     once, read_passes() times, every byte checked: two rows."""
     a = b.a
-    shape = (a.io_writers, a.io_qd)
+    shape = tuple(a.gss_seq_shape)
     label = f'{srv.label} gss-seq {flavor}'
     wrow = b.row(srv, 'gss-seqwrite', 1048576, 'unstable', 'fresh', *shape, sec=flavor)
     rrow = b.row(srv, 'gss-seqread', 1048576, '-', '-', *shape, sec=flavor)

@@ -1056,6 +1056,7 @@ def gss_section(rows, info):
     gss = info.get('gss') or {}
     a = info['args']
     shape = getattr(a, 'gss_shape', None)
+    seq = getattr(a, 'gss_seq_shape', None) or (a.io_writers, a.io_qd)
     L = ['## Kerberos: krb5, krb5i, krb5p\n']
     L.append("Each server with an export that allows `sec=krb5:krb5i:krb5p` only (nfsd-uc: "
              "`[server] keytab` and the client rule's `sec=`; Ganesha: `NFS_KRB5` with "
@@ -1069,7 +1070,7 @@ def gss_section(rows, info):
              f", {getattr(a, 'gss_writes', '?')} per case, one COMMIT at the end (or FILE_SYNC), "
              "read back and checked after; `seqwrite`, a file of "
              f"{(getattr(a, 'gss_size', 0) or 0) >> 20} MiB in 1 MiB WRITEs in order "
-             f"({a.io_writers} x {a.io_qd} in flight), UNSTABLE + COMMIT; `seqread`, that file "
+             f"({seq[0]} x {seq[1]} in flight), UNSTABLE + COMMIT; `seqread`, that file "
              "read back at once from the same server process, 1 MiB READs, "
              f"{getattr(a, 'gss_read_passes', None) or 'by flavor (krb5 32, krb5i 16, krb5p 4)'}"
              " time(s) over, every byte checked (warm: the "
