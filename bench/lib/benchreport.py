@@ -1387,7 +1387,10 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         (f' (cache {a.cache})' if a.cache else '') + '; NFS-Ganesha '
         '(Debian 12, FSAL VFS, NFSv3 only, defaults otherwise) with its own rpcbind. All of them '
         'on the same XFS, listening on 127.0.0.1 in a private network namespace; each measured '
-        'case starts a fresh server process in a memory cgroup of its own and stops it after.',
+        'case starts a fresh server process in a memory cgroup of its own and stops it after. '
+        'A case is measured once its server has used no CPU for 0.3 s (at most 10 s after it '
+        'said it was ready), so that no case is charged with what a server does once at its '
+        'start (nfsd-uc faults in its reserve of cache frames then).',
         '- Load generators: `nfs-interleave` and `nfs-workload` (bench/), libnfs, one '
         'connection per writer, asynchronous; they run on the same machine as the server and '
         'share its CPUs, as every server\'s client does here. The gss workload\'s: `gss-load` '
