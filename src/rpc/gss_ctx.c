@@ -16,6 +16,7 @@
 #include <openssl/crypto.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,10 @@ struct gss_ctx {
 					 * made it has let go of c's lock, so a call that finds it
 					 * sees own, ident and expires_ns as that step left them */
 	bool stepping;                  /* an INIT or CONTINUE_INIT runs on it; table lock */
-	unsigned refs;                  /* the table's link and each call holding it; table lock */
+	/* The table's link and each call holding it. Taken under the table lock, while the
+	 * table's own reference keeps the context alive; let go without it (gss_ctx_put, once
+	 * or twice a call from every ring, need not queue for the one lock of all contexts). */
+	atomic_uint refs;
 	struct sockaddr_storage peer;
 	uint64_t expires_ns;            /* established: its ticket's end; else: INIT's + 60 s */
 	char principal[256];
@@ -106,6 +110,20 @@ struct gss_ctx_table *gss_ctx_table_new(const struct gss_ctx_params *p, char *er
 	t->own_crypto = !p->mit_crypto;
 	pthread_mutex_init(&t->lock, NULL);
 	return t;
+}
+
+static void ctx_free(struct gss_ctx *c);
+
+static void ctx_ref(struct gss_ctx *c)
+{
+	atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+
+/* One reference let go; the context freed with the last. */
+static void ctx_unref(struct gss_ctx *c)
+{
+	if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+		ctx_free(c);
 }
 
 static void ctx_free(struct gss_ctx *c)
@@ -194,8 +212,7 @@ static void purge(struct gss_ctx_table *t)
 			if (now < c->expires_ns)
 				continue;
 			unlink_ctx(t, c);
-			if (--c->refs == 0)
-				ctx_free(c);
+			ctx_unref(c);
 		}
 }
 
@@ -224,7 +241,7 @@ static struct gss_ctx *add_ctx(struct gss_ctx_table *t, const struct sockaddr_st
 	c->gss = GSS_C_NO_CONTEXT;
 	c->peer = *peer;
 	c->expires_ns = now_ns() + INIT_LIFE_NS;
-	c->refs = 2;   /* the table's, the caller's */
+	atomic_init(&c->refs, 2);   /* the table's, the caller's */
 	pthread_mutex_init(&c->lock, NULL);
 	gss_seqwin_init(&c->win, t->window);
 	struct gss_ctx **s = slot(t, c->handle);
@@ -250,7 +267,7 @@ static struct gss_ctx *step_ctx(struct gss_ctx_table *t, const struct sockaddr_s
 		if (c && (c->established || c->stepping))
 			c = NULL;
 		if (c)
-			c->refs++;
+			ctx_ref(c);
 	}
 	if (c)
 		c->stepping = true;
@@ -392,7 +409,7 @@ int gss_ctx_accept(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
 	c->established = res->major == GSS_S_COMPLETE;
 	if (failed && !c->unlinked) {
 		unlink_ctx(t, c);
-		c->refs--;
+		ctx_unref(c);   /* the table's: the caller still holds its own */
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (!failed) {
@@ -409,11 +426,10 @@ struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint
 	struct gss_ctx *c = lookup(t, handle, handle_len);
 	if (c && c->established && now_ns() >= c->expires_ns) {
 		unlink_ctx(t, c);   /* its ticket ended: the client gets a new one and a new context */
-		if (--c->refs == 0)
-			ctx_free(c);
+		ctx_unref(c);
 		c = NULL;
 	} else if (c && c->established) {
-		c->refs++;
+		ctx_ref(c);
 	} else {
 		c = NULL;
 	}
@@ -423,11 +439,8 @@ struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint
 
 void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c)
 {
-	pthread_mutex_lock(&t->lock);
-	bool last = --c->refs == 0;
-	pthread_mutex_unlock(&t->lock);
-	if (last)
-		ctx_free(c);
+	(void)t;
+	ctx_unref(c);
 }
 
 const char *gss_ctx_principal(const struct gss_ctx *c) { return c->principal; }
@@ -635,14 +648,11 @@ int gss_ctx_destroy(struct gss_ctx_table *t, const uint8_t *handle, uint32_t han
 {
 	pthread_mutex_lock(&t->lock);
 	struct gss_ctx *c = lookup(t, handle, handle_len);
-	bool last = false;
-	if (c) {
+	if (c)
 		unlink_ctx(t, c);
-		last = --c->refs == 0;
-	}
 	pthread_mutex_unlock(&t->lock);
-	if (last)
-		ctx_free(c);
+	if (c)
+		ctx_unref(c);   /* the table's */
 	return c ? 0 : -1;
 }
 

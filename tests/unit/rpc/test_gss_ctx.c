@@ -2,8 +2,8 @@
 /* RPCSEC_GSS contexts (rpc/gss_ctx.h) against a real Kerberos KDC (with_kdc.sh starts one): a
  * client made with the GSS-API as a Linux client's rpc.gssd would, alice with her password,
  * makes a context with nfs/localhost; the INIT verifier, a call's header MIC (and a tampered
- * one refused), the window, a reply's verifier, DESTROY; the bounds per client and in all; a
- * bad token; a keytab that is not there. */
+ * one refused), the window, a reply's verifier, DESTROY; one context shared by threads while
+ * it is destroyed; the bounds per client and in all; a bad token; a keytab that is not there. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,71 @@ static void test_context_made_and_used(void **state)
 	gss_ctx_table_free(t);
 }
 
+/* Rings take and let go of one context at once, each call checking a header's MIC, while
+ * DESTROY comes from one of them: every call holding it finishes (under ASan or TSan, a use
+ * after the last reference, or a count raced, fails here), and the table ends empty. */
+#define RINGS 4
+struct ring_arg {
+	struct gss_ctx_table *t;
+	const uint8_t *h;
+	const uint8_t *msg, *mic;
+	size_t msg_len, mic_len;
+	unsigned calls, bad;
+	bool destroyer;
+};
+
+static void *ring_calls(void *p)
+{
+	struct ring_arg *a = p;
+	for (unsigned i = 0; i < 20000; i++) {
+		if (a->destroyer && i == 2000)
+			gss_ctx_destroy(a->t, a->h, GSS_CTX_HANDLE_LEN);
+		struct gss_ctx *x = gss_ctx_get(a->t, a->h, GSS_CTX_HANDLE_LEN);
+		if (!x)
+			break;
+		a->calls++;
+		a->bad += gss_ctx_verify_mic(x, a->msg, a->msg_len, a->mic, a->mic_len) != 0;
+		gss_ctx_put(a->t, x);
+	}
+	return NULL;
+}
+
+static void test_shared_by_rings(void **state)
+{
+	(void)state;
+	struct gss_ctx_table *t = table(16, 4);
+	struct client c;
+	client_new(&c);
+	uint8_t h[GSS_CTX_HANDLE_LEN], header[40] = {1, 2, 3};
+	establish(t, &c, "10.0.0.1", h);
+	OM_uint32 minor;
+	gss_buffer_desc msg = {sizeof header, header}, mic;
+	assert_int_equal(gss_get_mic(&minor, c.ctx, GSS_C_QOP_DEFAULT, &msg, &mic), GSS_S_COMPLETE);
+	/* one call holds it throughout, as a call in flight when DESTROY comes does */
+	struct gss_ctx *held = gss_ctx_get(t, h, sizeof h);
+	assert_non_null(held);
+	pthread_t th[RINGS];
+	struct ring_arg a[RINGS];
+	for (int i = 0; i < RINGS; i++) {
+		a[i] = (struct ring_arg){t, h, header, mic.value, sizeof header, mic.length, 0, 0,
+					 i == 0};
+		assert_int_equal(pthread_create(&th[i], NULL, ring_calls, &a[i]), 0);
+	}
+	for (int i = 0; i < RINGS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(a[i].bad, 0);
+	}
+	assert_int_equal(a[0].calls, 2000);   /* the destroyer's own calls end with DESTROY */
+	assert_null(gss_ctx_get(t, h, sizeof h));
+	assert_int_equal(gss_ctx_count(t), 0);
+	/* the held call still has it whole */
+	assert_int_equal(gss_ctx_verify_mic(held, header, sizeof header, mic.value, mic.length), 0);
+	gss_ctx_put(t, held);
+	gss_release_buffer(&minor, &mic);
+	client_free(&c);
+	gss_ctx_table_free(t);
+}
+
 static void test_bounds_and_refusals(void **state)
 {
 	(void)state;
@@ -373,6 +439,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_context_made_and_used),
+		cmocka_unit_test(test_shared_by_rings),
 		cmocka_unit_test(test_bounds_and_refusals),
 		cmocka_unit_test(test_unmapped_refused),
 		cmocka_unit_test(test_missing_keytab),
