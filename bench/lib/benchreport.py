@@ -405,15 +405,13 @@ def _goals(uc, gan, raw, who):
         v = num(r.get('loop_reads_per_write'))
         return v if v is not None else num(r['dev_reads_per_write'])
 
+    label = ('device reads per WRITE (the loop device under the export), interleaved 47008 and '
+             f'6000, both sync modes, fresh and overwrite, every shape and image ({who})')
     cases = [r for r in uc if r['workload'] == 'interleave' and int(r['record']) in IL_RECORDS]
     bad = [r for r in cases if not verified(r)]
-    vals = [(reads_per_write(r), r) for r in cases if verified(r)
-            and reads_per_write(r) is not None]
+    vals = [(v, r) for r in cases if verified(r) and (v := reads_per_write(r)) is not None]
     if not cases:
-        out.append(_goal('device reads per WRITE (the loop device under the export), '
-                         'interleaved 47008 and 6000, both sync modes, '
-                         f'fresh and overwrite, every shape and image ({who})',
-                         f'<= {GOAL_READS}', '-', None))
+        out.append(_goal(label, f'<= {GOAL_READS}', '-', None))
     else:
         worst = max(vals, key=lambda x: x[0]) if vals else (None, None)
         within = sum(1 for v, _ in vals if v <= GOAL_READS)
@@ -430,11 +428,7 @@ def _goals(uc, gan, raw, who):
             short = f'worst case {worst[0] / GOAL_READS:.1f}x the limit'
         elif bad:
             short = 'failed cases'
-        out.append(_goal('device reads per WRITE (the loop device under the export), '
-                         'interleaved 47008 and 6000, both sync modes, '
-                         f'fresh and overwrite, every shape and image ({who})',
-                         f'<= {GOAL_READS}', meas, ok,
-                         short))
+        out.append(_goal(label, f'<= {GOAL_READS}', meas, ok, short))
 
     # 2. page-cache growth
     cases = [r for r in uc if r['workload'] in WRITE_WORKLOADS and verified(r)]

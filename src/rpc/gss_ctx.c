@@ -416,7 +416,7 @@ int gss_ctx_accept(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
 		memcpy(res->handle, c->handle, sizeof c->handle);
 		res->handle_len = GSS_CTX_HANDLE_LEN;
 	}
-	gss_ctx_put(t, c);
+	gss_ctx_put(c);
 	return 0;
 }
 
@@ -437,9 +437,8 @@ struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint
 	return c;
 }
 
-void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c)
+void gss_ctx_put(struct gss_ctx *c)
 {
-	(void)t;
 	ctx_unref(c);
 }
 

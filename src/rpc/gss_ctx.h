@@ -65,7 +65,8 @@ int gss_ctx_accept(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
 /* An established, unexpired context by its handle, held until gss_ctx_put; NULL otherwise
  * (the call then answers RPCSEC_GSS_CREDPROBLEM, and the client makes a new one). */
 struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint32_t handle_len);
-void gss_ctx_put(struct gss_ctx_table *t, struct gss_ctx *c);
+/* Let go of a held context, without the table's lock: the last holder frees it. */
+void gss_ctx_put(struct gss_ctx *c);
 /* The client's principal ("alice@REALM", "nfs/host@REALM"). */
 const char *gss_ctx_principal(const struct gss_ctx *c);
 /* Whether c's tokens are made and checked by rpc/gss_krb5.h (true) or MIT's GSS-API. */

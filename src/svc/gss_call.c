@@ -264,11 +264,10 @@ static enum gss_call_verdict data(struct svc_gss *g, uint8_t *rec, struct rpc_ca
 	}
 	enum gss_call_verdict v = check_header(g, c, rec, call, out);
 	if (v != GSS_CALL_RUN) {
-		gss_ctx_put(g->tbl, c);
+		gss_ctx_put(c);
 		return v;
 	}
-	*gc = (struct gss_call){.ctx = c, .tbl = g->tbl, .seq = call->gss.seq,
-				.service = call->gss.service};
+	*gc = (struct gss_call){.ctx = c, .seq = call->gss.seq, .service = call->gss.service};
 	if (call->gss.proc == GSS_PROC_DESTROY) {
 		gss_ctx_destroy(g->tbl, call->gss.handle, call->gss.handle_len);
 		*out = accepted(call->xid, ACCEPT_SUCCESS);
@@ -314,7 +313,7 @@ long gss_call_peek(struct svc_gss *g, const uint8_t *rec, const struct rpc_call 
 		return -1;
 	const uint8_t *tok = call->args + 4;
 	long at = gss_ctx_peek(c, tok, xdr_word(call->args), call->args_len - 4, whole, plain, n);
-	gss_ctx_put(g->tbl, c);
+	gss_ctx_put(c);
 	return at < 0 ? -1 : (long)(tok - rec) + at;
 }
 
@@ -499,6 +498,6 @@ void gss_call_seal(struct gss_call *gc, struct reply **rp)
 void gss_call_end(struct gss_call *gc)
 {
 	if (gc->ctx)
-		gss_ctx_put(gc->tbl, gc->ctx);
+		gss_ctx_put(gc->ctx);
 	gc->ctx = NULL;
 }

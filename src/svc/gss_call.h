@@ -41,7 +41,6 @@ void svc_gss_stats(struct svc_gss *g, struct gss_stats *out);
 /* A DATA call that passed the checks, until its reply is sealed. */
 struct gss_call {
 	struct gss_ctx *ctx;      /* held; NULL: not an RPCSEC_GSS call */
-	struct gss_ctx_table *tbl;
 	uint32_t seq, service;
 };
 

@@ -281,7 +281,7 @@ static void test_context_made_and_used(void **state)
 	assert_null(gss_ctx_get(t, h, sizeof h));
 	assert_int_equal(gss_ctx_destroy(t, h, sizeof h), -1);
 	assert_int_equal(gss_ctx_check_seq(x, 2), GSS_SEQ_OK);
-	gss_ctx_put(t, x);
+	gss_ctx_put(x);
 	assert_int_equal(gss_ctx_count(t), 0);
 	client_free(&c);
 	gss_ctx_table_free(t);
@@ -311,7 +311,7 @@ static void *ring_calls(void *p)
 			break;
 		a->calls++;
 		a->bad += gss_ctx_verify_mic(x, a->msg, a->msg_len, a->mic, a->mic_len) != 0;
-		gss_ctx_put(a->t, x);
+		gss_ctx_put(x);
 	}
 	return NULL;
 }
@@ -346,7 +346,7 @@ static void test_shared_by_rings(void **state)
 	assert_int_equal(gss_ctx_count(t), 0);
 	/* the held call still has it whole */
 	assert_int_equal(gss_ctx_verify_mic(held, header, sizeof header, mic.value, mic.length), 0);
-	gss_ctx_put(t, held);
+	gss_ctx_put(held);
 	gss_release_buffer(&minor, &mic);
 	client_free(&c);
 	gss_ctx_table_free(t);
@@ -391,7 +391,7 @@ static void test_bounds_and_refusals(void **state)
 	assert_int_equal(gss_ctx_accept(t, &p1, h[0], sizeof h[0], "x", 1, &r), -1);
 	struct gss_ctx *made = gss_ctx_get(t, h[0], sizeof h[0]);   /* still there, usable */
 	assert_non_null(made);
-	gss_ctx_put(t, made);
+	gss_ctx_put(made);
 	assert_null(gss_ctx_get(t, h[0], 4));   /* a handle of another length */
 	for (int i = 0; i < 4; i++)
 		client_free(&c[i]);
