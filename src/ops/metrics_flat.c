@@ -59,6 +59,8 @@ static const struct {
 				       "share of receive_memory."},
 	{"receive_windows_revoked", "Receive buffers taken back from connections stalled "
 				    "mid-record."},
+	{"receive_tokens_passed", "Times a record that went on past receive_memory stalled and "
+				  "let the next record of its ring go on instead."},
 	{"receive_memory_bytes", "Bytes of receive_memory held by records being received or run."},
 	{"metrics_connections_refused", "Connections to this endpoint refused past [metrics] "
 					"connections or connections_per_client."},

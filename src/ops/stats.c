@@ -120,6 +120,7 @@ static void collect_svc(const struct ops *o, const struct stats_sink *k)
 	C(k, "receive_memory_waits", l->mem_waits);
 	C(k, "receive_memory_share_waits", l->share_waits);
 	C(k, "receive_windows_revoked", l->windows_revoked);
+	C(k, "receive_tokens_passed", l->tokens_passed);
 	G(k, "receive_memory_bytes", l->mem_bytes);
 }
 

@@ -25,7 +25,7 @@ struct conn_limits {
 	size_t max_mem, max_share;
 	atomic_uint total;
 	_Atomic size_t mem;
-	_Atomic uint64_t events[CLE_WIN_REVOKED + 1];
+	_Atomic uint64_t events[CLE_TOKEN_PASSED + 1];
 	pthread_mutex_t lock;                     /* the table below */
 	struct client_count *bucket[CLIENT_BUCKETS];
 };
@@ -169,6 +169,7 @@ void climits_get_stats(struct conn_limits *cl, struct climit_stats *st)
 		.mem_bytes = atomic_load(&cl->mem),
 		.share_waits = atomic_load(&cl->events[CLE_SHARE_WAIT]),
 		.windows_revoked = atomic_load(&cl->events[CLE_WIN_REVOKED]),
+		.tokens_passed = atomic_load(&cl->events[CLE_TOKEN_PASSED]),
 	};
 }
 

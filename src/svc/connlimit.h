@@ -24,7 +24,7 @@ enum climit_verdict {
 
 struct climit_stats {
 	uint64_t connections, evicted, refused, idle_closed, slow_closed, mem_waits, mem_bytes;
-	uint64_t share_waits, windows_revoked;
+	uint64_t share_waits, windows_revoked, tokens_passed;
 };
 
 int climits_create(const struct config *cfg, struct conn_limits **out);
@@ -47,7 +47,7 @@ size_t climits_mem_share(const struct conn_limits *cl);
 
 
 enum climit_event { CLE_EVICTED, CLE_REFUSED, CLE_IDLE, CLE_SLOW, CLE_MEM_WAIT, CLE_SHARE_WAIT,
-		    CLE_WIN_REVOKED };
+		    CLE_WIN_REVOKED, CLE_TOKEN_PASSED };
 void climits_count(struct conn_limits *cl, enum climit_event ev);
 void climits_get_stats(struct conn_limits *cl, struct climit_stats *st);
 /* Each address with connections open and how many, under the table's mutex (fn must not call

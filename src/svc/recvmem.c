@@ -18,8 +18,9 @@
  *
  * Records begun always have a way to finish: past the bound, one begun record per ring at a time
  * goes on (the ring's token), so that half-received records filling receive_memory (their
- * clients sent that much and stopped) cannot stop every record for good; the one holding the
- * token is on its client's clock (record_timeout). */
+ * clients sent that much and stopped) cannot stop every record for good. A holder whose bytes
+ * stop coming for STALL_NS gives the token up to the next record that waits: one client that
+ * stalls with it would otherwise hold every other record of its ring until record_timeout. */
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,6 +48,16 @@ static bool share_room(const struct conn *c, size_t n)
 }
 
 static void on_mem_timer(struct fiber_timer *t);
+static void on_win_timer(struct fiber_timer *t);
+
+/* The stall check runs while a window is charged or the token held. */
+static void win_timer_arm(struct worker *w, uint64_t now)
+{
+	if (!w->win_timer.armed) {
+		w->win_timer.fire = on_win_timer;
+		fiber_timer_arm(&w->win_timer, now + WIN_CHECK_NS);
+	}
+}
 
 static void wait_end(struct conn *c)
 {
@@ -144,6 +155,8 @@ bool mem_rec_grow(struct conn *c)
 			return false;
 		}
 		w->mem_token = c;
+		w->token_ns = fiber_now_ns();
+		win_timer_arm(w, w->token_ns);
 	}
 	wait_end(c);
 	return true;
@@ -156,8 +169,6 @@ void mem_rec_arrived(struct conn *c)
 		c->rec_charged = c->ra.len;
 	}
 }
-
-static void on_win_timer(struct fiber_timer *t);
 
 size_t mem_window(struct conn *c, size_t left)
 {
@@ -182,10 +193,7 @@ size_t mem_window(struct conn *c, size_t left)
 	c->win_charged = ahead > 0;
 	if (c->win_charged) {
 		w->nwin++;
-		if (!w->win_timer.armed) {
-			w->win_timer.fire = on_win_timer;
-			fiber_timer_arm(&w->win_timer, c->posted_ns + WIN_CHECK_NS);
-		}
+		win_timer_arm(w, c->posted_ns);
 	}
 	return want;
 }
@@ -223,14 +231,22 @@ void mem_window_revoked(struct conn *c)
 }
 
 /* Every charged window whose recv brought nothing for STALL_NS: the recv is cancelled
- * (conn_on_recv gives the window back and posts a small one). */
+ * (conn_on_recv gives the window back and posts a small one). A token whose holder asked
+ * nothing for as long goes to the records waiting for it. */
 static void on_win_timer(struct fiber_timer *t)
 {
 	struct worker *w = (struct worker *)((char *)t - offsetof(struct worker, win_timer));
 	struct svc *srv = w->srv;
 	uint64_t now = fiber_now_ns();
-	if (w->stopping || !w->nwin)
+	if (w->stopping || (!w->nwin && !w->mem_token))
 		return;
+	if (w->mem_token && now - w->token_ns >= STALL_NS) {
+		w->mem_token = NULL;
+		if (w->nmem_wait) {
+			climits_count(srv->limits, CLE_TOKEN_PASSED);
+			mem_retry(w);
+		}
+	}
 	for (struct conn *c = w->conns; c; c = c->next) {
 		if (!c->win_charged || c->revoking || c->dead || now - c->posted_ns < STALL_NS)
 			continue;
@@ -264,7 +280,8 @@ void mem_conn_free(struct conn *c)
 }
 
 /* Look again at the connections waiting for memory, until one still finds none of the bound
- * (one waiting for its share says nothing of the others). */
+ * and the token is taken (one waiting for its share says nothing of the others; while the token
+ * is free, a record begun further on may take it, where a record not begun may not). */
 void mem_retry(struct worker *w)
 {
 	for (struct conn *c = w->conns, *next; c && w->nmem_wait; c = next) {
@@ -274,7 +291,7 @@ void mem_retry(struct worker *w)
 		conn_pump(c);
 		bool full = c->mem_wait && c->mem_wait_all;
 		conn_settle(c);
-		if (full)
+		if (full && w->mem_token)
 			break;
 	}
 }

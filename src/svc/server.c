@@ -510,16 +510,20 @@ static void post_direct(struct conn *c)
 	io_ring_recv(c->w->ring, &c->recv_op, c->fd, recasm_tail(&c->ra), n);
 }
 
+/* A connection waiting for memory reads nothing more into its stream buffer; one receiving
+ * straight into its record asks its window again (mem_window waits, or ends the wait): nothing
+ * else would look at it again. */
 void conn_post_recv(struct conn *c)
 {
-	if (c->recv_busy || c->dead || c->w->stopping || c->stalled || c->mem_wait ||
-	    !conn_may_take(c))
+	if (c->recv_busy || c->dead || c->w->stopping || c->stalled || !conn_may_take(c))
 		return;
 	c->recv_direct = conn_in_rec(c) && c->head == c->tail && c->ra.frag_left;
 	if (c->recv_direct) {
 		post_direct(c);
 		return;
 	}
+	if (c->mem_wait)
+		return;
 	if (c->tail == SBUF_SIZE && c->head) {
 		memmove(c->sbuf, c->sbuf + c->head, c->tail - c->head);
 		c->tail -= c->head;

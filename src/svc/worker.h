@@ -83,6 +83,7 @@ struct worker {
 	struct fiber_timer win_timer;    /* while nwin: take back stalled receive windows */
 	unsigned nwin;                /* connections whose pending recv has a charged window */
 	struct conn *mem_token;       /* the one whose begun record may go past receive_memory */
+	uint64_t token_ns;            /* when its holder last asked for it (its bytes came) */
 	_Atomic unsigned active;      /* requests not parked (read by other rings: workers_busy) */
 	_Atomic uint64_t last_start;  /* when its latest request began (workers_last_start) */
 	struct fs_parked *parked;     /* its parked WRITEs (fs/park.c), kicked when all goes idle */

@@ -67,19 +67,10 @@ int rb_send_by(int fd, const void *p, size_t len, long long deadline_ms)
 	return 0;
 }
 
-int rb_write(int fd, uint32_t xid, const struct rn_fh *fh, uint64_t off, const void *data,
-             uint32_t len, int timeout_ms)
+int rb_write_reply(int fd, uint32_t xid, uint32_t len, int timeout_ms)
 {
-	uint8_t head[512];
 	static uint8_t reply[64 << 10];
-	long long deadline = rb_now_ms() + timeout_ms;
-	size_t n = rb_write_head(head, sizeof head, xid, fh, off, len);
-	if (!n)
-		return -1;
-	if (rb_send_by(fd, head, n, deadline) < 0 || rb_send_by(fd, data, len, deadline) < 0)
-		return -2;
-	long long left = deadline - rb_now_ms();
-	ssize_t got = raw_recv_record(fd, reply, sizeof reply, left > 0 ? (int)left : 1);
+	ssize_t got = raw_recv_record(fd, reply, sizeof reply, timeout_ms > 0 ? timeout_ms : 1);
 	if (got == -2)
 		return -2;
 	struct raw_reply r;
@@ -88,6 +79,19 @@ int rb_write(int fd, uint32_t xid, const struct rn_fh *fh, uint64_t off, const v
 		return -1;
 	int st = rn_dec_write(&r, &count, &committed);
 	return st == 0 && count != len ? -1 : st;
+}
+
+int rb_write(int fd, uint32_t xid, const struct rn_fh *fh, uint64_t off, const void *data,
+             uint32_t len, int timeout_ms)
+{
+	uint8_t head[512];
+	long long deadline = rb_now_ms() + timeout_ms;
+	size_t n = rb_write_head(head, sizeof head, xid, fh, off, len);
+	if (!n)
+		return -1;
+	if (rb_send_by(fd, head, n, deadline) < 0 || rb_send_by(fd, data, len, deadline) < 0)
+		return -2;
+	return rb_write_reply(fd, xid, len, (int)(deadline - rb_now_ms()));
 }
 
 long rb_cpu_ticks(pid_t pid)

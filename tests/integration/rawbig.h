@@ -28,6 +28,8 @@ long long rb_now_ms(void);
  * timeout_ms: the NFS status, -2 when it did not come in time, -1 on a transport error. */
 int rb_write(int fd, uint32_t xid, const struct rn_fh *fh, uint64_t off, const void *data,
              uint32_t len, int timeout_ms);
+/* The reply to the WRITE xid of len bytes (sent by hand), within timeout_ms: as rb_write. */
+int rb_write_reply(int fd, uint32_t xid, uint32_t len, int timeout_ms);
 
 /* CPU time (user + system) the process has used, in clock ticks; -1 if unknown. */
 long rb_cpu_ticks(pid_t pid);

@@ -115,6 +115,26 @@ static void test_stalled_windows_revoked(void **state)
 	expect_write_served(t, 0x4e400000u);
 }
 
+/* The file's first 8 MiB written, so that READs of them have data to answer. */
+static void fill_file(int fd)
+{
+	for (uint32_t m = 0; m < 8; m++)
+		assert_int_equal(rb_write(fd, 0x4e500000u + m, &file, (uint64_t)m * MIB, payload, MIB,
+					  10000), 0);
+}
+
+/* 48 READs of 1 MiB on fd, none of whose replies it reads: it holds its share. */
+static void send_unread_reads(int fd, uint32_t xid0)
+{
+	int rcv = 64 << 10;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+	for (uint32_t i = 0; i < 48; i++) {
+		struct xb b;
+		rn_enc_read(&b, xid0 + i, &file, (uint64_t)(i % 8) * MIB, MIB);
+		assert_int_equal(raw_send_record(fd, b.buf, b.len), 0);
+	}
+}
+
 /* One connection sends 48 READs of 1 MiB and reads no reply: it holds its share (a quarter of
  * receive_memory, at least two max_record) and one READ more, and the rest stays for others. */
 static void test_connection_share_bounded(void **state)
@@ -123,17 +143,9 @@ static void test_connection_share_bounded(void **state)
 	setup_file(t);
 	int fd = conns[0] = raw_connect(t->port, NULL);
 	assert_true(fd >= 0);
-	for (uint32_t m = 0; m < 8; m++)
-		assert_int_equal(rb_write(fd, 0x4e500000u + m, &file, (uint64_t)m * MIB, payload, MIB,
-					  10000), 0);
+	fill_file(fd);
 	uint64_t waits0 = rn_counter(t->port, "receive_memory_share_waits");
-	int rcv = 64 << 10;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
-	for (uint32_t i = 0; i < 48; i++) {
-		struct xb b;
-		rn_enc_read(&b, 0x4e600000u + i, &file, (uint64_t)(i % 8) * MIB, MIB);
-		assert_int_equal(raw_send_record(fd, b.buf, b.len), 0);
-	}
+	send_unread_reads(fd, 0x4e600000u);
 	it_sleep_ms(500);
 	uint64_t held = rn_counter_must(t->port, "receive_memory_bytes");
 	print_message("receive memory held by 48 unread 1 MiB READs of one connection: %llu bytes\n",
@@ -143,6 +155,58 @@ static void test_connection_share_bounded(void **state)
 	expect_write_served(t, 0x4e700000u);
 }
 
+/* With all of receive_memory held (8 connections' unread READs), a record begun before goes on
+ * past the bound only with its ring's token. One such record (x) takes it and stalls: within a
+ * fraction of a second the token passes to the other (y), whose WRITE is read and answered while
+ * the READs still hold the memory. Before, y waited for x's record_timeout, and a record waiting
+ * in the middle of its direct receive was never looked at again. x[k] and y[k] share a ring
+ * (connections go to the two rings in turn). */
+#define HOGS 8
+static void test_stalled_token_passed(void **state)
+{
+	struct itest *t = *state;
+	setup_file(t);
+	int *x = conns, *y = conns + 2, *hog = conns + 4;
+	int fd = raw_connect(t->port, NULL);
+	assert_true(fd >= 0);
+	fill_file(fd);
+	close(fd);
+	for (int k = 0; k < 4; k++) {
+		conns[k] = raw_connect(t->port, NULL);
+		assert_true(conns[k] >= 0);
+	}
+	for (int k = 0; k < 4; k++)
+		begin_write(conns[k], 0x4e800000u + (uint32_t)k);
+	for (int i = 0; i < HOGS; i++) {
+		hog[i] = raw_connect(t->port, NULL);
+		assert_true(hog[i] >= 0);
+		send_unread_reads(hog[i], 0x4e900000u + (uint32_t)i * 64);
+	}
+	uint64_t held = 0;
+	for (long long end = rb_now_ms() + 10000; held < 8u * MIB && rb_now_ms() < end;) {
+		it_sleep_ms(100);
+		held = rn_counter_must(t->port, "receive_memory_bytes");
+	}
+	print_message("receive memory held by %d connections' unread READs: %llu bytes\n", HOGS,
+		      (unsigned long long)held);
+	assert_true(held >= 8u * MIB);
+	uint64_t passed0 = rn_counter_must(t->port, "receive_tokens_passed");
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(rb_send_by(x[k], payload, 1000, rb_now_ms() + 2000), 0);
+	it_sleep_ms(30);      /* x's bytes taken, the token with them; y's come while x holds it */
+	long long t0 = rb_now_ms();
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(rb_send_by(y[k], payload, MIB - BEGUN, t0 + SERVED_MS), 0);
+		int st = rb_write_reply(y[k], 0x4e800002u + (uint32_t)k, MIB,
+					(int)(t0 + SERVED_MS - rb_now_ms()));
+		print_message("WRITE past a stalled record: status %d after %lld ms\n", st,
+			      rb_now_ms() - t0);
+		assert_int_equal(st, 0);
+	}
+	assert_true(rn_counter_must(t->port, "receive_memory_bytes") >= 8u * MIB);
+	assert_true(rn_counter_must(t->port, "receive_tokens_passed") > passed0);
+}
+
 int main(int argc, char **argv)
 {
 	it_server_conf_extra = "receive_memory = 8M\nrecord_timeout = 60\n";
@@ -150,6 +214,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_promised_records_charge_what_arrived, close_all),
 		cmocka_unit_test_teardown(test_stalled_windows_revoked, close_all),
 		cmocka_unit_test_teardown(test_connection_share_bounded, close_all),
+		cmocka_unit_test_teardown(test_stalled_token_passed, close_all),
 	};
 	return IT_MAIN("receive memory", tests);
 }
