@@ -28,7 +28,14 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 
 # one round on a fresh file system; $1: the [cache] section's lines
 round() {
-	mkfs.ext4 -q -F "$LOOP" >/dev/null 2>&1 || fail "mkfs.ext4"
+	# mkfs failed once on the device just unmounted, with the suite running beside other work
+	# (why is unknown: its output was thrown away): a few tries, then its own words
+	local try
+	for try in 1 2 3; do
+		mkfs.ext4 -q -F "$LOOP" >"$W/mkfs.log" 2>&1 && break
+		[ $try = 3 ] && fail "mkfs.ext4: $(cat "$W/mkfs.log")"
+		sleep 1
+	done
 	mkdir -p "$W/mnt" "$W/state" && mount "$LOOP" "$W/mnt" && mkdir "$W/mnt/export" || fail "mount"
 	P=$(port) M=$(port)
 	cat > "$W/conf" <<CONF
