@@ -545,23 +545,35 @@ static int set_defaults(struct config *c)
 	return c->listen && c->state_dir && c->keytab ? 0 : -1;
 }
 
-/* receive_memory, max_record and a connection's share of the one taken together; the default
- * share: a quarter, and at least two records (when receive_memory has room for them). */
+/* A share of receive_memory (name): its default, a fraction of it and at least two records;
+ * or what was set, which must lie between max_record and receive_memory. */
+static int check_share(struct parser *p, const struct config *c, size_t *share, size_t dflt,
+		       const char *name)
+{
+	if (*share == 0) {
+		*share = dflt < 2 * c->max_record ? 2 * c->max_record : dflt;
+		return 0;
+	}
+	if (*share < c->max_record || *share > c->receive_memory)
+		return cfg_fail_at(p, p->memory_line, "%s (%zu) must lie between max_record (%zu) and "
+			       "receive_memory (%zu)", name, *share, c->max_record, c->receive_memory);
+	return 0;
+}
+
+/* receive_memory, max_record and the shares of a connection (default a quarter) and of a
+ * client's connections together (default a half) taken together. */
 static int check_memory(struct parser *p, struct config *c)
 {
 	if (c->receive_memory < 2 * c->max_record)
 		return cfg_fail_at(p, p->memory_line, "receive_memory (%zu) must hold at least two "
 			       "records of max_record (%zu)", c->receive_memory, c->max_record);
-	size_t *share = &c->receive_memory_per_connection;
-	if (*share == 0) {
-		*share = c->receive_memory / 4;
-		if (*share < 2 * c->max_record)
-			*share = 2 * c->max_record;
-	} else if (*share < c->max_record || *share > c->receive_memory) {
-		return cfg_fail_at(p, p->memory_line, "receive_memory_per_connection (%zu) must lie "
-			       "between max_record (%zu) and receive_memory (%zu)", *share,
-			       c->max_record, c->receive_memory);
-	}
+	if (check_share(p, c, &c->receive_memory_per_connection, c->receive_memory / 4,
+			"receive_memory_per_connection") < 0 ||
+	    check_share(p, c, &c->receive_memory_per_client, c->receive_memory / 2,
+			"receive_memory_per_client") < 0)
+		return -1;
+	if (c->receive_memory_per_client < c->receive_memory_per_connection)
+		c->receive_memory_per_client = c->receive_memory_per_connection;
 	return 0;
 }
 

@@ -92,6 +92,7 @@ struct config {
 	size_t receive_memory;    /* records being received or run, all rings, default 512M */
 	/* one connection's share of it; set 0: a quarter of it, at least two max_record */
 	size_t receive_memory_per_connection;
+	size_t receive_memory_per_client;
 	unsigned idle_timeout;    /* seconds a connection may stay silent, default 360; 0 never */
 	unsigned record_timeout;  /* seconds a begun record may take to arrive, default 30 */
 	unsigned reply_cache_entries;   /* duplicate request cache bound, default 16384; 0 off */

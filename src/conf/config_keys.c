@@ -416,6 +416,8 @@ const struct key_def cfg_server_keys[] = {
 	{"receive_memory", parse_size, CFG(receive_memory), 1 * MIB, 1024 * GIB, show_size},
 	{"receive_memory_per_connection", parse_size, CFG(receive_memory_per_connection), 0,
 	 1024 * GIB, show_size},
+	{"receive_memory_per_client", parse_size, CFG(receive_memory_per_client), 0, 1024 * GIB,
+	 show_size},
 	{"idle_timeout", parse_unsigned, CFG(idle_timeout), 0, 86400, show_unsigned},
 	{"record_timeout", parse_unsigned, CFG(record_timeout), 1, 3600, show_unsigned},
 	{"reply_cache_entries", parse_unsigned, CFG(reply_cache_entries), 0, 1 << 24, show_unsigned},

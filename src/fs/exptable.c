@@ -435,6 +435,7 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(max_connections_per_client, "connections_per_client");
 	CHECK(receive_memory, "receive_memory");
 	CHECK(receive_memory_per_connection, "receive_memory_per_connection");
+	CHECK(receive_memory_per_client, "receive_memory_per_client");
 	CHECK(idle_timeout, "idle_timeout");
 	CHECK(record_timeout, "record_timeout");
 	CHECK(reply_cache_entries, "reply_cache_entries");

@@ -57,6 +57,8 @@ static const struct {
 				 "was in use."},
 	{"receive_memory_share_waits", "Times a connection waited to be read because it held its "
 				       "share of receive_memory."},
+	{"receive_memory_client_waits", "Times a connection waited to be read because its client's "
+					"connections held the client's share of receive_memory."},
 	{"receive_windows_revoked", "Receive buffers taken back from connections stalled "
 				    "mid-record."},
 	{"receive_tokens_passed", "Times a record that went on past receive_memory stalled and "

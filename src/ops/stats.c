@@ -121,6 +121,7 @@ static void collect_svc(const struct ops *o, const struct stats_sink *k)
 	C(k, "receive_memory_share_waits", l->share_waits);
 	C(k, "receive_windows_revoked", l->windows_revoked);
 	C(k, "receive_tokens_passed", l->tokens_passed);
+	C(k, "receive_memory_client_waits", l->client_waits);
 	G(k, "receive_memory_bytes", l->mem_bytes);
 }
 

@@ -116,6 +116,7 @@ void conn_open(struct worker *w, int fd, const struct sockaddr_storage *peer,
 	c->fd = fd;
 	c->sbuf = sbuf;
 	c->peer = *peer;
+	c->client = climits_client(w->srv->limits, peer);
 	socklen_t llen = sizeof c->local;
 	if (getsockname(fd, (struct sockaddr *)&c->local, &llen) < 0)
 		c->local.ss_family = AF_UNSPEC;

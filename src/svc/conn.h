@@ -18,6 +18,9 @@
 #define SBUF_SIZE (64 * 1024)
 #define SEC_NS 1000000000ull
 
+/* Why a connection waits for receive memory: its own share, its client's, or all of it. */
+enum mem_wait_why { MW_SHARE, MW_CLIENT, MW_ALL };
+
 struct conn {
 	struct conn *next, *prev;
 	struct worker *w;
@@ -31,7 +34,7 @@ struct conn {
 	bool big_records;             /* its last record was large: read the next one's head alone */
 	bool stalled;                 /* stopped reading because its ring was full */
 	bool mem_wait;                /* stopped reading: no receive memory for it (recvmem.c) */
-	bool mem_wait_all;            /* ... because all of receive_memory is in use (not its share) */
+	uint8_t mem_wait_why;         /* ... why: MW_SHARE, MW_CLIENT or MW_ALL (recvmem.c) */
 	bool win_charged;             /* the pending direct recv's window is charged (w->nwin) */
 	bool revoking;                /* that window is being taken back (its recv cancelled) */
 	uint64_t last_rx_ns;          /* when bytes last came (idle_timeout) */
@@ -41,6 +44,10 @@ struct conn {
 	/* receive memory (recvmem.c): the record being received (its bytes, and the window of its
 	 * pending recv), its records running, its READs' replies running or unsent */
 	size_t rec_charged, run_charged, read_charged;
+	/* its client address's account: what this connection put in it (its part), and the record
+	 * being received at its announced size (its promise) */
+	struct climit_client *client;
+	size_t client_part, rec_promise;
 	size_t win;                   /* its receive window: the most a direct recv asks for */
 	/* stream buffer: bytes [head, tail) not yet consumed */
 	uint8_t *sbuf;
@@ -76,16 +83,18 @@ bool conn_idle(const struct conn *c);
 void accept_start(struct worker *w);
 void accept_stop(struct worker *w);
 
-/* recvmem.c: receive memory (conf receive_memory, receive_memory_per_connection) */
-/* Charge len bytes (a READ's reply) to the connection, or mark it waiting; force: whatever the
- * bounds say. */
+/* recvmem.c: receive memory (conf receive_memory, receive_memory_per_connection,
+ * receive_memory_per_client) */
+/* Charge len bytes (a READ's reply) to the connection, or mark it waiting; force (its first):
+ * whatever the bounds say, but its client's share when len is more than a stream buffer. */
 bool mem_take(struct conn *c, size_t len, bool force);
 /* A record that arrived whole in the stream buffer (len bytes, always taken) or one put
  * together (its rec_charged) becomes a request; and the end of that request. */
 void mem_run_begin(struct conn *c, size_t len);
 void mem_run_end(struct conn *c, size_t charged);
-/* May a large record begin (nothing charged for it yet)? Else the connection waits. */
-bool mem_may_begin(struct conn *c);
+/* May a large record of promise bytes (its announced size; nothing charged for it yet) begin?
+ * Else the connection waits. */
+bool mem_may_begin(struct conn *c, size_t promise);
 /* May the record being put together take more bytes, charged as they come (from the stream
  * buffer, or a receive window of at most a stream buffer)? Else the connection waits. */
 bool mem_rec_grow(struct conn *c);
@@ -101,6 +110,8 @@ void mem_window_revoked(struct conn *c);
 /* The record becomes a request: its charge, now the request's. */
 size_t mem_rec_done(struct conn *c);
 void mem_conn_free(struct conn *c);
+/* Bring the client's account up to what the connection holds now (after each of its events). */
+void mem_client_sync(struct conn *c);
 /* Look again at the ring's connections that wait for memory. */
 void mem_retry(struct worker *w);
 void mem_ring_stop(struct worker *w);

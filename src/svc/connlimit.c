@@ -12,22 +12,24 @@
 
 #define CLIENT_BUCKETS 1024
 
-/* Connections open from one address. */
-struct client_count {
-	struct client_count *next;
+/* Connections open from one address, and the receive memory they hold together (recvmem.c
+ * keeps it: each connection adds and takes back its own part). */
+struct climit_client {
+	struct climit_client *next;
 	uint16_t family;
 	uint8_t addr[16];
 	unsigned n;
+	_Atomic size_t held;
 };
 
 struct conn_limits {
 	unsigned max_total, max_client;
-	size_t max_mem, max_share;
+	size_t max_mem, max_share, max_client_share;
 	atomic_uint total;
 	_Atomic size_t mem;
-	_Atomic uint64_t events[CLE_TOKEN_PASSED + 1];
+	_Atomic uint64_t events[CLE_CLIENT_WAIT + 1];
 	pthread_mutex_t lock;                     /* the table below */
-	struct client_count *bucket[CLIENT_BUCKETS];
+	struct climit_client *bucket[CLIENT_BUCKETS];
 };
 
 int climits_create(const struct config *cfg, struct conn_limits **out)
@@ -39,6 +41,7 @@ int climits_create(const struct config *cfg, struct conn_limits **out)
 	cl->max_client = cfg->max_connections_per_client;
 	cl->max_mem = cfg->receive_memory;
 	cl->max_share = cfg->receive_memory_per_connection;
+	cl->max_client_share = cfg->receive_memory_per_client;
 	pthread_mutex_init(&cl->lock, NULL);
 	*out = cl;
 	return 0;
@@ -49,7 +52,7 @@ void climits_destroy(struct conn_limits *cl)
 	if (!cl)
 		return;
 	for (int i = 0; i < CLIENT_BUCKETS; i++)
-		for (struct client_count *c = cl->bucket[i], *n; c; c = n) {
+		for (struct climit_client *c = cl->bucket[i], *n; c; c = n) {
 			n = c->next;
 			free(c);
 		}
@@ -77,9 +80,9 @@ static unsigned bucket_of(const uint8_t addr[16])
 }
 
 /* Where the address's count is, or would go. Under cl->lock. */
-static struct client_count **find(struct conn_limits *cl, uint16_t family, const uint8_t addr[16])
+static struct climit_client **find(struct conn_limits *cl, uint16_t family, const uint8_t addr[16])
 {
-	struct client_count **pp = &cl->bucket[bucket_of(addr)];
+	struct climit_client **pp = &cl->bucket[bucket_of(addr)];
 	for (; *pp; pp = &(*pp)->next)
 		if ((*pp)->family == family && memcmp((*pp)->addr, addr, 16) == 0)
 			return pp;
@@ -94,7 +97,7 @@ enum climit_verdict climits_open(struct conn_limits *cl, const struct sockaddr_s
 	unsigned total = atomic_fetch_add(&cl->total, 1) + 1;
 	unsigned mine = 0;
 	pthread_mutex_lock(&cl->lock);
-	struct client_count **pp = find(cl, family, addr);
+	struct climit_client **pp = find(cl, family, addr);
 	if (!*pp && (*pp = calloc(1, sizeof **pp))) {
 		(*pp)->family = family;
 		memcpy((*pp)->addr, addr, 16);
@@ -107,6 +110,37 @@ enum climit_verdict climits_open(struct conn_limits *cl, const struct sockaddr_s
 	return total > cl->max_total ? CL_OVER_TOTAL : CL_OK;
 }
 
+struct climit_client *climits_client(struct conn_limits *cl, const struct sockaddr_storage *peer)
+{
+	uint16_t family;
+	uint8_t addr[16];
+	addr_of(peer, &family, addr);
+	pthread_mutex_lock(&cl->lock);
+	struct climit_client *c = *find(cl, family, addr);
+	pthread_mutex_unlock(&cl->lock);
+	return c;
+}
+
+size_t climits_client_held(const struct climit_client *cc)
+{
+	return atomic_load_explicit(&cc->held, memory_order_relaxed);
+}
+
+void climits_client_add(struct climit_client *cc, size_t n)
+{
+	atomic_fetch_add_explicit(&cc->held, n, memory_order_relaxed);
+}
+
+void climits_client_sub(struct climit_client *cc, size_t n)
+{
+	atomic_fetch_sub_explicit(&cc->held, n, memory_order_relaxed);
+}
+
+size_t climits_client_share(const struct conn_limits *cl)
+{
+	return cl->max_client_share;
+}
+
 void climits_close(struct conn_limits *cl, const struct sockaddr_storage *peer)
 {
 	uint16_t family;
@@ -114,8 +148,8 @@ void climits_close(struct conn_limits *cl, const struct sockaddr_storage *peer)
 	addr_of(peer, &family, addr);
 	atomic_fetch_sub(&cl->total, 1);
 	pthread_mutex_lock(&cl->lock);
-	struct client_count **pp = find(cl, family, addr);
-	struct client_count *c = *pp;
+	struct climit_client **pp = find(cl, family, addr);
+	struct climit_client *c = *pp;
 	if (c && --c->n == 0) {
 		*pp = c->next;
 		free(c);
@@ -170,12 +204,13 @@ void climits_get_stats(struct conn_limits *cl, struct climit_stats *st)
 		.share_waits = atomic_load(&cl->events[CLE_SHARE_WAIT]),
 		.windows_revoked = atomic_load(&cl->events[CLE_WIN_REVOKED]),
 		.tokens_passed = atomic_load(&cl->events[CLE_TOKEN_PASSED]),
+		.client_waits = atomic_load(&cl->events[CLE_CLIENT_WAIT]),
 	};
 }
 
 /* The table's (family, bytes) back as an address (an IPv4-mapped one stays as it came: the
  * reader shows it as its IPv4 client, sockaddr.h). */
-static void to_sockaddr(const struct client_count *c, struct sockaddr_storage *ss)
+static void to_sockaddr(const struct climit_client *c, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof *ss);
 	ss->ss_family = c->family;
@@ -190,7 +225,7 @@ void climits_walk(struct conn_limits *cl,
 {
 	pthread_mutex_lock(&cl->lock);
 	for (int i = 0; i < CLIENT_BUCKETS; i++)
-		for (struct client_count *c = cl->bucket[i]; c; c = c->next) {
+		for (struct climit_client *c = cl->bucket[i]; c; c = c->next) {
 			struct sockaddr_storage ss;
 			to_sockaddr(c, &ss);
 			fn(ctx, &ss, c->n);

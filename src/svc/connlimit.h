@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a client may make the server hold, across every ring: connections in all and per client
  * address (conf connections, connections_per_client), and the memory of the records being
- * received or run and of READ replies (receive_memory, and a connection's share of it,
- * receive_memory_per_connection). Connections are counted by the accepting ring and uncounted
- * by the ring that closes them; the counters are atomics and the per-address table has a mutex,
- * touched only at open and close. */
+ * received or run and of READ replies (receive_memory, and the shares of it of a connection,
+ * receive_memory_per_connection, and of a client address, receive_memory_per_client).
+ * Connections are counted by the accepting ring and uncounted by the ring that closes them; the
+ * counters are atomics and the per-address table has a mutex, touched only at open and close. */
 #ifndef NFSD_UC_CONNLIMIT_H
 #define NFSD_UC_CONNLIMIT_H
 
@@ -24,7 +24,7 @@ enum climit_verdict {
 
 struct climit_stats {
 	uint64_t connections, evicted, refused, idle_closed, slow_closed, mem_waits, mem_bytes;
-	uint64_t share_waits, windows_revoked, tokens_passed;
+	uint64_t share_waits, windows_revoked, tokens_passed, client_waits;
 };
 
 int climits_create(const struct config *cfg, struct conn_limits **out);
@@ -45,9 +45,20 @@ bool climits_mem_room(struct conn_limits *cl);
 /* A connection's share of the bound. */
 size_t climits_mem_share(const struct conn_limits *cl);
 
+/* One client address: its connections' count, and what of the bound they hold together. */
+struct climit_client;
+/* peer's entry, which climits_open() counted (NULL: none could be made); it lives until the
+ * climits_close() of the last connection from that address. */
+struct climit_client *climits_client(struct conn_limits *cl, const struct sockaddr_storage *peer);
+size_t climits_client_held(const struct climit_client *cc);
+void climits_client_add(struct climit_client *cc, size_t n);
+void climits_client_sub(struct climit_client *cc, size_t n);
+/* A client's share of the bound (receive_memory_per_client). */
+size_t climits_client_share(const struct conn_limits *cl);
+
 
 enum climit_event { CLE_EVICTED, CLE_REFUSED, CLE_IDLE, CLE_SLOW, CLE_MEM_WAIT, CLE_SHARE_WAIT,
-		    CLE_WIN_REVOKED, CLE_TOKEN_PASSED };
+		    CLE_WIN_REVOKED, CLE_TOKEN_PASSED, CLE_CLIENT_WAIT };
 void climits_count(struct conn_limits *cl, enum climit_event ev);
 void climits_get_stats(struct conn_limits *cl, struct climit_stats *st);
 /* Each address with connections open and how many, under the table's mutex (fn must not call

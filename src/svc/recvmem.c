@@ -16,6 +16,14 @@
  * client that earned a large window and then stopped sending holds it a tenth of a second, not
  * until record_timeout. So a client that promises and does not send holds what it sent.
  *
+ * A client address's connections together hold at most its share (receive_memory_per_client):
+ * one client with many connections, each holding its own share in unread READ replies or
+ * half-sent records, would otherwise take all of the bound, and every other client's records
+ * would wait for record_timeout. That share counts a record at its announced size from its
+ * start (max_record when it comes in fragments), and is asked only before a record begins or a
+ * READ is taken: a record once begun never waits for it, so that a client's records, each
+ * waiting for another's memory, cannot hold each other up.
+ *
  * Records begun always have a way to finish: past the bound, one begun record per ring at a time
  * goes on (the ring's token), so that half-received records filling receive_memory (their
  * clients sent that much and stopped) cannot stop every record for good. A holder whose bytes
@@ -47,6 +55,36 @@ static bool share_room(const struct conn *c, size_t n)
 	return held == 0 || held + n <= climits_mem_share(c->w->srv->limits);
 }
 
+/* Its part of its client's account: the record being received counts its promise. */
+static size_t client_part(const struct conn *c)
+{
+	size_t rec = c->rec_charged > c->rec_promise ? c->rec_charged : c->rec_promise;
+	return c->run_charged + c->read_charged + rec;
+}
+
+void mem_client_sync(struct conn *c)
+{
+	if (!c->client)
+		return;
+	size_t now = client_part(c);
+	if (now > c->client_part)
+		climits_client_add(c->client, now - c->client_part);
+	else if (now < c->client_part)
+		climits_client_sub(c->client, c->client_part - now);
+	c->client_part = now;
+}
+
+/* n bytes more within the client's share? When all the client holds is this connection's, its
+ * own share decides. */
+static bool client_room(struct conn *c, size_t n)
+{
+	if (!c->client)
+		return true;
+	mem_client_sync(c);
+	size_t held = climits_client_held(c->client);
+	return held <= c->client_part || held + n <= climits_client_share(c->w->srv->limits);
+}
+
 static void on_mem_timer(struct fiber_timer *t);
 static void on_win_timer(struct fiber_timer *t);
 
@@ -63,36 +101,47 @@ static void wait_end(struct conn *c)
 {
 	if (!c->mem_wait)
 		return;
-	c->mem_wait = c->mem_wait_all = false;
+	c->mem_wait = false;
 	c->w->nmem_wait--;
 }
 
-/* The connection stops reading until memory comes back: of the bound (all), or of its share
- * (its own requests give it back). Its ring's retry timer and every request that ends look
- * again. */
-static void wait_begin(struct conn *c, bool all)
+static void wait_counted(struct conn *c, enum mem_wait_why why)
+{
+	struct svc *srv = c->w->srv;
+	char a[INET6_ADDRSTRLEN];
+	climits_count(srv->limits, CLE_MEM_WAIT);
+	if (why == MW_ALL) {
+		log_ratelimited(&srv->mem_log, LOG_WARNING,
+				"receive_memory (%zu bytes) in use: connections wait to be read",
+				srv->cfg->receive_memory);
+	} else if (why == MW_SHARE) {
+		climits_count(srv->limits, CLE_SHARE_WAIT);
+		log_ratelimited(&srv->share_log, LOG_WARNING,
+				"client %s: receive_memory_per_connection (%zu bytes) reached: "
+				"its connection waits for its own calls", conn_peer_str(&c->peer, a),
+				srv->cfg->receive_memory_per_connection);
+	} else {
+		climits_count(srv->limits, CLE_CLIENT_WAIT);
+		log_ratelimited(&srv->client_log, LOG_WARNING,
+				"client %s: receive_memory_per_client (%zu bytes) reached: "
+				"its connections wait for its own calls", conn_peer_str(&c->peer, a),
+				srv->cfg->receive_memory_per_client);
+	}
+}
+
+/* The connection stops reading until memory comes back: of the bound (all), or of its or its
+ * client's share (their own requests give it back). Its ring's retry timer and every request
+ * that ends look again. */
+static void wait_begin(struct conn *c, enum mem_wait_why why)
 {
 	struct worker *w = c->w;
-	struct svc *srv = w->srv;
-	if (c->mem_wait && c->mem_wait_all != all)
+	if (c->mem_wait && c->mem_wait_why != why)
 		wait_end(c);
 	if (!c->mem_wait) {
 		c->mem_wait = true;
-		c->mem_wait_all = all;
+		c->mem_wait_why = (uint8_t)why;
 		w->nmem_wait++;
-		climits_count(srv->limits, CLE_MEM_WAIT);
-		if (all) {
-			log_ratelimited(&srv->mem_log, LOG_WARNING,
-					"receive_memory (%zu bytes) in use: connections wait to be read",
-					srv->cfg->receive_memory);
-		} else {
-			char a[INET6_ADDRSTRLEN];
-			climits_count(srv->limits, CLE_SHARE_WAIT);
-			log_ratelimited(&srv->share_log, LOG_WARNING,
-					"client %s: receive_memory_per_connection (%zu bytes) reached: "
-					"its connection waits for its own calls", conn_peer_str(&c->peer, a),
-					srv->cfg->receive_memory_per_connection);
-		}
+		wait_counted(c, why);
 	}
 	if (!w->mem_timer.armed) {
 		w->mem_timer.fire = on_mem_timer;
@@ -103,13 +152,18 @@ static void wait_begin(struct conn *c, bool all)
 bool mem_take(struct conn *c, size_t len, bool force)
 {
 	struct conn_limits *cl = c->w->srv->limits;
-	if (force) {
+	/* a small forced one passes its client's share: each connection goes on, and a client's
+	 * thousand connections hold at most a stream buffer's worth each that way */
+	if (force && (len <= RECV_WIN_MIN || client_room(c, len))) {
 		climits_mem_force(cl, len);
 	} else if (!share_room(c, len)) {
-		wait_begin(c, false);
+		wait_begin(c, MW_SHARE);
+		return false;
+	} else if (!client_room(c, len)) {
+		wait_begin(c, MW_CLIENT);
 		return false;
 	} else if (!climits_mem_take(cl, len)) {
-		wait_begin(c, true);
+		wait_begin(c, MW_ALL);
 		return false;
 	}
 	wait_end(c);
@@ -128,17 +182,22 @@ void mem_run_end(struct conn *c, size_t charged)
 	c->run_charged -= charged;
 }
 
-bool mem_may_begin(struct conn *c)
+bool mem_may_begin(struct conn *c, size_t promise)
 {
 	if (!share_room(c, 1)) {
-		wait_begin(c, false);
+		wait_begin(c, MW_SHARE);
+		return false;
+	}
+	if (!client_room(c, promise)) {
+		wait_begin(c, MW_CLIENT);
 		return false;
 	}
 	if (!climits_mem_room(c->w->srv->limits)) {
-		wait_begin(c, true);
+		wait_begin(c, MW_ALL);
 		return false;
 	}
 	wait_end(c);
+	c->rec_promise = promise;
 	return true;
 }
 
@@ -146,12 +205,12 @@ bool mem_rec_grow(struct conn *c)
 {
 	struct worker *w = c->w;
 	if (!share_room(c, 1)) {
-		wait_begin(c, false);
+		wait_begin(c, MW_SHARE);
 		return false;
 	}
 	if (!climits_mem_room(w->srv->limits)) {
 		if (w->mem_token && w->mem_token != c) {
-			wait_begin(c, true);
+			wait_begin(c, MW_ALL);
 			return false;
 		}
 		w->mem_token = c;
@@ -263,6 +322,7 @@ size_t mem_rec_done(struct conn *c)
 	if (c->w->mem_token == c)
 		c->w->mem_token = NULL;
 	c->rec_charged = 0;
+	c->rec_promise = 0;
 	c->run_charged += charged;
 	return charged;
 }
@@ -277,6 +337,9 @@ void mem_conn_free(struct conn *c)
 	if (w->mem_token == c)
 		w->mem_token = NULL;
 	climits_mem_put(w->srv->limits, c->rec_charged);
+	if (c->client)
+		climits_client_sub(c->client, c->client_part);
+	c->client_part = 0;
 }
 
 /* Look again at the connections waiting for memory, until one still finds none of the bound
@@ -289,7 +352,7 @@ void mem_retry(struct worker *w)
 		if (!c->mem_wait)
 			continue;
 		conn_pump(c);
-		bool full = c->mem_wait && c->mem_wait_all;
+		bool full = c->mem_wait && c->mem_wait_why == MW_ALL;
 		conn_settle(c);
 		if (full && w->mem_token)
 			break;

@@ -112,10 +112,14 @@ void conn_kill(struct conn *c)
 	}
 }
 
+/* After each event of the connection: freed once dead and idle, else its client's account
+ * brought up to date. */
 void conn_settle(struct conn *c)
 {
 	if (c->dead && !c->recv_busy && !c->send_busy && !c->inflight)
 		conn_free(c);
+	else
+		mem_client_sync(c);
 }
 
 /* A stopping loop closes a connection once it owes nothing more. */
@@ -427,7 +431,8 @@ void conn_pump(struct conn *c)
 		/* Large or fragmented: wait for enough bytes to find a WRITE's payload, then move out. */
 		if (avail < PEEK_MIN && avail < len && c->tail < SBUF_SIZE)
 			break;
-		if (!mem_may_begin(c))
+		/* a record in fragments may grow to max_record: that is what it may hold */
+		if (!mem_may_begin(c, last ? len : c->w->srv->cfg->max_record))
 			break;
 		if (!rec_begin(c, c->sbuf + c->head + 4, avail, len, last)) {
 			conn_kill(c);

@@ -49,7 +49,7 @@ struct svc {
 	struct svc_gss *gss;          /* RPCSEC_GSS's contexts, NULL when off (gss_call.h) */
 	struct conn_limits *limits;   /* connections and record memory (connlimit.h) */
 	/* connlimit's warnings, a kind each */
-	struct log_ratelimit limit_log, mem_log, slow_log, share_log;
+	struct log_ratelimit limit_log, mem_log, slow_log, share_log, client_log;
 	size_t place_align;           /* WRITE payloads placed modulo this (fs_place_align) */
 	struct worker *workers;       /* the rings */
 	unsigned nworkers;

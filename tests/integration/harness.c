@@ -32,6 +32,7 @@ static const char *const export_names[EXP_COUNT] = {
 const char *it_server_conf_extra;
 const char *it_lock_conf_extra;
 const char *it_rw_export_extra;
+const char *it_rw_clients_extra;
 
 static long long now_ms(void)
 {
@@ -121,7 +122,8 @@ static int write_conf(const struct itest *t)
 	        t->port, t->mount_port, t->dir,
 	        strstr(extra, "rpcbind =") ? "" : "rpcbind = no\n", extra, t->lock_port,
 	        it_lock_conf_extra ? it_lock_conf_extra : "");
-	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure)\n%s\n", t->exports[EXP_RW],
+	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,no_root_squash,insecure) %s\n%s\n",
+	        t->exports[EXP_RW], it_rw_clients_extra ? it_rw_clients_extra : "",
 	        it_rw_export_extra ? it_rw_export_extra : "");
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(ro,no_root_squash,insecure)\n\n", t->exports[EXP_RO]);
 	fprintf(f, "[export %s]\nclients = 127.0.0.1(rw,root_squash,insecure)\n\n", t->exports[EXP_ROOTSQ]);

@@ -31,6 +31,9 @@ enum it_export { EXP_RW = 0, EXP_RO, EXP_ROOTSQ, EXP_ALLSQ, EXP_PRIVATE, EXP_SUB
 extern const char *it_server_conf_extra;
 /* Lines added to the rw export's section (e.g. its write_mode), set before IT_MAIN. */
 extern const char *it_rw_export_extra;
+/* More hosts of the rw export's clients line, after 127.0.0.1's rule, set before IT_MAIN (e.g.
+ * "127.0.0.0/8(rw,insecure)" for clients of their own addresses on the loopback). */
+extern const char *it_rw_clients_extra;
 /* Lines for the conf's [lock] section (its port is the harness's), set before it_setup. */
 extern const char *it_lock_conf_extra;
 

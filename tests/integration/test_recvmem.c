@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* receive_memory (8M here) is charged as a record's bytes arrive, not as its record mark promises
- * them, and one connection holds at most its share of it: clients that begin 1 MiB WRITEs and
- * send 600 bytes of each, or that earned large receive windows with fast WRITEs before stalling,
- * hold what they sent; one that sends READs and reads none of the replies holds its share; none
- * keeps another client's 1 MiB WRITE waiting. Before, that WRITE waited until record_timeout
- * (60 s here) closed the others. */
+ * them; one connection holds at most its share of it, and the connections of one client address
+ * together at most the client's share (4M here, half): clients that begin 1 MiB WRITEs and send
+ * 600 bytes of each, or that earned large receive windows with fast WRITEs before stalling, hold
+ * what they sent; one that sends READs and reads none of the replies holds its share; one client
+ * with 16 connections doing either holds its client's share; none keeps another client's 1 MiB
+ * WRITE waiting. Before, that WRITE waited until record_timeout (60 s here) closed the others.
+ *
+ * Each stalling connection has an address of its own on the loopback (127.0.1.N, from conn_as),
+ * unless the test is about one client's many connections; the client served is 127.0.0.2. */
 #include "client.h"
 #include "rawbig.h"
 #include "rawnfs.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,8 @@
 #define NCONN 64
 #define BEGUN 600              /* payload bytes each stalled WRITE sends */
 #define SERVED_MS 5000         /* the other client's WRITE answered by then (the bug: 60 s) */
+#define CLIENT_SHARE (4u * MIB) /* receive_memory_per_client: its default, half */
+#define SERVED_FROM "127.0.0.2"
 
 static struct rn_fh file;
 static int conns[NCONN];
@@ -37,6 +45,16 @@ static void setup_file(const struct itest *t)
 	memset(payload, 0x5a, sizeof payload);
 }
 
+/* A connection from a client address of its own for each n (127.0.1.1, 127.0.1.2, ...). */
+static int conn_as(const struct itest *t, unsigned n)
+{
+	char a[32];
+	snprintf(a, sizeof a, "127.0.%u.%u", 1 + n / 250, 1 + n % 250);
+	int fd = raw_connect(t->port, a);
+	assert_true(fd >= 0);
+	return fd;
+}
+
 /* Begin a 1 MiB WRITE on fd and send BEGUN bytes of its payload. */
 static void begin_write(int fd, uint32_t xid)
 {
@@ -50,7 +68,7 @@ static void begin_write(int fd, uint32_t xid)
 /* Another client's 1 MiB WRITE, answered OK in time. */
 static void expect_write_served(const struct itest *t, uint32_t xid)
 {
-	int fd = raw_connect(t->port, NULL);
+	int fd = raw_connect(t->port, SERVED_FROM);
 	assert_true(fd >= 0);
 	long long t0 = rb_now_ms();
 	int st = rb_write(fd, xid, &file, 0, payload, MIB, SERVED_MS);
@@ -75,8 +93,7 @@ static void test_promised_records_charge_what_arrived(void **state)
 	struct itest *t = *state;
 	setup_file(t);
 	for (int i = 0; i < NCONN; i++) {
-		conns[i] = raw_connect(t->port, NULL);
-		assert_true(conns[i] >= 0);
+		conns[i] = conn_as(t, (unsigned)i);
 		begin_write(conns[i], 0x4e000000u + (uint32_t)i);
 	}
 	it_sleep_ms(300);
@@ -97,8 +114,7 @@ static void test_stalled_windows_revoked(void **state)
 	setup_file(t);
 	uint64_t revoked0 = rn_counter(t->port, "receive_windows_revoked");
 	for (int i = 0; i < NCONN; i++) {
-		conns[i] = raw_connect(t->port, NULL);
-		assert_true(conns[i] >= 0);
+		conns[i] = conn_as(t, (unsigned)i);
 		for (uint32_t k = 0; k < 3; k++)
 			assert_int_equal(rb_write(conns[i], 0x4e200000u + (uint32_t)i * 4 + k, &file,
 						  (uint64_t)(i % 8) * MIB, payload, MIB, 10000), 0);
@@ -141,8 +157,7 @@ static void test_connection_share_bounded(void **state)
 {
 	struct itest *t = *state;
 	setup_file(t);
-	int fd = conns[0] = raw_connect(t->port, NULL);
-	assert_true(fd >= 0);
+	int fd = conns[0] = conn_as(t, 0);
 	fill_file(fd);
 	uint64_t waits0 = rn_counter(t->port, "receive_memory_share_waits");
 	send_unread_reads(fd, 0x4e600000u);
@@ -171,15 +186,12 @@ static void test_stalled_token_passed(void **state)
 	assert_true(fd >= 0);
 	fill_file(fd);
 	close(fd);
-	for (int k = 0; k < 4; k++) {
-		conns[k] = raw_connect(t->port, NULL);
-		assert_true(conns[k] >= 0);
-	}
+	for (int k = 0; k < 4; k++)
+		conns[k] = conn_as(t, (unsigned)k);
 	for (int k = 0; k < 4; k++)
 		begin_write(conns[k], 0x4e800000u + (uint32_t)k);
 	for (int i = 0; i < HOGS; i++) {
-		hog[i] = raw_connect(t->port, NULL);
-		assert_true(hog[i] >= 0);
+		hog[i] = conn_as(t, 4 + (unsigned)i);
 		send_unread_reads(hog[i], 0x4e900000u + (uint32_t)i * 64);
 	}
 	uint64_t held = 0;
@@ -207,14 +219,98 @@ static void test_stalled_token_passed(void **state)
 	assert_true(rn_counter_must(t->port, "receive_tokens_passed") > passed0);
 }
 
+/* What the server takes of len bytes on fd within ms (it may stop reading). */
+static size_t send_for(int fd, const uint8_t *p, size_t len, int ms)
+{
+	size_t sent = 0;
+	long long end = rb_now_ms() + ms;
+	while (sent < len) {
+		long long left = end - rb_now_ms();
+		struct pollfd pf = {fd, POLLOUT, 0};
+		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+			break;
+		ssize_t n = send(fd, p + sent, len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		if (n > 0)
+			sent += (size_t)n;
+	}
+	return sent;
+}
+
+/* receive_memory_bytes once it stops moving (what the stalled clients hold). */
+static uint64_t held_settled(const struct itest *t)
+{
+	uint64_t prev = UINT64_MAX, held = rn_counter_must(t->port, "receive_memory_bytes");
+	for (int i = 0; i < 50 && held != prev; i++) {
+		it_sleep_ms(200);
+		prev = held;
+		held = rn_counter_must(t->port, "receive_memory_bytes");
+	}
+	return held;
+}
+
+/* One client (one address) with 16 connections, each sending READs of 1 MiB and reading none of
+ * the replies: together they hold the client's share (and a READ more), not all of
+ * receive_memory, and another client's WRITE is served. Before, each held its connection's share
+ * and the 16 held all of it. */
+#define MANY 16
+static void test_client_share_bounded_reads(void **state)
+{
+	struct itest *t = *state;
+	setup_file(t);
+	int fd = conn_as(t, 100);
+	fill_file(fd);
+	close(fd);
+	uint64_t waits0 = rn_counter(t->port, "receive_memory_client_waits");
+	for (int i = 0; i < MANY; i++) {
+		conns[i] = raw_connect(t->port, "127.0.2.1");
+		assert_true(conns[i] >= 0);
+		send_unread_reads(conns[i], 0x4ea00000u + (uint32_t)i * 64);
+	}
+	uint64_t held = held_settled(t);
+	print_message("receive memory held by one client's %d connections of unread READs: %llu "
+		      "bytes\n", MANY, (unsigned long long)held);
+	assert_true(held <= CLIENT_SHARE + MIB);
+	assert_true(rn_counter_must(t->port, "receive_memory_client_waits") > waits0);
+	expect_write_served(t, 0x4eb00000u);
+}
+
+/* The same client's 16 connections each begin a 1 MiB WRITE and send all of it but 1000 bytes:
+ * the records it may begin are those whose announced sizes fit in its share, and the others
+ * wait to begin (their bytes stay in the sockets), so another client's WRITE is served. */
+static void test_client_share_bounded_records(void **state)
+{
+	struct itest *t = *state;
+	setup_file(t);
+	for (int i = 0; i < MANY; i++) {
+		conns[i] = raw_connect(t->port, "127.0.2.1");
+		assert_true(conns[i] >= 0);
+		uint8_t head[512];
+		uint32_t xid = 0x4ec00000u + (uint32_t)i;
+		size_t n = rb_write_head(head, sizeof head, xid, &file, (uint64_t)(i % 8) * MIB, MIB);
+		assert_true(n > 0);
+		assert_int_equal(raw_send_all(conns[i], head, n), 0);
+		send_for(conns[i], payload, MIB - 1000, 200);
+	}
+	uint64_t held = held_settled(t);
+	print_message("receive memory held by one client's %d nearly sent 1 MiB WRITEs: %llu "
+		      "bytes\n", MANY, (unsigned long long)held);
+	assert_true(held <= CLIENT_SHARE + MIB);
+	expect_write_served(t, 0x4ed00000u);
+}
+
 int main(int argc, char **argv)
 {
 	it_server_conf_extra = "receive_memory = 8M\nrecord_timeout = 60\n";
+	it_rw_clients_extra = "127.0.0.0/8(rw,no_root_squash,insecure)";
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_promised_records_charge_what_arrived, close_all),
 		cmocka_unit_test_teardown(test_stalled_windows_revoked, close_all),
 		cmocka_unit_test_teardown(test_connection_share_bounded, close_all),
 		cmocka_unit_test_teardown(test_stalled_token_passed, close_all),
+		cmocka_unit_test_teardown(test_client_share_bounded_reads, close_all),
+		cmocka_unit_test_teardown(test_client_share_bounded_records, close_all),
 	};
 	return IT_MAIN("receive memory", tests);
 }

@@ -60,6 +60,7 @@ static void test_empty_section_gives_defaults(void **state)
 	assert_int_equal(cfg.max_connections_per_client, 1024);
 	assert_int_equal(cfg.receive_memory, 512 * 1024 * 1024);
 	assert_int_equal(cfg.receive_memory_per_connection, 128 * 1024 * 1024);   /* a quarter */
+	assert_int_equal(cfg.receive_memory_per_client, 256 * 1024 * 1024);       /* a half */
 	assert_int_equal(cfg.idle_timeout, 360);
 	assert_int_equal(cfg.record_timeout, 30);
 	assert_int_equal(cfg.reply_cache_entries, 16384);
@@ -128,6 +129,7 @@ static const char every_key[] =
 	"connections_per_client = 10\n"
 	"receive_memory = 64M\n"
 	"receive_memory_per_connection = 8M\n"
+	"receive_memory_per_client = 16M\n"
 	"idle_timeout = 0\n"
 	"record_timeout = 5\n"
 	"reply_cache_entries = 0\n"
@@ -179,6 +181,7 @@ static void check_every_server_key(const struct config *cfg)
 	assert_int_equal(cfg->max_connections_per_client, 10);
 	assert_int_equal(cfg->receive_memory, 64 * 1024 * 1024);
 	assert_int_equal(cfg->receive_memory_per_connection, 8 * 1024 * 1024);
+	assert_int_equal(cfg->receive_memory_per_client, 16 * 1024 * 1024);
 	assert_int_equal(cfg->metrics_connections, 32);
 	assert_int_equal(cfg->metrics_connections_per_client, 2);
 	assert_int_equal(cfg->metrics_timeout, 3);
@@ -233,7 +236,7 @@ static void check_every_export_key(const struct config *cfg)
 	assert_int_equal(r->sec[1], 1);        /* sys */
 
 	e = &cfg->exports[1];
-	assert_int_equal(e->line, 39);
+	assert_int_equal(e->line, 40);
 	assert_int_equal(e->write_mode, IO_MODE_BUFFERED);
 	assert_int_equal(e->read_mode, IO_MODE_DONTCACHE);
 	assert_int_equal(e->block, 0);

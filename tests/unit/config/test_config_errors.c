@@ -60,6 +60,7 @@ void test_structure_errors(void **state)
 		 "mount_port, threads, "
 		 "requests_per_connection, requests_per_ring, blocking_threads, max_record, "
 		 "connections, connections_per_client, receive_memory, receive_memory_per_connection, "
+		 "receive_memory_per_client, "
 		 "idle_timeout, record_timeout, reply_cache_entries, reply_cache_size, "
 		 "mount_list_entries, state_dir, exports_dir, rpcbind, log_level, keytab, gss_contexts, "
 		 "gss_contexts_per_client, gss_window, gss_unmapped, gss_crypto)"},
@@ -67,7 +68,8 @@ void test_structure_errors(void **state)
 		 "2: unknown key 'record_timout' in [server] (did you mean 'record_timeout'? known: "
 		 "listen, port, mount_port, threads, requests_per_connection, requests_per_ring, "
 		 "blocking_threads, max_record, connections, connections_per_client, receive_memory, "
-		 "receive_memory_per_connection, idle_timeout, record_timeout, reply_cache_entries, "
+		 "receive_memory_per_connection, receive_memory_per_client, idle_timeout, "
+		 "record_timeout, reply_cache_entries, "
 		 "reply_cache_size, mount_list_entries, state_dir, exports_dir, rpcbind, log_level, "
 		 "keytab, gss_contexts, gss_contexts_per_client, gss_window, gss_unmapped, "
 		 "gss_crypto)"},
@@ -148,6 +150,9 @@ void test_value_errors(void **state)
 		 "receive_memory (8388608)"},
 		{"[server]\nreceive_memory_per_connection = 1M\nreceive_memory = 8M\n",
 		 "3: receive_memory_per_connection (1048576) must lie between max_record (1114112) and "
+		 "receive_memory (8388608)"},
+		{"[server]\nreceive_memory = 8M\nreceive_memory_per_client = 9M\n",
+		 "3: receive_memory_per_client (9437184) must lie between max_record (1114112) and "
 		 "receive_memory (8388608)"},
 		{"[metrics]\ntimeout = 0\n", "2: timeout = 0 is out of range (1..3600)"},
 		{"[metrics]\nconnections = 5000\n", "2: connections = 5000 is out of range (1..4096)"},
