@@ -80,7 +80,8 @@ struct worker {
 	unsigned nmem_wait;           /* connections waiting for record memory (receive_memory) */
 	struct fiber_timer conn_timer;   /* 1 s: idle and slow connections close */
 	struct fiber_timer mem_timer;    /* while nmem_wait: look again for record memory */
-	struct fiber_timer win_timer;    /* while nwin: take back stalled receive windows */
+	struct fiber_timer win_timer;    /* while nwin or the token is held: take back stalled
+					  * receive windows, pass on a stalled token */
 	unsigned nwin;                /* connections whose pending recv has a charged window */
 	struct conn *mem_token;       /* the one whose begun record may go past receive_memory */
 	uint64_t token_ns;            /* when its holder last asked for it (its bytes came) */
