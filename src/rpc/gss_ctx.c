@@ -119,8 +119,8 @@ static void ctx_ref(struct gss_ctx *c)
 	atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
 }
 
-/* One reference let go; the context freed with the last. */
-static void ctx_unref(struct gss_ctx *c)
+/* One reference let go (a call's, or the table's when it unlinks c); the last frees it. */
+void gss_ctx_put(struct gss_ctx *c)
 {
 	if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
 		ctx_free(c);
@@ -212,7 +212,7 @@ static void purge(struct gss_ctx_table *t)
 			if (now < c->expires_ns)
 				continue;
 			unlink_ctx(t, c);
-			ctx_unref(c);
+			gss_ctx_put(c);
 		}
 }
 
@@ -409,7 +409,7 @@ int gss_ctx_accept(struct gss_ctx_table *t, const struct sockaddr_storage *peer,
 	c->established = res->major == GSS_S_COMPLETE;
 	if (failed && !c->unlinked) {
 		unlink_ctx(t, c);
-		ctx_unref(c);   /* the table's: the caller still holds its own */
+		gss_ctx_put(c);   /* the table's: the caller still holds its own */
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (!failed) {
@@ -426,7 +426,7 @@ struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint
 	struct gss_ctx *c = lookup(t, handle, handle_len);
 	if (c && c->established && now_ns() >= c->expires_ns) {
 		unlink_ctx(t, c);   /* its ticket ended: the client gets a new one and a new context */
-		ctx_unref(c);
+		gss_ctx_put(c);
 		c = NULL;
 	} else if (c && c->established) {
 		ctx_ref(c);
@@ -435,11 +435,6 @@ struct gss_ctx *gss_ctx_get(struct gss_ctx_table *t, const uint8_t *handle, uint
 	}
 	pthread_mutex_unlock(&t->lock);
 	return c;
-}
-
-void gss_ctx_put(struct gss_ctx *c)
-{
-	ctx_unref(c);
 }
 
 const char *gss_ctx_principal(const struct gss_ctx *c) { return c->principal; }
@@ -651,7 +646,7 @@ int gss_ctx_destroy(struct gss_ctx_table *t, const uint8_t *handle, uint32_t han
 		unlink_ctx(t, c);
 	pthread_mutex_unlock(&t->lock);
 	if (c)
-		ctx_unref(c);   /* the table's */
+		gss_ctx_put(c);   /* the table's */
 	return c ? 0 : -1;
 }
 

@@ -48,23 +48,27 @@ long long rb_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int rb_send_by(int fd, const void *p, size_t len, long long deadline_ms)
+size_t rb_send_until(int fd, const void *p, size_t len, long long deadline_ms)
 {
 	const uint8_t *q = p;
-	while (len) {
+	size_t sent = 0;
+	while (sent < len) {
 		long long left = deadline_ms - rb_now_ms();
 		struct pollfd pf = {fd, POLLOUT, 0};
 		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
-			return -1;
-		ssize_t n = send(fd, q, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			break;
+		ssize_t n = send(fd, q + sent, len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		if (n > 0) {
-			q += n;
-			len -= (size_t)n;
-		}
+			break;
+		if (n > 0)
+			sent += (size_t)n;
 	}
-	return 0;
+	return sent;
+}
+
+int rb_send_by(int fd, const void *p, size_t len, long long deadline_ms)
+{
+	return rb_send_until(fd, p, len, deadline_ms) == len ? 0 : -1;
 }
 
 int rb_write_reply(int fd, uint32_t xid, uint32_t len, int timeout_ms)

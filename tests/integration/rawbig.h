@@ -22,6 +22,8 @@ size_t rb_write_head(uint8_t *out, size_t cap, uint32_t xid, const struct rn_fh 
 /* Send all of p before the CLOCK_MONOTONIC deadline (ms from rb_now_ms()): 0, or -1 (timed out
  * or the connection failed). */
 int rb_send_by(int fd, const void *p, size_t len, long long deadline_ms);
+/* As much of p as the peer takes before the deadline: how many bytes that was. */
+size_t rb_send_until(int fd, const void *p, size_t len, long long deadline_ms);
 long long rb_now_ms(void);
 
 /* A whole WRITE of len bytes of data (a record of one fragment) and its reply, within

@@ -13,8 +13,6 @@
 #include "rawbig.h"
 #include "rawnfs.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,25 +224,6 @@ static void test_stalled_token_passed(void **state)
 	assert_true(passed > passed0);
 }
 
-/* What the server takes of len bytes on fd within ms (it may stop reading). */
-static size_t send_for(int fd, const uint8_t *p, size_t len, int ms)
-{
-	size_t sent = 0;
-	long long end = rb_now_ms() + ms;
-	while (sent < len) {
-		long long left = end - rb_now_ms();
-		struct pollfd pf = {fd, POLLOUT, 0};
-		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
-			break;
-		ssize_t n = send(fd, p + sent, len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			break;
-		if (n > 0)
-			sent += (size_t)n;
-	}
-	return sent;
-}
-
 /* receive_memory_bytes once it stops moving (what the stalled clients hold). */
 static uint64_t held_settled(const struct itest *t)
 {
@@ -298,7 +277,7 @@ static void test_client_share_bounded_records(void **state)
 		size_t n = rb_write_head(head, sizeof head, xid, &file, (uint64_t)(i % 8) * MIB, MIB);
 		assert_true(n > 0);
 		assert_int_equal(raw_send_all(conns[i], head, n), 0);
-		send_for(conns[i], payload, MIB - 1000, 200);
+		rb_send_until(conns[i], payload, MIB - 1000, rb_now_ms() + 200);
 	}
 	uint64_t held = held_settled(t);
 	print_message("receive memory held by one client's %d nearly sent 1 MiB WRITEs: %llu "
