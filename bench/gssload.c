@@ -475,6 +475,8 @@ int main(int argc, char **argv)
 	struct rn_fh root;
 	int rc;
 
+	nb_keep_heap_warm();
+
 	if (parse_args(&o, argc, argv) < 0) {
 		usage(stderr);
 		return EXIT_USAGE;

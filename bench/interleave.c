@@ -762,6 +762,8 @@ int main(int argc, char **argv)
 	struct run r = { .o = &o };
 	int rc;
 
+	nb_keep_heap_warm();
+
 	if (parse_args(&o, argc, argv) < 0) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -756,6 +756,8 @@ int main(int argc, char **argv)
 	double secs = 0;
 	int rc;
 
+	nb_keep_heap_warm();
+
 	if (parse_args(&o, argc, argv) < 0) {
 		usage(stderr);
 		return EXIT_USAGE;

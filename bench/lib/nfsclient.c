@@ -5,6 +5,7 @@
 #include <endian.h>
 #include <inttypes.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,17 @@
 #include <time.h>
 
 #define PROG program_invocation_short_name
+
+/* glibc hands a block of 128 KiB or more back to the kernel when it is freed (munmap, or a trim
+ * of the heap's top), so a generator that allocates a call's buffer per RPC (libnfs encodes each
+ * WRITE into a PDU of its own) took page faults and page clearing on every 1 MiB WRITE: half of
+ * nfs-workload's CPU in a seqwrite, which on a machine shared with the server is the server's
+ * CPU too. Freed memory now stays in the heap, warm for the next call. */
+void nb_keep_heap_warm(void)
+{
+	if (!mallopt(M_MMAP_THRESHOLD, 32 << 20) || !mallopt(M_TRIM_THRESHOLD, 1 << 30))
+		fprintf(stderr, "%s: mallopt failed: freed memory may go back to the kernel\n", PROG);
+}
 
 long long nb_now_ms(void)
 {

@@ -27,6 +27,9 @@ struct nb_fh {
 long long nb_now_ms(void);
 double nb_now_s(void);
 
+/* Keep freed memory in the process (call first in main): see nfsclient.c. */
+void nb_keep_heap_warm(void);
+
 /* A run of a file: what is still to be written or read (resends, remainders). */
 struct piece {
 	uint64_t off;
