@@ -563,7 +563,8 @@ def _client_share(r):
 def _raw_goal(seq, raw, who):
     """1 MiB sequential writes against fio's O_DIRECT write of a new file on the same XFS at
     the client's depth (runs before it had one: fio on the bare device at iodepth 16)."""
-    yard, what = raw.get('file_write'), "fio's O_DIRECT write of a new file on the same XFS"
+    yard, what = (raw.get('file_write'),
+                  "fio's O_DIRECT write of a new file on the same XFS, fsync at the end")
     if not yard:
         yard, what = raw.get('write'), "fio's O_DIRECT write of the bare device (iodepth 16)"
     if not seq or not yard:
@@ -1213,7 +1214,8 @@ def device_line(info):
                  "(fio, 1 MiB, iodepth 16; the disk is virtual: reads of data just written may "
                  "come from the hypervisor's cache)")
     if raw.get('file_write'):
-        line += (f"; fio's O_DIRECT write of a new file on its XFS at the seq workload's depth: "
+        line += (f"; fio's O_DIRECT write of a new file on its XFS at the seq workload's depth, "
+                 "fsync at the end: "
                  f"{fmt(raw['file_write'], 1)} MiB/s")
     return line
 
@@ -1323,7 +1325,8 @@ def page(rows, series, info, goal_rows, plots, runtimes):
                  "Each step runs on a fresh server process. `fio-file`: fio's O_DIRECT write "
                  "of a new file of the same size on the same XFS, 1 MiB blocks in order, as "
                  f"many in flight as the client keeps ({a.io_writers} x {a.io_qd}, one job), no "
-                 "preallocation, run just before and just after the servers' cases (the row is "
+                 "preallocation, an fsync at the end in its time (as the servers' COMMIT), run "
+                 "just before and just after the servers' cases (the row is "
                  "their mean, the note each): the 1 MiB write goal's yardstick. "
                  "For READ rows, `dev reads` counts "
                  "the server's device reads and page cache % the file's resident pages against "
