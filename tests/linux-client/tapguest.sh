@@ -266,6 +266,15 @@ tg_run_guest() {
 	t0=$(date +%s)
 	tg_qemu "$j"
 	tg_watch_guest "$tmo" "$t0" "${3:-}"
+	# a kernel that died before the guest's init ran is booted once more (bench/guest/lib.sh's
+	# guest_run says why)
+	if ! grep -q 'GUEST up' "$j/console.log" 2>/dev/null && ((SRV_DEAD == 0)) &&
+		(($(date +%s) - t0 < tmo / 2)); then
+		say "the guest died before its init ran: booting it again"
+		mv "$j/console.log" "$j/console.log.1"
+		tg_qemu "$j"
+		tg_watch_guest "$tmo" "$t0" "${3:-}"
+	fi
 	say "guest ran $(($(date +%s) - t0)) s"
 	if ! grep -q 'GUEST up' "$j/console.log" 2>/dev/null; then
 		say "the guest did not boot; console and QEMU messages:"
