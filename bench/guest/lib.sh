@@ -4,7 +4,7 @@
 # binaries copied into an initramfs root with their libraries (same Debian release, so the same
 # glibc), binaries appended to a cached image, and a guest run of bench/guest/image.sh's image.
 # Users: bench/guest/image.sh, bench/knfsd-guest.sh, tests/faultydisk/run.sh,
-# tests/linux-client/setup.sh.
+# tests/linux-client/setup.sh, run.sh and tapguest.sh.
 
 # copy_with_libs ROOT HOST_BINARY PATH_IN_ROOT
 copy_with_libs() {
@@ -43,13 +43,22 @@ guest_run() {
 	local img=$1 j=$2 mem=$3 smp=$4 tmo=$5 t0
 	t0=$(date +%s)
 	guest_boot "$img" "$j" "$mem" "$smp" "$tmo" "$t0"
-	if ! grep -q 'GUEST up' "$j/console.log" 2>/dev/null && (($(date +%s) - t0 < tmo / 2)); then
-		echo "the guest died before its init ran ($(grep -m1 -o 'Kernel panic.*\|Oops.*' \
-			"$j/console.log" 2>/dev/null || echo 'no panic on its console')): booting it again" >&2
-		mv "$j/console.log" "$j/console.log.1"
-		guest_boot "$img" "$j" "$mem" "$smp" "$tmo" "$t0"
-	fi
+	guest_died_early "$j" "$t0" "$tmo" && guest_boot "$img" "$j" "$mem" "$smp" "$tmo" "$t0"
 	GUEST_ELAPSED=$(($(date +%s) - t0))
+}
+
+# guest_died_early JOB T0 TIMEOUT_S: whether the guest of JOB/console.log is worth one more boot
+# (guest_run says why): its kernel died before the guest's init said "GUEST up", and less than
+# half of TIMEOUT_S went since T0. If so, the console is moved to JOB/console.log.1 and why is
+# said on stderr. Also the Linux-client tests' (tests/linux-client), which run QEMU themselves.
+guest_died_early() {
+	local j=$1 t0=$2 tmo=$3 why
+	grep -q 'GUEST up' "$j/console.log" 2>/dev/null && return 1
+	(($(date +%s) - t0 < tmo / 2)) || return 1
+	why=$(grep -m1 -o 'Kernel panic.*\|Oops.*' "$j/console.log" 2>/dev/null) ||
+		why='no panic on its console'
+	echo "the guest died before its init ran ($why): booting it again" >&2
+	mv "$j/console.log" "$j/console.log.1"
 }
 
 # guest_boot IMAGE_DIR JOB MEM_MIB SMP TIMEOUT_S T0: one boot of guest_run's, until QEMU exits or

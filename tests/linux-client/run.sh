@@ -32,6 +32,8 @@
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../bench/guest/lib.sh
+. "$HERE/../../bench/guest/lib.sh"   # guest_died_early
 EXE=${1:-}
 shift || true
 PHASES=${*:-xfs ext4 rpcbind}
@@ -234,15 +236,12 @@ serve_requests() {  # $1=job $2=conf $3=log
 	done
 }
 
-# A kernel that dies before the guest's init runs is booted once more (bench/guest/lib.sh's
-# guest_run says why); the first console is kept as console.log.1.
+# A kernel that dies before the guest's init runs is booted once more (guest_died_early).
 run_guest() {  # $1=job $2=conf $3=log $4=timeout seconds; guest exit status in $1/rc
 	local j=$1 t0 dead=0
 	t0=$(date +%s)
 	boot_guest "$@" || dead=1
-	if ((BOOTED == 0 && dead == 0 && $(date +%s) - t0 < $4 / 2)); then
-		say "the guest died before its init ran: booting it again"
-		mv "$j/console.log" "$j/console.log.1"
+	if ((BOOTED == 0 && dead == 0)) && guest_died_early "$j" "$t0" "$4"; then
 		boot_guest "$1" "$2" "$3" $(($4 - ($(date +%s) - t0))) || dead=1
 	fi
 	say "guest ran $(($(date +%s) - t0)) s"

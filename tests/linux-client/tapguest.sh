@@ -21,6 +21,9 @@
 #   NFSD_UC_LC_BUDGET           seconds for the whole run (420, under meson's 480)
 #   NFSD_UC_LC_KEEP=1           keep the work directory (/tmp/nfsd-uc-TAG.*)
 
+# shellcheck source=../../bench/guest/lib.sh
+. "$HERE/../../bench/guest/lib.sh"   # guest_died_early
+
 # tg_init NAME TAG OCTET [PIDVAR...]: the run's names and defaults, and its cleanup. NAME
 # prefixes every line ("linux-client-lock"); TAG names the namespace (nfsduc-TAG-PID: every
 # process in it was started by this run), its tap (TAGtap0) and the work directory, so that two
@@ -266,12 +269,7 @@ tg_run_guest() {
 	t0=$(date +%s)
 	tg_qemu "$j"
 	tg_watch_guest "$tmo" "$t0" "${3:-}"
-	# a kernel that died before the guest's init ran is booted once more (bench/guest/lib.sh's
-	# guest_run says why)
-	if ! grep -q 'GUEST up' "$j/console.log" 2>/dev/null && ((SRV_DEAD == 0)) &&
-		(($(date +%s) - t0 < tmo / 2)); then
-		say "the guest died before its init ran: booting it again"
-		mv "$j/console.log" "$j/console.log.1"
+	if ((SRV_DEAD == 0)) && guest_died_early "$j" "$t0" "$tmo"; then
 		tg_qemu "$j"
 		tg_watch_guest "$tmo" "$t0" "${3:-}"
 	fi
