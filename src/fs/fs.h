@@ -280,9 +280,13 @@ int fs_read(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count, 
 	    uint32_t *n, bool *eof, struct fs_payload *out);
 enum fs_stable { FS_UNSTABLE = 0, FS_DATA_SYNC = 1, FS_FILE_SYNC = 2 };
 /* WRITE count bytes at off, durable as stable says; may wait for the neighbour of a partial
- * block (fs/park.c). A failure that may have lost acknowledged data changes the verifier. */
+ * block (fs/park.c). A failure that may have lost acknowledged data changes the verifier.
+ * st: the file's attributes before the WRITE (fs_getattr's) or NULL. *st_after is set when st
+ * was brought to the attributes after it without asking the file system (the bytes only reached
+ * the cache and the file's times did not move: its size is all that changed); else the caller
+ * asks fs_getattr. */
 int fs_write(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
-	     uint32_t count, enum fs_stable stable);
+	     uint32_t count, enum fs_stable stable, struct statx *st, bool *st_after);
 /* COMMIT [off, off + count) (count 0: to the end of the file). */
 int fs_commit(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count);
 /* The write verifier as WRITE and COMMIT replies carry it. */

@@ -26,6 +26,8 @@ nfsstat3 nfs3_check_name(const char *name);
 /* Attributes as the client must see them (fs_getattr: size includes bytes still cached). */
 void nfs3_fattr(const struct svc_call *rq, const struct statx *st, fattr3 *out);
 void nfs3_post_op_attr(struct svc_call *rq, const struct fh_obj *o, post_op_attr *out);
+/* post_op_attr from attributes the call already holds (no second statx). */
+void nfs3_post_op_from(const struct svc_call *rq, const struct statx *st, post_op_attr *out);
 void nfs3_pre_op_attr(const struct statx *st, pre_op_attr *out);
 /* wcc_data: before (may be NULL: no pre-op attributes) and fresh post-op attributes of o (NULL:
  * none). */

@@ -104,6 +104,12 @@ void nfs3_post_op_attr(struct svc_call *rq, const struct fh_obj *o, post_op_attr
 		nfs3_fattr(rq, &st, &out->post_op_attr_u.attributes);
 }
 
+void nfs3_post_op_from(const struct svc_call *rq, const struct statx *st, post_op_attr *out)
+{
+	out->attributes_follow = true;
+	nfs3_fattr(rq, st, &out->post_op_attr_u.attributes);
+}
+
 void nfs3_pre_op_attr(const struct statx *st, pre_op_attr *out)
 {
 	out->attributes_follow = st != NULL;

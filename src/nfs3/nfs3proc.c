@@ -202,15 +202,18 @@ void nfs3_read(struct svc_call *rq, void *argp, void *resp)
 			struct nfs3_stats *ctr = rq->prog;
 			atomic_fetch_add(&ctr->reads, 1);
 			atomic_fetch_add(&ctr->bytes_read, ok->count);
-			nfs3_post_op_attr(rq, &o, &ok->file_attributes);
+			/* A READ changes nothing: the attributes it was checked against (and its
+			 * eof judged by) are the ones after it. */
+			nfs3_post_op_from(rq, &st, &ok->file_attributes);
 			return;
 		}
 	}
 	nfs3_post_op_attr(rq, &o, &r->READ3res_u.resfail.file_attributes);
 }
 
+/* after: the attributes after the WRITE when fs_write could tell them, else NULL (asked now). */
 static void write_reply(struct svc_call *rq, WRITE3args *a, WRITE3res *r, struct fh_obj *o,
-			const struct statx *before, int rc)
+			const struct statx *before, const struct statx *after, int rc)
 {
 	r->status = nfs3_errno(rc);
 	if (r->status != NFS3_OK) {
@@ -224,7 +227,12 @@ static void write_reply(struct svc_call *rq, WRITE3args *a, WRITE3res *r, struct
 	ok->count = a->count;
 	ok->committed = a->stable;
 	fs_verifier(&rq->fs, ok->verf);
-	nfs3_wcc(rq, before, o, &ok->file_wcc);
+	if (!after) {
+		nfs3_wcc(rq, before, o, &ok->file_wcc);
+		return;
+	}
+	nfs3_pre_op_attr(before, &ok->file_wcc.before);
+	nfs3_post_op_from(rq, after, &ok->file_wcc.after);
 }
 
 void nfs3_write(struct svc_call *rq, void *argp, void *resp)
@@ -254,8 +262,11 @@ void nfs3_write(struct svc_call *rq, void *argp, void *resp)
 	/* Across the bound, as the kernel's write() and so knfsd: cut short there. */
 	if (a->count > o.exp->maxbytes - a->offset)
 		a->count = (uint32_t)(o.exp->maxbytes - a->offset);
-	rc = fs_write(&rq->fs, &o, a->offset, a->data.data_val, a->count, (enum fs_stable)a->stable);
-	write_reply(rq, a, r, &o, &before, rc);
+	struct statx after = before;
+	bool known;
+	rc = fs_write(&rq->fs, &o, a->offset, a->data.data_val, a->count, (enum fs_stable)a->stable,
+		      &after, &known);
+	write_reply(rq, a, r, &o, &before, known ? &after : NULL, rc);
 }
 
 void nfs3_commit(struct svc_call *rq, void *argp, void *resp)

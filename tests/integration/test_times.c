@@ -92,10 +92,57 @@ static void test_times_kept_by_writeback(void **state)
 	nc_close(c);
 }
 
+static void assert_same_attrs(const char *when, const fattr3 *got, const fattr3 *want)
+{
+	assert_times(when, got, want, true);
+	if (got->size != want->size)
+		fail_msg("%s: size %llu, the reply said %llu", when, (unsigned long long)got->size,
+			 (unsigned long long)want->size);
+}
+
+/* The attributes a WRITE or READ returns are the file's as a GETATTR right after it finds them,
+ * though most cached WRITEs (times already moved within the last milliseconds) and every READ
+ * answer them without asking the file system a second time. Back-to-back WRITEs, each extending
+ * the file, one of them from another connection (another ring). */
+static void test_reply_attrs_are_the_files(void **state)
+{
+	struct itest *t = *state;
+	struct fh root, dir, f;
+	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &root);
+	struct nfsclient *c2 = it_client(t, EXP_RW, 0, 0, &root);
+	it_workdir(c, &root, "reply", &dir);
+	NFS_OK(c, nc_create(c, &dir, "f", 0644, &f));
+	char buf[700];
+	for (unsigned i = 0; i < 200; i++) {
+		struct nfsclient *w = i % 7 == 3 ? c2 : c;
+		WRITE3resok ok = {0};
+		fattr3 now;
+		memset(buf, 'a' + (int)(i % 26), sizeof buf);
+		NFS_OK(w, nc_write(w, &f, (uint64_t)i * sizeof buf, buf, sizeof buf, UNSTABLE, &ok));
+		const fattr3 *after = post_attr(&ok.file_wcc.after);
+		assert_int_equal(after->size, (uint64_t)(i + 1) * sizeof buf);
+		assert_true(ok.file_wcc.before.attributes_follow);
+		assert_int_equal(ok.file_wcc.before.pre_op_attr_u.attributes.size,
+				 (uint64_t)i * sizeof buf);
+		NFS_OK(c, nc_getattr(c, &f, &now));
+		assert_same_attrs("GETATTR after a WRITE", &now, after);
+		if (i % 50 == 49) {
+			READ3args ra = {.file = fh3(&f), .offset = 0, .count = 4096};
+			READ3res rr;
+			NFS_OK(c, NFS3_STATUS(c, read, READ, &ra, &rr));
+			assert_same_attrs("READ after a WRITE",
+					  post_attr(&rr.READ3res_u.resok.file_attributes), &now);
+		}
+	}
+	nc_close(c2);
+	nc_close(c);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_times_kept_by_writeback),
+		cmocka_unit_test(test_reply_attrs_are_the_files),
 	};
 	return IT_MAIN("times", tests);
 }
