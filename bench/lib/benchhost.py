@@ -188,7 +188,10 @@ class WriteSizes:
     """The size of every write request the block layer issues to one device, from the kernel's
     block_rq_issue trace event in a tracing instance of our own (nobody else's tracing is
     touched). /sys/block/*/stat only gives the average, which a few small journal writes pull
-    down; the median is the figure that says what size the device is mostly given."""
+    down; the median is the figure that says what size the device is mostly given.
+    Read requests are kept too (self.reads, [(first byte, length)] after stop()): which of them
+    fell in a file's own blocks (file_bytes_read) tells a read-back of its data from the file
+    system's metadata, which a cold cache reads once whatever the server."""
 
     ROOT = '/sys/kernel/tracing'
 
@@ -198,6 +201,7 @@ class WriteSizes:
         self.dir = os.path.join(self.ROOT, 'instances', tag)
         self.event = os.path.join(self.dir, 'events', 'block', 'block_rq_issue')
         self.on = False
+        self.reads = None
         # tracefs mounted here where nobody had (a fresh machine: without it the run had no
         # median), once, and unmounted again by close()
         self.mounted = (not os.path.isdir(os.path.join(self.ROOT, 'events')) and
@@ -226,7 +230,7 @@ class WriteSizes:
         try:
             os.mkdir(self.dir)
             self._put('buffer_size_kb', '16384', self.dir)
-            self._put('filter', f'dev == {self.dev} && rwbs ~ "*W*"')
+            self._put('filter', f'dev == {self.dev} && (rwbs ~ "*W*" || rwbs ~ "*R*")')
             self._put('enable', '1')
         except OSError:         # tracefs read-only, or the event without filters: no median
             self.stop()
@@ -240,6 +244,7 @@ class WriteSizes:
         if not os.path.isdir(self.dir):
             return None
         sizes = None
+        self.reads = None
         if self.on:
             self._put('enable', '0')
             lost = 0
@@ -248,16 +253,75 @@ class WriteSizes:
                     for line in f:
                         if line.startswith('overrun:'):
                             lost += int(line.split()[1])
-            sizes = []
+            sizes, reads = [], []
             with open(os.path.join(self.dir, 'trace')) as f:
                 for line in f:
-                    m = re.search(r' \d+ \+ (\d+) ', line) if not line.startswith('#') else None
-                    if m:
-                        sizes.append(int(m.group(1)) * SECTOR)
+                    m = None if line.startswith('#') else re.search(
+                        r'block_rq_issue: \d+,\d+ (\S+) .* (\d+) \+ (\d+) ', line)
+                    if m and 'W' in m.group(1):
+                        sizes.append(int(m.group(3)) * SECTOR)
+                    elif m and 'R' in m.group(1):
+                        reads.append((int(m.group(2)) * SECTOR, int(m.group(3)) * SECTOR))
             sizes = None if lost else sizes
+            self.reads = None if lost else reads
         self.on = False
         os.rmdir(self.dir)
         return sizes
+
+
+FS_IOC_FIEMAP = 0xC020660B
+FIEMAP_FLAG_SYNC = 1
+FIEMAP_EXTENT_LAST = 1
+
+
+def file_extents(path):
+    """Where a file's blocks are on its device: [(first byte, length)] from FIEMAP (synced
+    first), or None where the file system cannot say."""
+    import fcntl
+    import struct
+    head, ext, batch = struct.Struct('=QQIIII'), struct.Struct('=QQQQQIIII'), 256
+    out, start = [], 0
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        while True:
+            buf = bytearray(head.size + batch * ext.size)
+            head.pack_into(buf, 0, start, (1 << 64) - 1 - start, FIEMAP_FLAG_SYNC, 0, batch, 0)
+            fcntl.ioctl(fd, FS_IOC_FIEMAP, buf)
+            n = head.unpack_from(buf, 0)[3]
+            last = None
+            for i in range(n):
+                logical, phys, length, _, _, flags, _, _, _ = ext.unpack_from(
+                    buf, head.size + i * ext.size)
+                out.append((phys, length))
+                last = (logical + length, flags)
+            if n == 0 or last[1] & FIEMAP_EXTENT_LAST:
+                return out
+            start = last[0]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def file_bytes_read(reads, extents):
+    """How many bytes of the read requests `reads` lay in `extents` (both [(first byte,
+    length)] on one device)."""
+    import bisect
+    ext = sorted(extents)
+    starts = [e0 for e0, _ in ext]
+    total = 0
+    for r0, rlen in reads:
+        r1 = r0 + rlen
+        # from the last extent that starts at or before the read (extents do not overlap)
+        i = max(bisect.bisect_right(starts, r0) - 1, 0)
+        while i < len(ext) and ext[i][0] < r1:
+            e0, elen = ext[i]
+            total += max(0, min(r1, e0 + elen) - max(r0, e0))
+            i += 1
+    return total
 
 
 def median(values):

@@ -18,11 +18,11 @@ COLUMNS = ['server', 'mode', 'workload', 'record', 'sync', 'file', 'writers', 'q
            'seconds', 'mib_s', 'writes', 'dev_reads', 'dev_reads_per_write',
            'loop_reads_per_write', 'write_amp', 'pagecache_pct', 'cached_pct', 'cpu_s_per_gib',
            'peak_rss_mib', 'verified', 'note', 'ctxsw_per_write', 'dev_write_kib',
-           'dev_write_med_kib', 'image', 'machine_cpu_s_per_gib', 'sec']
+           'dev_write_med_kib', 'image', 'machine_cpu_s_per_gib', 'sec', 'file_reads_per_write']
 DIGITS = {'ctxsw_per_write': 2, 'dev_write_kib': 0, 'dev_write_med_kib': 0, 'seconds': 3,
           'mib_s': 1, 'dev_reads': 0, 'dev_reads_per_write': 6, 'loop_reads_per_write': 6,
           'write_amp': 4, 'pagecache_pct': 3, 'cached_pct': 2, 'cpu_s_per_gib': 3,
-          'peak_rss_mib': 1, 'machine_cpu_s_per_gib': 3}
+          'peak_rss_mib': 1, 'machine_cpu_s_per_gib': 3, 'file_reads_per_write': 6}
 IL_RECORDS = (47008, 6000)          # the goals' interleaved record sizes
 GOAL_READS = 0.0005
 GOAL_PAGECACHE = 1.0
@@ -394,6 +394,48 @@ def _sustained_goals(uc, gan, series, who):
     return out
 
 
+def _worst_reads(vals):
+    """'N of M cases within; worst V (case: n reads in W WRITEs)' over [(reads/WRITE, row)]."""
+    worst = max(vals, key=lambda x: x[0])
+    within = sum(1 for v, _ in vals if v <= GOAL_READS)
+    w = worst[1]
+    return within, worst[0], (f"{within} of {len(vals)} cases within; worst {worst[0]:.6f} "
+                              f"({_case(w)}: {worst[0] * float(w['writes']):.0f} reads in "
+                              f"{w['writes']} WRITEs)")
+
+
+def _reads_goal(label, cases, reads_per_write, uc):
+    bad = [r for r in cases if not verified(r)]
+    ok_rows = [r for r in cases if verified(r)]
+    every = [(v, r) for r in ok_rows if (v := reads_per_write(r)) is not None]
+    data = [(v, r) for r in ok_rows if (v := num(r.get('file_reads_per_write'))) is not None]
+    judged = data if data and len(data) == len(every) else every
+    meas, worst = '', None
+    if judged is data and data:
+        within, worst, meas = _worst_reads(data)
+        meas = "reads of the file's own blocks: " + meas
+        _, aw, am = _worst_reads(every)
+        meas += f"; every read, the file system's metadata included: {am}"
+        ctl = [num(r.get('loop_reads_per_write')) * float(r['writes']) for r in uc
+               if r['workload'] == 'interleave' and str(r['record']) == '49152' and
+               r['file'] == 'overwrite' and verified(r) and num(r.get('loop_reads_per_write'))
+               is not None]
+        if ctl:
+            meas += (f" (the 49152 control, which shares no block, read {max(ctl):.0f} after the "
+                     "caches were dropped: metadata)")
+    elif every:
+        within, worst, meas = _worst_reads(every)
+    if bad:
+        meas += f'; {len(bad)} case(s) failed'
+    ok = not bad and bool(judged) and within == len(judged)
+    short = None
+    if not ok and worst:
+        short = f'worst case {worst / GOAL_READS:.1f}x the limit'
+    elif bad:
+        short = 'failed cases'
+    return _goal(label, f'<= {GOAL_READS}', meas, ok, short)
+
+
 def _goals(uc, gan, raw, who):
     """who: the server the goals judge, as the goal column names it ('nfsd-uc cached')."""
     out = []
@@ -401,6 +443,9 @@ def _goals(uc, gan, raw, who):
     # 1. device reads per WRITE: the export's device (the loop device) where the row has it.
     # The server's own /proc/PID/io also counts its code and libraries paged in from the root
     # disk after the bench drops caches before an overwrite (34 of 39 pages in one such case).
+    # The loop device's own count holds the file system's metadata too, which a cold cache reads
+    # once whatever the server (the seeds' 0.0005 is that floor, over 1 GiB runs): the goal is
+    # judged on the reads that fell in the file's own blocks (traced) where the run has them.
     def reads_per_write(r):
         v = num(r.get('loop_reads_per_write'))
         return v if v is not None else num(r['dev_reads_per_write'])
@@ -408,27 +453,10 @@ def _goals(uc, gan, raw, who):
     label = ('device reads per WRITE (the loop device under the export), interleaved 47008 and '
              f'6000, both sync modes, fresh and overwrite, every shape and image ({who})')
     cases = [r for r in uc if r['workload'] == 'interleave' and int(r['record']) in IL_RECORDS]
-    bad = [r for r in cases if not verified(r)]
-    vals = [(v, r) for r in cases if verified(r) and (v := reads_per_write(r)) is not None]
     if not cases:
         out.append(_goal(label, f'<= {GOAL_READS}', '-', None))
     else:
-        worst = max(vals, key=lambda x: x[0]) if vals else (None, None)
-        within = sum(1 for v, _ in vals if v <= GOAL_READS)
-        meas = f'{within} of {len(cases)} cases within'
-        if worst[1] is not None:
-            w = worst[1]
-            meas += (f"; worst {worst[0]:.6f} ({_case(w)}: {worst[0] * float(w['writes']):.0f} "
-                     f"reads in {w['writes']} WRITEs)")
-        if bad:
-            meas += f'; {len(bad)} case(s) failed'
-        ok = not bad and within == len(cases)
-        short = None
-        if not ok and worst[0]:
-            short = f'worst case {worst[0] / GOAL_READS:.1f}x the limit'
-        elif bad:
-            short = 'failed cases'
-        out.append(_goal(label, f'<= {GOAL_READS}', meas, ok, short))
+        out.append(_reads_goal(label, cases, reads_per_write, uc))
 
     # 2. page-cache growth
     cases = [r for r in uc if r['workload'] in WRITE_WORKLOADS and verified(r)]
@@ -609,7 +637,7 @@ def md_table(header, rows):
 def _io_cells(r):
     return [label(r), fmt(r['mib_s'], 1), r['writes'], fmt(r['dev_reads'], 0),
             fmt(r['dev_reads_per_write'], 5), fmt(r['loop_reads_per_write'], 5),
-            fmt(r['write_amp'], 3), fmt(r['pagecache_pct'], 2), fmt(r['cached_pct'], 1),
+            fmt(r.get('file_reads_per_write'), 5), fmt(r['write_amp'], 3), fmt(r['pagecache_pct'], 2), fmt(r['cached_pct'], 1),
             fmt(r['cpu_s_per_gib'], 2), fmt(r.get('machine_cpu_s_per_gib'), 2),
             fmt(r.get('ctxsw_per_write'), 2),
             fmt(r.get('dev_write_kib'), 0), fmt(r.get('dev_write_med_kib'), 0),
@@ -617,7 +645,7 @@ def _io_cells(r):
 
 
 IO_HEAD = ['server', 'MiB/s', 'WRITEs', 'dev reads', 'reads/WRITE', 'loop reads/WRITE',
-           'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB', 'machine CPU s/GiB',
+           'file reads/WRITE', 'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB', 'machine CPU s/GiB',
            'ctx sw/WRITE',
            'dev write KiB', 'median dev write KiB', 'peak RSS MiB', 'verified', 'note']
 
@@ -1409,8 +1437,12 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         'workers included) / 4096 over the measured phase; reads/WRITE divides it by the WRITEs '
         'sent; it also counts the server\'s own code and libraries paged in from the root disk '
         'after the caches are dropped before an overwrite. loop reads/WRITE: the loop device\'s '
-        'read sectors (`/sys/block/loopN/stat`) in 4 KiB units per WRITE: the export\'s device, '
-        'the goal\'s figure; it also sees metadata reads of the file system itself.',
+        'read sectors (`/sys/block/loopN/stat`) in 4 KiB units per WRITE: the export\'s device; '
+        'it also sees metadata reads of the file system itself (inode, extent map, directory: '
+        'read once after the caches are dropped, by any server). file reads/WRITE: those of '
+        'the loop device\'s read requests (the block_rq_issue trace event) that fell in the '
+        'case\'s file\'s own blocks (placed by FIEMAP after the case), in 4 KiB units per WRITE: '
+        'a block read back to complete a partial one, the goal\'s figure where it was traced.',
         '- write amp: bytes the loop device wrote (the file system synced with `sync -f` before '
         'the sample, so its log is counted) / bytes the client wrote.',
         '- page cache %: peak of the file\'s resident pages (cachestat(2), `fincore` on a kernel '
