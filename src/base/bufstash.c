@@ -2,6 +2,7 @@
 #include "base/bufstash.h"
 
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,50 +16,97 @@
 #define STASH_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-/* Enough for a ring's churn of 1 MiB buffers; the byte bound is the one that matters. */
-#define STASH_SLOTS 64
+/* Size classes as jemalloc's: four to each doubling (2^g, 1.25, 1.5 and 1.75 x 2^g), from
+ * BUFSTASH_MIN (2^12) to 2^28. A freed buffer joins the largest class its usable size reaches
+ * (with jemalloc, whose usable sizes are these classes, exactly its own). */
+#define MIN_SHIFT 12
+#define MAX_SHIFT 28
+#define NBINS ((MAX_SHIFT - MIN_SHIFT) * 4)
+#define PAGE 4096u
+
+/* A stashed buffer's first bytes: the next one of its class, newest first. */
+struct held {
+	struct held *next;
+};
 
 struct stash {
-	void *p[STASH_SLOTS];
-	size_t size[STASH_SLOTS];      /* malloc_usable_size: what the buffer can hold */
-	unsigned n;
-	size_t bytes, cap;
+	struct held *bin[NBINS];
+	size_t bin_bytes[NBINS];
+	size_t n, bytes, cap;
 };
 
 static _Thread_local struct stash ts;
 
-static void *take(unsigned i)
+static unsigned log2_floor(size_t x)
 {
-	void *p = ts.p[i];
+	return (unsigned)(sizeof(unsigned long long) * 8 - 1) - (unsigned)__builtin_clzll(x);
+}
 
-	ts.bytes -= ts.size[i];
-	STASH_UNPOISON(p, ts.size[i]);
+/* -1: outside the classes. up: the class at or above x, else at or below. */
+static int class_of(size_t x, bool up)
+{
+	if (x < BUFSTASH_MIN)
+		return -1;
+	unsigned g = log2_floor(x);
+	size_t step = (size_t)1 << (g - 2), over = x - ((size_t)1 << g);
+	size_t k = up ? (over + step - 1) / step : over / step;
+	int c = (int)((g - MIN_SHIFT) * 4 + k);
+	return c < NBINS ? c : -1;
+}
+
+static void *pop(int c)
+{
+	struct held *h = ts.bin[c];
+	size_t size = malloc_usable_size(h);
+	STASH_UNPOISON(h, size);
+	ts.bin[c] = h->next;
+	ts.bin_bytes[c] -= size;
+	ts.bytes -= size;
 	ts.n--;
-	ts.p[i] = ts.p[ts.n];
-	ts.size[i] = ts.size[ts.n];
-	return p;
+	return h;
+}
+
+/* The class holding the most bytes: the one to give back first when the bound is reached. */
+static int fullest(void)
+{
+	int best = -1;
+	for (int c = 0; c < NBINS; c++)
+		if (ts.bin[c] && (best < 0 || ts.bin_bytes[c] > ts.bin_bytes[best]))
+			best = c;
+	return best;
 }
 
 void bufstash_keep(size_t bytes)
 {
 	ts.cap = bytes;
-	while (ts.n > 0 && ts.bytes > ts.cap)
-		free(take(0));
+	for (int c; ts.bytes > ts.cap && (c = fullest()) >= 0;)
+		free(pop(c));
+}
+
+/* Class c's newest buffer when it holds size bytes and is aligned to align. */
+static void *take(int c, size_t align, size_t size)
+{
+	const struct held *h = c >= 0 ? ts.bin[c] : NULL;
+	if (!h || ((uintptr_t)h & (align - 1)) != 0 || malloc_usable_size((void *)h) < size)
+		return NULL;
+	return pop(c);
 }
 
 void *bufstash_alloc(size_t align, size_t size)
 {
 	void *p = NULL;
 
-	if (size >= BUFSTASH_MIN) {
-		/* The newest first: the most likely to be in the CPU's caches still. */
-		for (unsigned i = ts.n; i-- > 0;)
-			if (ts.size[i] >= size && ts.size[i] - size <= size / 4 &&
-			    ((uintptr_t)ts.p[i] & (align - 1)) == 0)
-				return take(i);
-	}
 	if (align < sizeof(void *))
 		align = sizeof(void *);
+	/* The newest buffer of a class: the most likely to be in the CPU's caches still. The class
+	 * the size falls in (a buffer there may be large enough), the one above (every buffer
+	 * there is), and for page-aligned memory, which jemalloc hands out in whole pages (a
+	 * 6000-byte record's buffer holds 8 KiB), the class of the size in pages. */
+	size_t pages = (size + PAGE - 1) & ~(size_t)(PAGE - 1);
+	if ((p = take(class_of(size, false), align, size)) ||
+	    (p = take(class_of(size, true), align, size)) ||
+	    (align >= PAGE && (p = take(class_of(pages, false), align, size))))
+		return p;
 	/* posix_memalign: C11's aligned_alloc wants the size a multiple of the alignment. */
 	return posix_memalign(&p, align, size ? size : 1) == 0 ? p : NULL;
 }
@@ -68,16 +116,30 @@ void bufstash_free(void *p)
 	if (!p)
 		return;
 	size_t size = ts.cap ? malloc_usable_size(p) : 0;
+	int c = class_of(size, false);
 
-	if (size < BUFSTASH_MIN || size > ts.cap - ts.bytes || ts.n == STASH_SLOTS) {
+	if (c < 0 || size > ts.cap) {
 		free(p);
 		return;
 	}
+	/* Full: the class held most of gives back first, so that a ring whose calls changed size
+	 * (small records, then 1 MiB WRITEs) comes to keep the new size; where that is the
+	 * buffer's own, the buffer goes. */
+	for (int f; size > ts.cap - ts.bytes;) {
+		f = fullest();
+		if (f < 0 || f == c) {
+			free(p);
+			return;
+		}
+		free(pop(f));
+	}
+	struct held *h = p;
+	h->next = ts.bin[c];
 	STASH_POISON(p, size);
-	ts.p[ts.n] = p;
-	ts.size[ts.n] = size;
-	ts.n++;
+	ts.bin[c] = h;
+	ts.bin_bytes[c] += size;
 	ts.bytes += size;
+	ts.n++;
 }
 
 size_t bufstash_held(size_t *bytes)

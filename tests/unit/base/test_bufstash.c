@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -108,6 +109,49 @@ static void test_bound(void **state)
 	assert_int_equal(bytes, 0);
 }
 
+/* A record of a few kilobytes placed on a page (as a WRITE's is) comes back warm too. */
+static void test_small_records(void **state)
+{
+	(void)state;
+	bufstash_keep(MIB);
+	void *p[8];
+	for (int i = 0; i < 8; i++)
+		p[i] = bufstash_alloc(4096, 6000 + 160);
+	for (int i = 0; i < 8; i++)
+		bufstash_free(p[i]);
+	assert_int_equal(held(), 8);
+	for (int i = 8; i-- > 0;) {
+		void *q = bufstash_alloc(4096, 6000 + 100);
+		assert_ptr_equal(q, p[i]);     /* the newest first */
+		memset(q, 0x5a, 6100);
+	}
+	assert_int_equal(held(), 0);
+	for (int i = 0; i < 8; i++)
+		bufstash_free(p[i]);
+}
+
+/* A stash full of one size gives way to another: a ring whose calls changed size keeps the new
+ * one, within the same bound. */
+static void test_gives_way(void **state)
+{
+	(void)state;
+	enum { SMALL = 64 };
+	void *s[SMALL];
+	bufstash_keep(MIB + MIB / 2);
+	for (int i = 0; i < SMALL; i++)
+		s[i] = bufstash_alloc(4096, 16384);
+	for (int i = 0; i < SMALL; i++)
+		bufstash_free(s[i]);
+	size_t bytes;
+	assert_int_equal(bufstash_held(&bytes), SMALL);
+	void *big = bufstash_alloc(4096, MIB);
+	bufstash_free(big);
+	assert_true(bufstash_held(&bytes) < SMALL + 1);
+	assert_true(bytes <= MIB + MIB / 2);
+	assert_ptr_equal(bufstash_alloc(4096, MIB), big);
+	free(big);
+}
+
 static void *other_thread(void *arg)
 {
 	void *p = bufstash_alloc(4096, MIB);
@@ -141,6 +185,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_sizes, teardown),
 		cmocka_unit_test_teardown(test_alignment, teardown),
 		cmocka_unit_test_teardown(test_bound, teardown),
+		cmocka_unit_test_teardown(test_small_records, teardown),
+		cmocka_unit_test_teardown(test_gives_way, teardown),
 		cmocka_unit_test_teardown(test_per_thread, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
