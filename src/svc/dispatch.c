@@ -120,7 +120,10 @@ static struct reply *encode_result(const struct worker *w, const struct proc_des
 {
 	size_t cap = 4 + RPC_REPLY_HDR_MAX + (rq->reply_hint > REPLY_DEFAULT ? rq->reply_hint : REPLY_DEFAULT);
 	struct reply *r = calloc(1, sizeof *r);
-	uint8_t *buf = malloc(cap);
+	/* Warm from the ring's stash: from the allocator, with hundreds of replies in flight, the
+	 * first word written was a page fault on memory it had given back meanwhile (5% of the
+	 * daemon's time on 47008-byte WRITEs from 128 writers x 4). */
+	uint8_t *buf = bufstash_alloc(_Alignof(max_align_t), cap);
 	if (!r || !buf)
 		goto fail;
 	size_t n = rpc_encode_accepted(buf + 4, rq->call->xid, ACCEPT_SUCCESS);
@@ -148,7 +151,7 @@ static struct reply *encode_result(const struct worker *w, const struct proc_des
 	return r;
 fail:
 	free(r);
-	free(buf);
+	bufstash_free(buf);
 	if (rq->payload.free)
 		rq->payload.free(rq->payload.mem);
 	return NULL;
