@@ -1248,6 +1248,17 @@ def device_line(info):
     return line
 
 
+def _warmup_text(a):
+    w = getattr(a, 'warmup', 0) or 0
+    if w <= 0:
+        return ("Each case is the first pass of a server just started (its memory faulted in "
+                "as it goes). ")
+    return (f"Each server is started for its case and first writes {w:.0%} of the case's records "
+            "(same shape and sync mode) to a file of its own, removed before the measured pass: "
+            "the figures are a running server's, not a just-started one's (the note gives that "
+            "pass's MiB/s and CPU). ")
+
+
 def interleave_intro(a, il):
     """The paragraph above the interleaved tables: the shapes, images and sizes of the run."""
     shapes = ', '.join(sorted({shape_name(shape_of(r)) for r in il},
@@ -1266,7 +1277,7 @@ def interleave_intro(a, il):
                f"({', '.join(map(str, controls))}) run{'' if len(controls) > 1 else 's'} in one "
                "shape on one image only, as a control. " if controls else '') +
             "`fresh`: a new file; `overwrite`: the same file written again with other data after "
-            "dropping the host's caches. Every byte is read back through the server and checked "
+            "dropping the host's caches. " + _warmup_text(a) + "Every byte is read back through the server and checked "
             "after each case; after the cases of each record size, sync mode, image and shape "
             "the files are removed and the bench waits 10 s for the disk under ours to settle "
             "(the first server of the next case paid for it otherwise); the images and shapes "
