@@ -115,6 +115,11 @@ mount_port = $MPORT
 state_dir = $3
 rpcbind = $4
 
+# Every phase mounts with nolock (locks are lock.sh's): no lock manager, so that a daemon
+# already on this host (the README's first command starts one) keeps its lock port 32803.
+[lock]
+port = 0
+
 [export $2]
 clients = 127.0.0.1(rw,no_root_squash,insecure)
 write_mode = $WRITE_MODE
