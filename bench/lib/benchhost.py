@@ -6,11 +6,14 @@ bandwidth, and the counters sampled around each case (the whole machine's CPU am
 Everything made here is recorded in the Host object and undone by Host.cleanup(), which is safe
 to call at any point (and twice). Only processes this module started are signalled, by PID."""
 
+import bisect
 import ctypes
+import fcntl
 import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -277,8 +280,6 @@ FIEMAP_EXTENT_LAST = 1
 def file_extents(path):
     """Where a file's blocks are on its device: [(first byte, length)] from FIEMAP (synced
     first), or None where the file system cannot say."""
-    import fcntl
-    import struct
     head, ext, batch = struct.Struct('=QQIIII'), struct.Struct('=QQQQQIIII'), 256
     out, start = [], 0
     try:
@@ -309,7 +310,6 @@ def file_extents(path):
 def file_bytes_read(reads, extents):
     """How many bytes of the read requests `reads` lay in `extents` (both [(first byte,
     length)] on one device)."""
-    import bisect
     ext = sorted(extents)
     starts = [e0 for e0, _ in ext]
     total = 0

@@ -405,26 +405,24 @@ def _worst_reads(vals):
 
 
 def _reads_goal(label, cases, reads_per_write, uc):
+    """Judged on the reads of the file's own blocks where every case traced them, else on every
+    read; the other figure and the 49152 control's (no shared block: metadata alone) quoted."""
     bad = [r for r in cases if not verified(r)]
     ok_rows = [r for r in cases if verified(r)]
     every = [(v, r) for r in ok_rows if (v := reads_per_write(r)) is not None]
     data = [(v, r) for r in ok_rows if (v := num(r.get('file_reads_per_write'))) is not None]
-    judged = data if data and len(data) == len(every) else every
-    meas, worst = '', None
-    if judged is data and data:
-        within, worst, meas = _worst_reads(data)
-        meas = "reads of the file's own blocks: " + meas
-        _, aw, am = _worst_reads(every)
-        meas += f"; every read, the file system's metadata included: {am}"
-        ctl = [num(r.get('loop_reads_per_write')) * float(r['writes']) for r in uc
-               if r['workload'] == 'interleave' and str(r['record']) == '49152' and
-               r['file'] == 'overwrite' and verified(r) and num(r.get('loop_reads_per_write'))
-               is not None]
+    traced = bool(data) and len(data) == len(every)
+    judged = data if traced else every
+    within, worst, meas = _worst_reads(judged) if judged else (0, None, '')
+    if traced:
+        meas = (f"reads of the file's own blocks: {meas}; every read, the file system's metadata "
+                f"included: {_worst_reads(every)[2]}")
+        ctl = [v * float(r['writes']) for r in uc if r['workload'] == 'interleave' and
+               str(r['record']) == '49152' and r['file'] == 'overwrite' and verified(r) and
+               (v := num(r.get('loop_reads_per_write'))) is not None]
         if ctl:
             meas += (f" (the 49152 control, which shares no block, read {max(ctl):.0f} after the "
                      "caches were dropped: metadata)")
-    elif every:
-        within, worst, meas = _worst_reads(every)
     if bad:
         meas += f'; {len(bad)} case(s) failed'
     ok = not bad and bool(judged) and within == len(judged)
@@ -637,7 +635,8 @@ def md_table(header, rows):
 def _io_cells(r):
     return [label(r), fmt(r['mib_s'], 1), r['writes'], fmt(r['dev_reads'], 0),
             fmt(r['dev_reads_per_write'], 5), fmt(r['loop_reads_per_write'], 5),
-            fmt(r.get('file_reads_per_write'), 5), fmt(r['write_amp'], 3), fmt(r['pagecache_pct'], 2), fmt(r['cached_pct'], 1),
+            fmt(r.get('file_reads_per_write'), 5), fmt(r['write_amp'], 3),
+            fmt(r['pagecache_pct'], 2), fmt(r['cached_pct'], 1),
             fmt(r['cpu_s_per_gib'], 2), fmt(r.get('machine_cpu_s_per_gib'), 2),
             fmt(r.get('ctxsw_per_write'), 2),
             fmt(r.get('dev_write_kib'), 0), fmt(r.get('dev_write_med_kib'), 0),
@@ -645,8 +644,8 @@ def _io_cells(r):
 
 
 IO_HEAD = ['server', 'MiB/s', 'WRITEs', 'dev reads', 'reads/WRITE', 'loop reads/WRITE',
-           'file reads/WRITE', 'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB', 'machine CPU s/GiB',
-           'ctx sw/WRITE',
+           'file reads/WRITE', 'write amp', 'page cache %', 'Cached Δ %', 'CPU s/GiB',
+           'machine CPU s/GiB', 'ctx sw/WRITE',
            'dev write KiB', 'median dev write KiB', 'peak RSS MiB', 'verified', 'note']
 
 
@@ -1277,11 +1276,12 @@ def interleave_intro(a, il):
                f"({', '.join(map(str, controls))}) run{'' if len(controls) > 1 else 's'} in one "
                "shape on one image only, as a control. " if controls else '') +
             "`fresh`: a new file; `overwrite`: the same file written again with other data after "
-            "dropping the host's caches. " + _warmup_text(a) + "Every byte is read back through the server and checked "
-            "after each case; after the cases of each record size, sync mode, image and shape "
-            "the files are removed and the bench waits 10 s for the disk under ours to settle "
-            "(the first server of the next case paid for it otherwise); the images and shapes "
-            "of one record size and sync mode run one after the other. One device read in a "
+            "dropping the host's caches. " + _warmup_text(a) +
+            "Every byte is read back through the server and checked after each case; after the "
+            "cases of each record size, sync mode, image and shape the files are removed and the "
+            "bench waits 10 s for the disk under ours to settle (the first server of the next case "
+            "paid for it otherwise); the images and shapes of one record size and sync mode run "
+            "one after the other. One device read in a "
             f"case is {1 / a.writes:.5f} reads/WRITE for UNSTABLE and {1 / a.sync_writes:.5f} "
             "for FILE_SYNC: the `dev reads` column gives the absolute count (a handful are "
             "metadata: inode, extent map, directory). `machine CPU s/GiB` is every CPU's "

@@ -54,10 +54,12 @@ static int class_of(size_t x, bool up)
 	return c < NBINS ? c : -1;
 }
 
-static void *pop(int c)
+/* Class c's newest buffer, out of the stash; size: its usable size (or 0: looked up here). */
+static void *pop(int c, size_t size)
 {
 	struct held *h = ts.bin[c];
-	size_t size = malloc_usable_size(h);
+	if (!size)
+		size = malloc_usable_size(h);
 	STASH_UNPOISON(h, size);
 	ts.bin[c] = h->next;
 	ts.bin_bytes[c] -= size;
@@ -80,16 +82,17 @@ void bufstash_keep(size_t bytes)
 {
 	ts.cap = bytes;
 	for (int c; ts.bytes > ts.cap && (c = fullest()) >= 0;)
-		free(pop(c));
+		free(pop(c, 0));
 }
 
 /* Class c's newest buffer when it holds size bytes and is aligned to align. */
 static void *take(int c, size_t align, size_t size)
 {
 	const struct held *h = c >= 0 ? ts.bin[c] : NULL;
-	if (!h || ((uintptr_t)h & (align - 1)) != 0 || malloc_usable_size((void *)h) < size)
+	if (!h || ((uintptr_t)h & (align - 1)) != 0)
 		return NULL;
-	return pop(c);
+	size_t usable = malloc_usable_size((void *)h);
+	return usable >= size ? pop(c, usable) : NULL;
 }
 
 void *bufstash_alloc(size_t align, size_t size)
@@ -131,7 +134,7 @@ void bufstash_free(void *p)
 			free(p);
 			return;
 		}
-		free(pop(f));
+		free(pop(f, 0));
 	}
 	struct held *h = p;
 	h->next = ts.bin[c];

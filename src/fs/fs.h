@@ -281,7 +281,7 @@ int fs_read(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint32_t count, 
 enum fs_stable { FS_UNSTABLE = 0, FS_DATA_SYNC = 1, FS_FILE_SYNC = 2 };
 /* WRITE count bytes at off, durable as stable says; may wait for the neighbour of a partial
  * block (fs/park.c). A failure that may have lost acknowledged data changes the verifier.
- * st: the file's attributes before the WRITE (fs_getattr's) or NULL. *st_after is set when st
+ * st: the file's attributes before the WRITE (fs_getattr's). *st_after is set when st
  * was brought to the attributes after it without asking the file system (the bytes only reached
  * the cache and the file's times did not move: its size is all that changed); else the caller
  * asks fs_getattr. */

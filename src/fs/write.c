@@ -89,14 +89,14 @@ static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, cons
 		bcache_file_restrict(bf);
 	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(fc->rec))
 			   : bcache_write(bf, off, data, count);
-	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did (and
-	 * moved the times, as any write to the file does). */
-	bool touched = !behind(o);
+	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */
+	bool touched = false;
 	if (rc == 0 && (behind(o) || !covers_whole_block(off, count, o->exp->block)))
-		touched = touch_mtime(ch, o) || touched;
+		touched = touch_mtime(ch, o);
 	if (rc < 0)
 		return rc;
-	*kept = !touched && stable == FS_UNSTABLE;
+	/* Outside cached mode the middle's write moved the times, as any write to the file does. */
+	*kept = behind(o) && !touched && stable == FS_UNSTABLE;
 	if (behind(o) && bcache_writeback_wanted(ch->fs->cache))
 		fs_writeback(ch);
 	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
@@ -217,7 +217,7 @@ int fs_write(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *dat
 	int rc = write_tries(fc, o, off, data, count, stable, &kept);
 	if (rc == FILEIO_WAIT)
 		rc = fileio_write_wait(fc, o, off, count, stable);   /* its flush may move the times */
-	else if (rc == 0 && kept && st) {
+	else if (rc == 0 && kept) {
 		/* One statx less per WRITE (its two were a tenth of the daemon's time on 6000-byte
 		 * records); the size is the larger of the one before and the cache's, as fs_getattr
 		 * makes it, without another look at the disk's. */
