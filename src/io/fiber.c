@@ -62,6 +62,7 @@ struct fiber_sched {
 	struct fiber_timer *timers;   /* sorted by deadline */
 	pthread_mutex_t inbox_lock;
 	struct fiber_msg *inbox, *inbox_tail;
+	pthread_mutex_t notify_lock;  /* held by a poster across its notify (fiber_sched_post) */
 	void (*notify)(void *);
 	void *notify_ctx;
 };
@@ -247,6 +248,7 @@ struct fiber_sched *fiber_sched_new(size_t stack, void (*notify)(void *ctx), voi
 	s->notify = notify;
 	s->notify_ctx = ctx;
 	pthread_mutex_init(&s->inbox_lock, NULL);
+	pthread_mutex_init(&s->notify_lock, NULL);
 	return s;
 }
 
@@ -261,10 +263,14 @@ void fiber_sched_free(struct fiber_sched *s)
 		s->idle = f->next;
 		fiber_destroy(f);
 	}
-	/* A poster still inside fiber_sched_post (notifying) is waited for. */
+	/* A poster still inside fiber_sched_post is waited for: the one pushing, then the one
+	 * notifying (which took notify_lock before it let go of inbox_lock). */
 	pthread_mutex_lock(&s->inbox_lock);
 	pthread_mutex_unlock(&s->inbox_lock);
+	pthread_mutex_lock(&s->notify_lock);
+	pthread_mutex_unlock(&s->notify_lock);
 	pthread_mutex_destroy(&s->inbox_lock);
+	pthread_mutex_destroy(&s->notify_lock);
 	if (tls_sched == s)
 		tls_sched = NULL;
 	free(s);
@@ -371,12 +377,20 @@ void fiber_sched_post(struct fiber_sched *s, struct fiber_msg *m)
 		s->inbox = m;
 	s->inbox_tail = m;
 	/* One notification per batch: the owner takes the whole inbox at each wake-up. Made under
-	 * the lock: the owner cannot take this message, finish the fiber it wakes and let its
-	 * scheduler (and the descriptor notify writes to) go while this thread still has to
-	 * notify it: a pool thread's wake-up once raced a stopping ring's teardown (TSan). */
-	if (was_empty && s->notify)
-		s->notify(s->notify_ctx);
+	 * notify_lock, taken before inbox_lock goes: the owner could otherwise take this message,
+	 * finish the fiber it wakes and let its scheduler (and the descriptor notify writes to)
+	 * go while this thread still has to notify it (a pool thread's wake-up once raced a
+	 * stopping ring's teardown, TSan). Not under inbox_lock itself: the owner taking its
+	 * inbox waited for the notify's write(2), and slept on the lock (32 FILE_SYNC writers:
+	 * two thirds of the daemon's lock waits). */
+	bool notify = was_empty && s->notify;
+	if (notify)
+		pthread_mutex_lock(&s->notify_lock);
 	pthread_mutex_unlock(&s->inbox_lock);
+	if (notify) {
+		s->notify(s->notify_ctx);
+		pthread_mutex_unlock(&s->notify_lock);
+	}
 }
 
 void fiber_sched_take_inbox(struct fiber_sched *s)

@@ -41,8 +41,9 @@ struct fiber_timer {
 };
 
 /* A scheduler. stack: bytes of each fiber's stack (a guard page is added below). notify(ctx) is
- * called from any thread when a message arrives in an empty inbox, under the inbox's lock (so
- * it must not post to the same scheduler). It may take messages before any thread runs it.
+ * called from any thread when a message arrives in an empty inbox, under a lock of the
+ * scheduler's that freeing it waits for (so it must not post to the same scheduler, nor free
+ * it). It may take messages before any thread runs it.
  * NULL on failure. */
 struct fiber_sched *fiber_sched_new(size_t stack, void (*notify)(void *ctx), void *ctx);
 /* Make s the calling thread's scheduler (fiber_self() and friends find it); NULL unbinds. */

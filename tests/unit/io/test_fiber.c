@@ -170,6 +170,53 @@ static void test_wake_from_another_thread(void **state)
 	fiber_sched_free(s);
 }
 
+/* ---- a poster's notify does not hold up the owner, and freeing waits for it ---- */
+
+struct slow_notify {
+	struct remote r;
+	atomic_bool in_notify, release, notify_done;
+};
+
+/* Blocks until released (or 2 s): a write(2) to an eventfd that takes its time. */
+static void slow_notify(void *ctx)
+{
+	struct slow_notify *n = ctx;
+	atomic_store(&n->in_notify, true);
+	for (int i = 0; i < 2000 && !atomic_load(&n->release); i++)
+		usleep(1000);
+	atomic_store(&n->notify_done, true);
+}
+
+static void *release_later(void *arg)
+{
+	usleep(50 * 1000);
+	atomic_store(&((struct slow_notify *)arg)->release, true);
+	return NULL;
+}
+
+static void test_owner_not_held_by_notify(void **state)
+{
+	(void)state;
+	struct slow_notify n = {0};
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, slow_notify, &n);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	assert_int_equal(fiber_spawn(s, remote_sleeper, &n.r), 0);
+	fiber_sched_run(s);
+	pthread_t waker, releaser;
+	assert_int_equal(pthread_create(&waker, NULL, remote_waker, &n.r), 0);
+	while (!atomic_load(&n.in_notify))
+		usleep(100);
+	/* The message is in: the owner takes it and runs the fiber while the notify still runs. */
+	loop_until(s, remote_done, &n.r);
+	assert_false(atomic_load(&n.notify_done));
+	assert_int_equal(pthread_create(&releaser, NULL, release_later, &n), 0);
+	fiber_sched_free(s);   /* must not free what the notify may still use */
+	assert_true(atomic_load(&n.notify_done));
+	pthread_join(waker, NULL);
+	pthread_join(releaser, NULL);
+}
+
 /* ---- co_mutex: a holder that suspends does not stall the thread ---- */
 
 struct lockers {
@@ -387,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_suspend_and_wake_on_one_thread),
 		cmocka_unit_test(test_burst_fibers_kept),
 		cmocka_unit_test(test_wake_from_another_thread),
+		cmocka_unit_test(test_owner_not_held_by_notify),
 		cmocka_unit_test(test_mutex_holder_suspends),
 		cmocka_unit_test(test_cond_deadline),
 		cmocka_unit_test(test_two_threads_share_lock_and_cond),
