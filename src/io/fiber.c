@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -63,6 +64,8 @@ struct fiber_sched {
 	pthread_mutex_t inbox_lock;
 	struct fiber_msg *inbox, *inbox_tail;
 	pthread_mutex_t notify_lock;  /* held by a poster across its notify (fiber_sched_post) */
+	atomic_bool running;          /* the owner runs and will look at its inbox before waiting:
+				       * posters need not notify (fiber_sched_may_wait) */
 	void (*notify)(void *);
 	void *notify_ctx;
 };
@@ -376,14 +379,17 @@ void fiber_sched_post(struct fiber_sched *s, struct fiber_msg *m)
 	else
 		s->inbox = m;
 	s->inbox_tail = m;
-	/* One notification per batch: the owner takes the whole inbox at each wake-up. Made under
-	 * notify_lock, taken before inbox_lock goes: the owner could otherwise take this message,
-	 * finish the fiber it wakes and let its scheduler (and the descriptor notify writes to)
-	 * go while this thread still has to notify it (a pool thread's wake-up once raced a
-	 * stopping ring's teardown, TSan). Not under inbox_lock itself: the owner taking its
-	 * inbox waited for the notify's write(2), and slept on the lock (32 FILE_SYNC writers:
-	 * two thirds of the daemon's lock waits). */
-	bool notify = was_empty && s->notify;
+	/* One notification per batch (the owner takes the whole inbox at each wake-up), none to an
+	 * owner that runs: `running` is read under inbox_lock, and an owner about to wait cleared
+	 * it before it took the lock to look at its inbox, so either it sees this message or this
+	 * poster sees that it waits. The notify is made under notify_lock, taken before inbox_lock
+	 * goes: the owner could otherwise take this message, finish the fiber it wakes and free
+	 * its scheduler (and the descriptor notify writes to) while this thread still has to
+	 * notify it (a pool thread's wake-up once raced a stopping ring's teardown, TSan). Not
+	 * under inbox_lock itself: the owner taking its inbox waited for the notify's write(2)
+	 * and slept on the lock (32 FILE_SYNC writers: two thirds of the daemon's lock waits). */
+	bool notify = was_empty && s->notify &&
+		      !atomic_load_explicit(&s->running, memory_order_relaxed);
 	if (notify)
 		pthread_mutex_lock(&s->notify_lock);
 	pthread_mutex_unlock(&s->inbox_lock);
@@ -391,6 +397,27 @@ void fiber_sched_post(struct fiber_sched *s, struct fiber_msg *m)
 		s->notify(s->notify_ctx);
 		pthread_mutex_unlock(&s->notify_lock);
 	}
+}
+
+/* A ring that runs has its messages at its next look, with no notify: a write(2) to its
+ * eventfd, and a completion and a new read for it, once per WRITE when 32 FILE_SYNC writers'
+ * group commits wake fibers on the other ring. */
+bool fiber_sched_may_wait(struct fiber_sched *s)
+{
+	atomic_store_explicit(&s->running, false, memory_order_relaxed);
+	pthread_mutex_lock(&s->inbox_lock);
+	bool empty = !s->inbox;
+	pthread_mutex_unlock(&s->inbox_lock);
+	if (empty)
+		return true;
+	fiber_sched_running(s);
+	fiber_sched_take_inbox(s);
+	return false;
+}
+
+void fiber_sched_running(struct fiber_sched *s)
+{
+	atomic_store_explicit(&s->running, true, memory_order_relaxed);
 }
 
 void fiber_sched_take_inbox(struct fiber_sched *s)

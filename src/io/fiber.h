@@ -63,6 +63,13 @@ unsigned fiber_sched_idle(const struct fiber_sched *s);
 void fiber_sched_take_inbox(struct fiber_sched *s);
 /* Send m to s's thread, from any thread (the owner too). */
 void fiber_sched_post(struct fiber_sched *s, struct fiber_msg *m);
+/* For an owner whose loop waits for events: a message sent while the owner runs is not
+ * notified, as the owner asks fiber_sched_may_wait before each wait. That takes the inbox if a
+ * message came, and says false: do not wait now. True: wait, and say fiber_sched_running after;
+ * until then every message that comes is notified. (An owner that never calls them is notified
+ * of every batch.) */
+bool fiber_sched_may_wait(struct fiber_sched *s);
+void fiber_sched_running(struct fiber_sched *s);
 
 /* The fiber running on this thread, NULL outside one. */
 struct fiber *fiber_self(void);

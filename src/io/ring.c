@@ -294,8 +294,12 @@ int io_ring_run(struct io_ring *r, const bool *stop)
 		if (*stop && r->pending == 0)
 			break;
 		struct io_uring_cqe *cqe;
-		int rc = wait_some(r);
-		if (rc == -EINTR)
+		/* Messages that came while the fibers ran: no wait, but what they queued goes in. */
+		bool wait = !r->sched || fiber_sched_may_wait(r->sched);
+		int rc = wait ? wait_some(r) : io_uring_submit(&r->ring);
+		if (wait && r->sched)
+			fiber_sched_running(r->sched);
+		if (rc == -EINTR || (!wait && (rc == -EBUSY || rc == -EAGAIN)))
 			continue;
 		if (rc < 0)
 			return rc;

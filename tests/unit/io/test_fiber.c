@@ -217,6 +217,38 @@ static void test_owner_not_held_by_notify(void **state)
 	pthread_join(releaser, NULL);
 }
 
+/* ---- an owner that runs is not notified; it takes the message before it waits ---- */
+
+static void test_running_owner_not_notified(void **state)
+{
+	(void)state;
+	struct remote r = {0};
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, remote_notify, &r);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	assert_int_equal(fiber_spawn(s, remote_sleeper, &r), 0);
+	fiber_sched_run(s);
+	fiber_sched_running(s);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, remote_waker, &r), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(atomic_load(&r.notified), 0);
+	assert_false(fiber_sched_may_wait(s));   /* the wake was in the inbox: taken */
+	fiber_sched_run(s);
+	assert_true(atomic_load(&r.done));
+	/* An owner about to wait is notified. */
+	assert_true(fiber_sched_may_wait(s));
+	atomic_store(&r.suspended, false);
+	atomic_store(&r.done, false);
+	assert_int_equal(fiber_spawn(s, remote_sleeper, &r), 0);
+	fiber_sched_run(s);
+	assert_int_equal(pthread_create(&th, NULL, remote_waker, &r), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(atomic_load(&r.notified), 1);
+	loop_until(s, remote_done, &r);
+	fiber_sched_free(s);
+}
+
 /* ---- co_mutex: a holder that suspends does not stall the thread ---- */
 
 struct lockers {
@@ -435,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_burst_fibers_kept),
 		cmocka_unit_test(test_wake_from_another_thread),
 		cmocka_unit_test(test_owner_not_held_by_notify),
+		cmocka_unit_test(test_running_owner_not_notified),
 		cmocka_unit_test(test_mutex_holder_suspends),
 		cmocka_unit_test(test_cond_deadline),
 		cmocka_unit_test(test_two_threads_share_lock_and_cond),
