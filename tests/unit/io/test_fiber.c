@@ -153,15 +153,22 @@ static void *remote_waker(void *arg)
 
 static bool remote_done(void *arg) { return atomic_load(&((struct remote *)arg)->done); }
 
+/* A scheduler of this thread's with r's sleeper suspended on it. */
+static struct fiber_sched *with_sleeper(void (*notify)(void *), void *ctx, struct remote *r)
+{
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, notify, ctx);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	assert_int_equal(fiber_spawn(s, remote_sleeper, r), 0);
+	fiber_sched_run(s);
+	return s;
+}
+
 static void test_wake_from_another_thread(void **state)
 {
 	(void)state;
 	struct remote r = {0};
-	struct fiber_sched *s = fiber_sched_new(64 * 1024, remote_notify, &r);
-	assert_non_null(s);
-	fiber_sched_bind(s);
-	assert_int_equal(fiber_spawn(s, remote_sleeper, &r), 0);
-	fiber_sched_run(s);
+	struct fiber_sched *s = with_sleeper(remote_notify, &r, &r);
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, remote_waker, &r), 0);
 	loop_until(s, remote_done, &r);
@@ -198,11 +205,7 @@ static void test_owner_not_held_by_notify(void **state)
 {
 	(void)state;
 	struct slow_notify n = {0};
-	struct fiber_sched *s = fiber_sched_new(64 * 1024, slow_notify, &n);
-	assert_non_null(s);
-	fiber_sched_bind(s);
-	assert_int_equal(fiber_spawn(s, remote_sleeper, &n.r), 0);
-	fiber_sched_run(s);
+	struct fiber_sched *s = with_sleeper(slow_notify, &n, &n.r);
 	pthread_t waker, releaser;
 	assert_int_equal(pthread_create(&waker, NULL, remote_waker, &n.r), 0);
 	while (!atomic_load(&n.in_notify))
@@ -223,11 +226,7 @@ static void test_running_owner_not_notified(void **state)
 {
 	(void)state;
 	struct remote r = {0};
-	struct fiber_sched *s = fiber_sched_new(64 * 1024, remote_notify, &r);
-	assert_non_null(s);
-	fiber_sched_bind(s);
-	assert_int_equal(fiber_spawn(s, remote_sleeper, &r), 0);
-	fiber_sched_run(s);
+	struct fiber_sched *s = with_sleeper(remote_notify, &r, &r);
 	fiber_sched_running(s);
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, remote_waker, &r), 0);
@@ -241,7 +240,7 @@ static void test_running_owner_not_notified(void **state)
 	atomic_store(&r.suspended, false);
 	atomic_store(&r.done, false);
 	assert_int_equal(fiber_spawn(s, remote_sleeper, &r), 0);
-	fiber_sched_run(s);
+	fiber_sched_run(s);   /* (suspended again: the next wake finds it) */
 	assert_int_equal(pthread_create(&th, NULL, remote_waker, &r), 0);
 	pthread_join(th, NULL);
 	assert_int_equal(atomic_load(&r.notified), 1);
