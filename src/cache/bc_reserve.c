@@ -261,7 +261,17 @@ void bc_reserve_trim(struct bcache *c)
 
 bool bc_reserve_low(struct bcache *c)
 {
-	return c->reserve && bc_load(&c->reserve_bytes) < 2 * (uint64_t)BC_FRAME_BYTES;
+	struct bc_reserve *r = c->reserve;
+
+	if (!r || bc_load(&c->reserve_bytes) >= 2 * (uint64_t)BC_FRAME_BYTES)
+		return false;
+	/* Few ready is not yet short: below its target the reserve maps what the thread would have
+	 * (a busy machine never runs an idle-priority thread), and letting written data go then
+	 * only made a READ of what was just written miss (integration-cached beside stress-ng). */
+	pthread_mutex_lock(&r->lock);
+	bool low = frames_in_being(r) >= r->target;
+	pthread_mutex_unlock(&r->lock);
+	return low;
 }
 
 void bc_reserve_stop(struct bcache *c)
