@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -23,6 +24,8 @@
 #define MAX_SHIFT 28
 #define NBINS ((MAX_SHIFT - MIN_SHIFT) * 4)
 #define PAGE 4096u
+
+#define HUGE_PAGE BUFSTASH_HUGE_PAGE
 
 /* A stashed buffer's first bytes: the next one of its class, newest first. */
 struct held {
@@ -54,12 +57,24 @@ static int class_of(size_t x, bool up)
 	return c < NBINS ? c : -1;
 }
 
+/* The bytes a buffer is kept and handed out for: its usable size, and for a buffer of huge pages
+ * its whole huge pages only (glibc's aligned buffers hold up to one more, in part: binned by all
+ * of it, a 2 MiB buffer could land where a 2 MiB request never looks). */
+static size_t held_size(const void *p)
+{
+	size_t usable = malloc_usable_size((void *)p);
+
+	if (usable >= HUGE_PAGE && ((uintptr_t)p & (HUGE_PAGE - 1)) == 0)
+		usable &= ~(size_t)(HUGE_PAGE - 1);
+	return usable;
+}
+
 /* Class c's newest buffer, out of the stash; size: its usable size (or 0: looked up here). */
 static void *pop(int c, size_t size)
 {
 	struct held *h = ts.bin[c];
 	if (!size)
-		size = malloc_usable_size(h);
+		size = held_size(h);
 	STASH_UNPOISON(h, size);
 	ts.bin[c] = h->next;
 	ts.bin_bytes[c] -= size;
@@ -91,8 +106,24 @@ static void *take(int c, size_t align, size_t size)
 	const struct held *h = c >= 0 ? ts.bin[c] : NULL;
 	if (!h || ((uintptr_t)h & (align - 1)) != 0)
 		return NULL;
-	size_t usable = malloc_usable_size((void *)h);
+	size_t usable = held_size(h);
 	return usable >= size ? pop(c, usable) : NULL;
+}
+
+/* Whole huge pages, advised as such (bufstash.h says why), from the stash when it holds some. */
+static void *alloc_huge(size_t size)
+{
+	size_t whole = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	void *p = take(class_of(whole, false), HUGE_PAGE, size);
+
+	if (p)
+		return p;
+	if (posix_memalign(&p, HUGE_PAGE, whole) != 0)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, whole, MADV_HUGEPAGE);   /* advice: a kernel without THP ignores it */
+#endif
+	return p;
 }
 
 void *bufstash_alloc(size_t align, size_t size)
@@ -105,6 +136,8 @@ void *bufstash_alloc(size_t align, size_t size)
 	 * the size falls in (a buffer there may be large enough), the one above (every buffer
 	 * there is), and for page-aligned memory, which jemalloc hands out in whole pages (a
 	 * 6000-byte record's buffer holds 8 KiB), the class of the size in pages. */
+	if (size >= BUFSTASH_HUGE_MIN && align <= HUGE_PAGE)
+		return alloc_huge(size);
 	size_t pages = (size + PAGE - 1) & ~(size_t)(PAGE - 1);
 	if ((p = take(class_of(size, false), align, size)) ||
 	    (p = take(class_of(size, true), align, size)) ||
@@ -118,7 +151,7 @@ void bufstash_free(void *p)
 {
 	if (!p)
 		return;
-	size_t size = ts.cap ? malloc_usable_size(p) : 0;
+	size_t size = ts.cap ? held_size(p) : 0;
 	int c = class_of(size, false);
 
 	if (c < 0 || size > ts.cap) {

@@ -107,8 +107,8 @@ size_t mem_window(struct conn *c, size_t left);
 void mem_window_done(struct conn *c, size_t got);
 /* The pending direct recv was cancelled to take its window back (conn.revoking). */
 void mem_window_revoked(struct conn *c);
-/* The record becomes a request: its charge, now the request's. */
-size_t mem_rec_done(struct conn *c);
+/* The record becomes a request: its charge, now the request's; held: the bytes of its buffer. */
+size_t mem_rec_done(struct conn *c, size_t held);
 void mem_conn_free(struct conn *c);
 /* Bring the client's account up to what the connection holds now (after each of its events). */
 void mem_client_sync(struct conn *c);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "svc/conn.h"
+#include "base/bufstash.h"
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"
@@ -316,9 +317,16 @@ static void on_win_timer(struct fiber_timer *t)
 	fiber_timer_arm(t, now + WIN_CHECK_NS);
 }
 
-size_t mem_rec_done(struct conn *c)
+size_t mem_rec_done(struct conn *c, size_t held)
 {
 	size_t charged = c->rec_charged;
+	/* A buffer of whole huge pages (base/bufstash.h) holds up to twice a 1 MiB record's bytes:
+	 * the rest is charged too, without waiting (the record is in), so that receive_memory
+	 * bounds the memory its records take. */
+	if (held >= BUFSTASH_HUGE_PAGE && held > charged) {
+		climits_mem_force(c->w->srv->limits, held - charged);
+		charged = held;
+	}
 	if (c->w->mem_token == c)
 		c->w->mem_token = NULL;
 	c->rec_charged = 0;

@@ -310,10 +310,10 @@ static bool rec_begin(struct conn *c, const uint8_t *p, size_t avail, uint32_t f
 
 static void rec_done(struct conn *c)
 {
-	size_t charged = mem_rec_done(c);
 	uint8_t *rec;
 	size_t len;
 	uint8_t *mem = recasm_take(&c->ra, &rec, &len);
+	size_t charged = mem_rec_done(c, mem ? malloc_usable_size(mem) : 0);
 	c->big_records = len >= BIG_RECORD;
 	handle_record(c, mem, rec, len, charged, NULL, 0);
 }

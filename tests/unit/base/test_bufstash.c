@@ -6,9 +6,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "base/bufstash.h"
@@ -38,21 +41,21 @@ static void test_off_by_default(void **state)
 	assert_int_equal(held(), 0);
 }
 
-/* A freed 1 MiB buffer is the next 1 MiB allocation, aligned as asked, and usable whole. */
+/* A freed 512 KiB buffer is the next 512 KiB allocation, aligned as asked, and usable whole. */
 static void test_reused(void **state)
 {
 	(void)state;
 	bufstash_keep(8 * MIB);
-	void *p = bufstash_alloc(4096, MIB);
+	void *p = bufstash_alloc(4096, MIB / 2);
 	assert_non_null(p);
 	bufstash_free(p);
 	size_t bytes;
 	assert_int_equal(bufstash_held(&bytes), 1);
-	assert_true(bytes >= MIB);
-	void *q = bufstash_alloc(4096, MIB - 100);
+	assert_true(bytes >= MIB / 2);
+	void *q = bufstash_alloc(4096, MIB / 2 - 100);
 	assert_ptr_equal(q, p);
 	assert_int_equal(held(), 0);
-	memset(q, 0xa5, MIB - 100);
+	memset(q, 0xa5, MIB / 2 - 100);
 	bufstash_free(q);
 }
 
@@ -63,13 +66,13 @@ static void test_sizes(void **state)
 	bufstash_keep(8 * MIB);
 	bufstash_free(bufstash_alloc(16, BUFSTASH_MIN / 2));
 	assert_int_equal(held(), 0);
-	void *big = bufstash_alloc(4096, 2 * MIB);
+	void *big = bufstash_alloc(4096, MIB / 2);
 	bufstash_free(big);
 	assert_int_equal(held(), 1);
-	void *p = bufstash_alloc(4096, MIB);
+	void *p = bufstash_alloc(4096, MIB / 4);
 	assert_ptr_not_equal(p, big);
 	bufstash_free(p);
-	void *q = bufstash_alloc(4096, 2 * MIB - 4096);
+	void *q = bufstash_alloc(4096, MIB / 2 - 4096);
 	assert_ptr_equal(q, big);
 	bufstash_free(q);
 }
@@ -144,11 +147,69 @@ static void test_gives_way(void **state)
 		bufstash_free(s[i]);
 	size_t bytes;
 	assert_int_equal(bufstash_held(&bytes), SMALL);
-	void *big = bufstash_alloc(4096, MIB);
+	void *big = bufstash_alloc(4096, MIB - 8192);
 	bufstash_free(big);
 	assert_true(bufstash_held(&bytes) < SMALL + 1);
 	assert_true(bytes <= MIB + MIB / 2);
-	assert_ptr_equal(bufstash_alloc(4096, MIB), big);
+	assert_ptr_equal(bufstash_alloc(4096, MIB - 8192), big);
+	free(big);
+}
+
+/* The VmFlags of the mapping p lies in contain flag ("hg": advised MADV_HUGEPAGE). */
+static bool mapping_has_flag(const void *p, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	assert_non_null(f);
+	char line[512];
+	bool inside = false, found = false;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {   /* a mapping's first line */
+			inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			continue;
+		}
+		if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+			char want[8];
+			snprintf(want, sizeof want, " %s", flag);
+			found = strstr(line, want) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* A buffer of a megabyte or more is whole huge pages, aligned to one and advised as such (so
+ * that the kernel can back it with contiguous memory, and O_DIRECT I/O of it goes to the device
+ * in large requests); freed, it comes back for any size that rounds to as many huge pages. */
+static void test_huge(void **state)
+{
+	(void)state;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+		skip();   /* a kernel without THP refuses the advice: nothing to see */
+	bufstash_keep(8 * MIB);
+	const size_t hp = BUFSTASH_HUGE_PAGE;
+	void *p = bufstash_alloc(4096, MIB + 4096 + 200);   /* a 1 MiB WRITE's record */
+	assert_non_null(p);
+	assert_int_equal((uintptr_t)p % hp, 0);
+	assert_true(malloc_usable_size(p) >= hp);
+	assert_true(mapping_has_flag(p, "hg"));
+	assert_true(mapping_has_flag((char *)p + hp - 1, "hg"));
+	memset(p, 0x3c, hp);
+	bufstash_free(p);
+	assert_int_equal(held(), 1);
+	void *q = bufstash_alloc(4096, 2 * MIB - 4096);
+	assert_ptr_equal(q, p);
+	bufstash_free(q);
+	void *r = bufstash_alloc(4096, MIB / 2);            /* below the mark: no huge pages */
+	assert_ptr_not_equal(r, p);
+	assert_true(malloc_usable_size(r) < hp);
+	bufstash_free(r);
+	void *big = bufstash_alloc(4096, 9 * MIB);          /* a READ and its readahead */
+	assert_non_null(big);
+	assert_int_equal((uintptr_t)big % hp, 0);
+	assert_true(malloc_usable_size(big) >= 10 * MIB);
+	assert_true(mapping_has_flag((char *)big + 9 * MIB, "hg"));
 	free(big);
 }
 
@@ -188,6 +249,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_small_records, teardown),
 		cmocka_unit_test_teardown(test_gives_way, teardown),
 		cmocka_unit_test_teardown(test_per_thread, teardown),
+		cmocka_unit_test_teardown(test_huge, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
