@@ -114,7 +114,10 @@ static void sync_round(struct bcache_file *h)
  * gets their blocks as long runs and one sync answers them. (Writing at once and sharing only
  * the sync cost a sync per dozen 47008-byte FILE_SYNC WRITEs among 128 in flight. Letting the
  * next round write while this one syncs made the rounds smaller, not faster: 1.5x the syncs,
- * 8% less MiB/s; waiting 1 or 3 ms for more callers before a round, 9% and 16% less.) */
+ * 8% less MiB/s; waiting 1 or 3 ms for more callers before a round, 9% and 16% less; waiting
+ * for the writers the last round answered, up to a quarter of its time and at most 2 ms, no
+ * faster on an idle machine or a loaded one: 32 writers of 47008-byte FILE_SYNC records, one in
+ * flight each, 215-298 MiB/s against 221-332.) */
 static int commit_shared(struct bcache_file *h, struct bc_range range, enum bcache_sync how,
 			 bool whole)
 {
