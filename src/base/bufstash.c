@@ -25,8 +25,6 @@
 #define NBINS ((MAX_SHIFT - MIN_SHIFT) * 4)
 #define PAGE 4096u
 
-#define HUGE_PAGE BUFSTASH_HUGE_PAGE
-
 /* A stashed buffer's first bytes: the next one of its class, newest first. */
 struct held {
 	struct held *next;
@@ -64,8 +62,8 @@ static size_t held_size(const void *p)
 {
 	size_t usable = malloc_usable_size((void *)p);
 
-	if (usable >= HUGE_PAGE && ((uintptr_t)p & (HUGE_PAGE - 1)) == 0)
-		usable &= ~(size_t)(HUGE_PAGE - 1);
+	if (usable >= BUFSTASH_HUGE_PAGE && ((uintptr_t)p & (BUFSTASH_HUGE_PAGE - 1)) == 0)
+		usable &= ~(size_t)(BUFSTASH_HUGE_PAGE - 1);
 	return usable;
 }
 
@@ -113,12 +111,12 @@ static void *take(int c, size_t align, size_t size)
 /* Whole huge pages, advised as such (bufstash.h says why), from the stash when it holds some. */
 static void *alloc_huge(size_t size)
 {
-	size_t whole = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
-	void *p = take(class_of(whole, false), HUGE_PAGE, size);
+	size_t whole = (size + BUFSTASH_HUGE_PAGE - 1) & ~(size_t)(BUFSTASH_HUGE_PAGE - 1);
+	void *p = take(class_of(whole, false), BUFSTASH_HUGE_PAGE, size);
 
 	if (p)
 		return p;
-	if (posix_memalign(&p, HUGE_PAGE, whole) != 0)
+	if (posix_memalign(&p, BUFSTASH_HUGE_PAGE, whole) != 0)
 		return NULL;
 #ifdef MADV_HUGEPAGE
 	(void)madvise(p, whole, MADV_HUGEPAGE);   /* advice: a kernel without THP ignores it */
@@ -132,12 +130,12 @@ void *bufstash_alloc(size_t align, size_t size)
 
 	if (align < sizeof(void *))
 		align = sizeof(void *);
+	if (size >= BUFSTASH_HUGE_MIN && align <= BUFSTASH_HUGE_PAGE)
+		return alloc_huge(size);
 	/* The newest buffer of a class: the most likely to be in the CPU's caches still. The class
 	 * the size falls in (a buffer there may be large enough), the one above (every buffer
 	 * there is), and for page-aligned memory, which jemalloc hands out in whole pages (a
 	 * 6000-byte record's buffer holds 8 KiB), the class of the size in pages. */
-	if (size >= BUFSTASH_HUGE_MIN && align <= HUGE_PAGE)
-		return alloc_huge(size);
 	size_t pages = (size + PAGE - 1) & ~(size_t)(PAGE - 1);
 	if ((p = take(class_of(size, false), align, size)) ||
 	    (p = take(class_of(size, true), align, size)) ||
