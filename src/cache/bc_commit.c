@@ -46,6 +46,7 @@ static int write_and_sync(struct bcache_file *h, struct bc_range *r, size_t n, e
 	ino->wb_stuck = rc;
 	/* Synced even after a failed write: what did get written is still made durable. */
 	if (how != BCACHE_SYNC_NONE) {
+		ino->unsynced = 0;   /* a sync behind queued meanwhile has little left to do */
 		co_mutex_unlock(&ino->lock);
 		src = bc_io_result(ino->cache, ino->cache->ops.sync(h->io, how == BCACHE_SYNC_DATA));
 		co_mutex_lock(&ino->lock);

@@ -147,7 +147,10 @@ struct bc_inode {
 	_Atomic unsigned pad_seq;  /* odd while flush_past_eof() has the file padded past its size */
 	struct bc_chunks chunks; /* write-behind readiness per chunk */
 	unsigned chunk_shift;    /* log2(blocks per chunk) */
-	int wb_err;              /* first failure of a write-behind since the last COMMIT told it */
+	int wb_err;              /* first failure of a write-behind (or of a sync behind) since
+				  * the last COMMIT told it */
+	uint64_t unsynced;       /* run bytes a BEHIND handle wrote since the last sync began, */
+	bool sync_queued;        /* and a sync behind is on the write-behind queue (bc_behind.c) */
 	int wb_stuck;            /* -errno while its writes fail: none is tried for write-behind or
 				  * the bound until a write of its works, its COMMIT succeeds, or
 				  * bcache_file_retry; its WRITEs past the bound get this error */
@@ -209,12 +212,15 @@ struct bc_counters {
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
 	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds, written_trimmed;
+	_Atomic uint64_t syncs_behind;
 };
 
 /* Write-behind: chunk size, and the queue of chunks found ready (each holds a pin on its
- * inode). A full queue drops the chunk: the dirty threshold finds it later. */
+ * inode). A full queue drops the chunk: the dirty threshold finds it later. BC_WBQ_SYNC in
+ * place of a chunk asks for a sync behind. */
 #define BC_CHUNK (1u << 20)
 #define BC_WBQ 1024u
+#define BC_WBQ_SYNC UINT64_MAX
 struct bc_wbq {
 	pthread_mutex_t lock;
 	struct bc_wbq_item {
@@ -256,6 +262,7 @@ struct bcache {
 	uint64_t hold_ns;        /* longest a WRITE ahead waits for its file's writers behind, */
 	uint64_t young_ns;       /* and how long a chunk's opening holds WRITEs back */
 	size_t spread_chunks;    /* open chunks a file's interleaved writers may spread over */
+	uint64_t sync_behind;    /* a file's unsynced bytes that queue a sync (0: never) */
 	struct bc_counters n;
 #define BC_GHOST_SLOTS 16384u
 	_Atomic uint64_t ghost[BC_GHOST_SLOTS];  /* blocks small READs missed lately, by tag
@@ -499,7 +506,11 @@ void bc_run_around(struct bc_inode *ino, uint64_t index, uint64_t last, bool fil
  * its next COMMIT to report and as wb_stuck: no more of its blocks tried meanwhile. n. Inode lock
  * held. */
 ssize_t bc_wb_failed(struct bc_inode *ino, ssize_t n);
-void bc_wbq_push(struct bc_inode *ino, uint64_t chunk);
+/* Queue chunk (or BC_WBQ_SYNC) of ino for write-behind; false when the queue is full. */
+bool bc_wbq_push(struct bc_inode *ino, uint64_t chunk);
+/* h wrote a run of bytes of ino's cached data to disk: past the cache's sync_behind since the
+ * last sync began, a BEHIND handle's file gets a sync behind queued. Inode lock held. */
+void bc_wrote(struct bcache_file *h, uint64_t bytes);
 void bc_wbq_drain(struct bcache *c);
 /* Wake writers waiting for room (cheap when none waits). */
 void bc_room_made(struct bcache *c);

@@ -197,8 +197,10 @@ int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h)
 	co_mutex_lock(&ino->lock);
 	h->inflight--;
 	run_settle(ino, r, filled, rc);
-	if (rc == 0)
+	if (rc == 0) {
 		ino->wb_stuck = 0;   /* the fault cleared: the rest may go again */
+		bc_wrote(h, r->n * ino->bs);
+	}
 	bc_room_made(ino->cache);
 	return rc;
 }

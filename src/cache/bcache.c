@@ -33,6 +33,7 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 	c->written_floor = limit / 64;
 	c->hold_ns = BCACHE_HOLD_NS;
 	c->young_ns = BCACHE_YOUNG_NS;
+	c->sync_behind = BCACHE_SYNC_BEHIND;
 	/* a quarter of a file's bound: half the dirty threshold of a cache of two files' bounds */
 	c->spread_chunks = c->file_limit / 4 / BC_CHUNK < 4 ? 4 : c->file_limit / 4 / BC_CHUNK;
 	for (unsigned i = 0; i < BC_SHARDS; i++) {
@@ -54,6 +55,11 @@ void bcache_set_flow(struct bcache *c, uint64_t hold_ns, uint64_t young_ns)
 {
 	c->hold_ns = hold_ns;
 	c->young_ns = young_ns;
+}
+
+void bcache_set_sync_behind(struct bcache *c, uint64_t bytes)
+{
+	c->sync_behind = bytes;
 }
 
 static void inode_free(struct bc_inode *ino)
@@ -349,6 +355,7 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.wb_failures = bc_load(&c->n.wb_failures),
 		.wb_refused = bc_load(&c->n.wb_refused),
 		.spread_holds = bc_load(&c->n.spread_holds),
+		.syncs_behind = bc_load(&c->n.syncs_behind),
 		.written_bytes = bc_load(&c->written_bytes),
 		.written_trimmed = bc_load(&c->n.written_trimmed),
 	};

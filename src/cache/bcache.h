@@ -164,6 +164,12 @@ void bcache_destroy(struct bcache *c);
 #define BCACHE_HOLD_NS (20 * 1000 * 1000ull)
 #define BCACHE_YOUNG_NS (200 * 1000 * 1000ull)
 void bcache_set_flow(struct bcache *c, uint64_t hold_ns, uint64_t young_ns);
+/* Once the cache wrote `bytes` of a BEHIND handle's file to disk as runs since its last sync
+ * began (not the middles WRITEs write straight), the next write-behind fiber syncs it
+ * (fdatasync), so that its COMMIT's flush stays short (bc_behind.c). 0: never. Set before the
+ * first WRITE. */
+#define BCACHE_SYNC_BEHIND (32ull << 20)
+void bcache_set_sync_behind(struct bcache *c, uint64_t bytes);
 
 /* Keep up to `bytes` of frames' memory ready (bc_reserve.c): taken back from frames that end
  * and, with prefault, faulted in ahead of need by a thread of idle priority, so that small
@@ -394,9 +400,10 @@ struct bcache_stats {
 	uint64_t read_cached;     /* blocks kept clean after a disk read */
 	uint64_t readahead_bytes;
 	uint64_t bp_waits;        /* WRITEs that waited or wrote back for room (backpressure) */
-	uint64_t wb_failures;     /* write-behind writes that failed (the data stays dirty) */
+	uint64_t wb_failures;     /* write-behind writes (the data stays dirty) and syncs that failed */
 	uint64_t wb_refused;      /* WRITEs refused past the bound after one of their file's failed */
 	uint64_t spread_holds;    /* WRITEs held because their writer was ahead of the file's others */
+	uint64_t syncs_behind;    /* syncs write-behind made of files writers left unsynced */
 };
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out);
 

@@ -27,6 +27,14 @@ void test_commit_writes_runs_side_by_side(void **state);
 void test_commit_side_by_side_failure(void **state);
 void test_sync_error_redirties(void **state);
 
+/* test_behind_sync.c */
+void test_sync_behind_as_data_goes(void **state);
+void test_sync_behind_off_or_below(void **state);
+void test_straight_middles_not_synced_behind(void **state);
+void test_commit_makes_sync_behind_moot(void **state);
+void test_sync_behind_failure_reported_by_commit(void **state);
+void test_close_waits_for_sync_behind(void **state);
+
 /* test_behind_reads.c */
 void test_scan_does_not_flush_hot_blocks(void **state);
 void test_read_never_writes(void **state);
