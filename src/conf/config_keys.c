@@ -441,6 +441,7 @@ const struct key_def cfg_cache_keys[] = {
 	{"size", parse_size, CFG(cache_size), 64 * KIB, 1024 * GIB, show_size},
 	{"file_size", parse_size, CFG(cache_file_size), 0, 1024 * GIB, show_size},
 	{"writeback_depth", parse_unsigned, CFG(cache_writeback_depth), 1, 1024, show_unsigned},
+	{"sync_behind", parse_size, CFG(cache_sync_behind), 0, 1024 * GIB, show_size},
 	{NULL, NULL, 0, 0, 0, NULL},
 };
 

@@ -261,6 +261,9 @@ int fileio_cache_create(struct fs *fs)
 	size_t file = cfg->cache_file_size ? cfg->cache_file_size : cfg->cache_size / 2;
 	int rc = bcache_create(&ops, cfg->cache_size, file, &fs->cache);
 
+	if (rc == 0)
+		bcache_set_sync_behind(fs->cache, cfg->cache_sync_behind);
+
 	/* An eighth of the cache faulted in ahead of need for frames (bc_reserve.c): 128M of the
 	 * default, what a stream of interleaved writers holds at once (32 writers of 47008-byte
 	 * records, 1 or 4 in flight each: 80-145 MiB); at least 32M (but half a small cache), as

@@ -445,6 +445,7 @@ static void note_restart_only(const struct config *run, const struct config *nc)
 	CHECK(cache_size, "[cache] size");
 	CHECK(cache_file_size, "[cache] file_size");
 	CHECK(cache_writeback_depth, "[cache] writeback_depth");
+	CHECK(cache_sync_behind, "[cache] sync_behind");
 	CHECK(lock_port, "[lock] port");
 	CHECK(grace_period, "[lock] grace_period");
 	CHECK(max_locks, "[lock] locks");

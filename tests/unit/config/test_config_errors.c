@@ -79,7 +79,7 @@ void test_structure_errors(void **state)
 		{"[exprot data]\n",
 		 "1: unknown section [exprot data] (expected [server], [cache], [metrics], [lock] "
 		 "or [export PATH])"},
-		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (did you mean 'size'? known: size, file_size, writeback_depth)"},
+		{"[cache]\nsized = 1\n", "2: unknown key 'sized' in [cache] (did you mean 'size'? known: size, file_size, writeback_depth, sync_behind)"},
 		{"[lock]\ngrace_perod = 5\n", "2: unknown key 'grace_perod' in [lock] (did you mean 'grace_period'? known: port, "
 		 "grace_period, locks, locks_per_client, waiters, waiters_per_client, names_per_client)"},
 		{"[lock]\n[lock]\n", "2: duplicate section [lock] (first on line 1)"},
