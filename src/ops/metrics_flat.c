@@ -113,10 +113,12 @@ static const struct {
 	{"cache_read_misses", "READs that read the disk."},
 	{"cache_read_kept_blocks", "Blocks kept clean in the cache after a disk read."},
 	{"cache_backpressure_waits", "WRITEs that waited or wrote back for room in the cache."},
-	{"cache_writeback_failures", "Write-behind writes that failed (the data stays dirty)."},
+	{"cache_writeback_failures", "Write-behind writes and syncs that failed (the data stays dirty)."},
 	{"cache_writes_refused", "WRITEs refused past the bound after a write of their file "
 				 "failed."},
 	{"cache_spread_holds", "WRITEs held because their writer was ahead of the file's others."},
+	{"cache_syncs_behind", "Syncs write-behind made of files with [cache] sync_behind "
+			       "bytes unsynced."},
 	{"mount_list_entries", "Entries of the MOUNT list (DUMP's answer)."},
 	{"mount_list_dropped", "MOUNT list entries dropped for room."},
 	{"lock_granted", "NLM locks granted, at once or to a waiter."},

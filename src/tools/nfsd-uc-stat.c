@@ -286,7 +286,8 @@ static void print_report(const struct snapshot *now, const struct snapshot *prev
 	       (unsigned long long)D("cache_read_hits_total"),
 	       (unsigned long long)D("cache_read_misses_total"));
 	printf("       write-behind %llu writes, %s (>= 1M: %llu); blocks completed %llu, "
-	       "by a device read %llu; waits at the bound %llu; writers held ahead %llu\n",
+	       "by a device read %llu; waits at the bound %llu; writers held ahead %llu; "
+	       "syncs behind %llu\n",
 	       (unsigned long long)D("cache_writeback_size_bytes_count"),
 	       human(D("cache_writeback_size_bytes_sum"), b1, sizeof b1),
 	       (unsigned long long)(D("cache_writeback_size_bytes_count") -
@@ -294,7 +295,8 @@ static void print_report(const struct snapshot *now, const struct snapshot *prev
 	       (unsigned long long)D("cache_blocks_completed_total"),
 	       (unsigned long long)D("cache_fill_reads_total"),
 	       (unsigned long long)D("cache_backpressure_waits_total"),
-	       (unsigned long long)D("cache_spread_holds_total"));
+	       (unsigned long long)D("cache_spread_holds_total"),
+	       (unsigned long long)D("cache_syncs_behind_total"));
 	printf("server connections %llu  bytes written %s read %s  retransmissions answered %llu, "
 	       "dropped %llu\n", (unsigned long long)flat(now, "connections"),
 	       human(D("bytes_written_total"), b1, sizeof b1),
