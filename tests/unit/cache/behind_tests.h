@@ -31,6 +31,7 @@ void test_sync_error_redirties(void **state);
 void test_sync_behind_as_data_goes(void **state);
 void test_sync_behind_off_or_below(void **state);
 void test_straight_middles_not_synced_behind(void **state);
+void test_no_sync_behind_while_behind(void **state);
 void test_commit_makes_sync_behind_moot(void **state);
 void test_sync_behind_failure_reported_by_commit(void **state);
 void test_close_waits_for_sync_behind(void **state);

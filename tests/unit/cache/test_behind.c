@@ -505,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_sync_behind_as_data_goes),
 		cmocka_unit_test(test_sync_behind_off_or_below),
 		cmocka_unit_test(test_straight_middles_not_synced_behind),
+		cmocka_unit_test(test_no_sync_behind_while_behind),
 		cmocka_unit_test(test_commit_makes_sync_behind_moot),
 		cmocka_unit_test(test_sync_behind_failure_reported_by_commit),
 		cmocka_unit_test(test_close_waits_for_sync_behind),

@@ -52,6 +52,29 @@ void test_sync_behind_off_or_below(void **state)
 	}
 }
 
+/* No sync behind while write-behind falls behind (dirty data past half the dirty threshold):
+ * the device is what limits the writers then, and a flush would only hold its queue still. The
+ * same WRITEs in a cache eight times as large leave it keeping up, and get their sync. */
+void test_no_sync_behind_while_behind(void **state)
+{
+	size_t limits[] = { 16 * MiB, 128 * MiB };
+
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		struct env *e = behind_env(limits[i]);
+
+		bcache_set_sync_behind(e->c, MiB);
+		for (unsigned b = 0; b < 640; b++)   /* 2.5 MiB of partial blocks: dirty, not ready */
+			put_ok(e, 8 * MiB + (uint64_t)b * 2 * BS, BS / 2, 1);
+		put_cached(e, 0, MiB, 2);
+		drain_writeback(e);
+		assert_int_equal(e->disk.syncs, i == 0 ? 0 : 1);
+		assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+		check_disk(e, true);
+		env_free(e);
+	}
+}
+
 /* Middles written straight by their WRITEs do not count: a stream of large WRITEs keeps the
  * device busy, and a flush among them would only delay them. */
 void test_straight_middles_not_synced_behind(void **state)
