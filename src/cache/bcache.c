@@ -33,7 +33,6 @@ int bcache_create(const struct bcache_ops *ops, size_t limit, size_t file_limit,
 	c->written_floor = limit / 64;
 	c->hold_ns = BCACHE_HOLD_NS;
 	c->young_ns = BCACHE_YOUNG_NS;
-	c->sync_behind = BCACHE_SYNC_BEHIND;
 	/* a quarter of a file's bound: half the dirty threshold of a cache of two files' bounds */
 	c->spread_chunks = c->file_limit / 4 / BC_CHUNK < 4 ? 4 : c->file_limit / 4 / BC_CHUNK;
 	for (unsigned i = 0; i < BC_SHARDS; i++) {

@@ -166,9 +166,8 @@ void bcache_destroy(struct bcache *c);
 void bcache_set_flow(struct bcache *c, uint64_t hold_ns, uint64_t young_ns);
 /* Once the cache wrote `bytes` of a BEHIND handle's file to disk as runs since its last sync
  * began (not the middles WRITEs write straight), the next write-behind fiber syncs it
- * (fdatasync), so that its COMMIT's flush stays short (bc_behind.c). 0: never. Set before the
- * first WRITE. */
-#define BCACHE_SYNC_BEHIND (32ull << 20)
+ * (fdatasync), so that its COMMIT's flush stays short (bc_behind.c). 0, the default: never. Set
+ * before the first WRITE. */
 void bcache_set_sync_behind(struct bcache *c, uint64_t bytes);
 
 /* Keep up to `bytes` of frames' memory ready (bc_reserve.c): taken back from frames that end

@@ -527,7 +527,6 @@ static int set_defaults(struct config *c)
 		.log_level = LOG_INFO,
 		.cache_size = 1 * GIB,
 		.cache_writeback_depth = 16,
-		.cache_sync_behind = 32 * MIB,
 		.metrics_connections = 16,
 		.metrics_connections_per_client = 4,
 		.metrics_timeout = 10,

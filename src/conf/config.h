@@ -107,7 +107,7 @@ struct config {
 	size_t cache_size;        /* [cache] size, default 1G */
 	size_t cache_file_size;   /* [cache] file_size, default 0: half of size */
 	unsigned cache_writeback_depth;   /* [cache] writeback_depth, all rings, default 16 */
-	size_t cache_sync_behind; /* [cache] sync_behind, default 32M; 0: off */
+	size_t cache_sync_behind; /* [cache] sync_behind, default 0: off */
 	char *metrics_listen;     /* [metrics] listen = ADDR:PORT; NULL: no HTTP endpoint */
 	unsigned metrics_connections;              /* [metrics] connections, default 16 */
 	unsigned metrics_connections_per_client;   /* [metrics] from one address, default 4 */

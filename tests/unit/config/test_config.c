@@ -76,7 +76,7 @@ static void test_empty_section_gives_defaults(void **state)
 	assert_int_equal(cfg.cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg.cache_file_size, 0);   /* half of size */
 	assert_int_equal(cfg.cache_writeback_depth, 16);
-	assert_int_equal(cfg.cache_sync_behind, 32 * 1024 * 1024);
+	assert_int_equal(cfg.cache_sync_behind, 0);   /* off */
 	assert_int_equal(cfg.max_names_per_client, 64);
 	assert_string_equal(cfg.keytab, "/etc/krb5.keytab");
 	assert_int_equal(cfg.gss_contexts, 8192);
@@ -153,7 +153,7 @@ static const char every_key[] =
 	"size = 1G\n"
 	"file_size = 256M\n"
 	"writeback_depth = 3\n"
-	"sync_behind = 0\n"
+	"sync_behind = 64M\n"
 	"[export data]\n"
 	"clients = 10.0.0.0/8(rw,all_squash,anonuid=1000,anongid=1001,insecure,subtree_check) "
 	"::1(ro,subtree_check,no_subtree_check,sec=krb5p:sys)\n"
@@ -199,7 +199,7 @@ static void check_every_server_key(const struct config *cfg)
 	assert_int_equal(cfg->cache_size, 1024 * 1024 * 1024);
 	assert_int_equal(cfg->cache_file_size, 256 * 1024 * 1024);
 	assert_int_equal(cfg->cache_writeback_depth, 3);
-	assert_int_equal(cfg->cache_sync_behind, 0);   /* off */
+	assert_int_equal(cfg->cache_sync_behind, 64 * 1024 * 1024);
 	assert_string_equal(cfg->keytab, "/etc/nfs.keytab");
 	assert_int_equal(cfg->gss_contexts, 100);
 	assert_int_equal(cfg->gss_contexts_per_client, 9);
