@@ -113,7 +113,8 @@ static const struct {
 	{"cache_read_misses", "READs that read the disk."},
 	{"cache_read_kept_blocks", "Blocks kept clean in the cache after a disk read."},
 	{"cache_backpressure_waits", "WRITEs that waited or wrote back for room in the cache."},
-	{"cache_writeback_failures", "Write-behind writes and syncs that failed (the data stays dirty)."},
+	{"cache_writeback_failures", "Write-behind writes and syncs that failed (the data stays "
+				     "dirty)."},
 	{"cache_writes_refused", "WRITEs refused past the bound after a write of their file "
 				 "failed."},
 	{"cache_spread_holds", "WRITEs held because their writer was ahead of the file's others."},
