@@ -1258,16 +1258,35 @@ def _warmup_text(a):
             "pass's MiB/s and CPU). ")
 
 
+def unstable_writes(a, rec):
+    """WRITEs of an interleaved UNSTABLE case of rec-byte records: --writes when given, else
+    --case-bytes' worth (a run.json from before --case-bytes has writes only)."""
+    if getattr(a, 'writes', None):
+        return a.writes
+    return max(1, a.case_bytes // rec)
+
+
+def _unstable_size(a, records):
+    """What the intro says an UNSTABLE case is: its WRITEs, per record size when they differ."""
+    if getattr(a, 'writes', None):
+        return f"{a.writes} WRITEs"
+    per = ", ".join(f"{unstable_writes(a, r)} WRITEs of {r} bytes" for r in records)
+    return f"{a.case_bytes >> 20} MiB ({per})"
+
+
 def interleave_intro(a, il):
     """The paragraph above the interleaved tables: the shapes, images and sizes of the run."""
     shapes = ', '.join(sorted({shape_name(shape_of(r)) for r in il},
                               key=lambda x: tuple(int(y) for y in x.split('x'))))
     images = [i for i in IMAGE_ORDER if any(image_of(r) == i for r in il)]
     controls = sorted({int(r['record']) for r in il if int(r['record']) % 4096 == 0})
+    records = sorted({int(r['record']) for r in il}, reverse=True)
+    least = min([unstable_writes(a, r) for r in records] or [1])
     return (f"Client shapes (writers x WRITEs in flight per writer): {shapes}. Each writer has a "
             "TCP connection of its own; record i is at offset i x R, and writer t of W writes "
-            f"records t, t+W, ...; {a.writes} WRITEs per UNSTABLE case (one COMMIT at the end, in "
-            f"the time), {a.sync_writes} per FILE_SYNC case, whatever the shape. Image"
+            f"records t, t+W, ...; {_unstable_size(a, records)} per UNSTABLE case (one COMMIT at "
+            f"the end, in the time), {a.sync_writes} WRITEs per FILE_SYNC case (each is a sync: "
+            "its cost does not fade with the case's length), whatever the shape. Image"
             f"{'s' if len(images) > 1 else ''}: {' and '.join(images)} (preconditioned: written "
             "end to end before mkfs; sparse: a sparse file never written before, with its own "
             "loop device and XFS; later cases on it may land where earlier ones had made the "
@@ -1282,7 +1301,7 @@ def interleave_intro(a, il):
             "bench waits 10 s for the disk under ours to settle (the first server of the next case "
             "paid for it otherwise); the images and shapes of one record size and sync mode run "
             "one after the other. One device read in a "
-            f"case is {1 / a.writes:.5f} reads/WRITE for UNSTABLE and {1 / a.sync_writes:.5f} "
+            f"case is at most {1 / least:.5f} reads/WRITE for UNSTABLE and {1 / a.sync_writes:.5f} "
             "for FILE_SYNC: the `dev reads` column gives the absolute count (a handful are "
             "metadata: inode, extent map, directory). `machine CPU s/GiB` is every CPU's "
             "work over the phase, the load generator's own taken out (see How it was measured). "
