@@ -147,6 +147,15 @@ void bc_wrote(struct bcache_file *h, uint64_t bytes)
 		ino->sync_queued = true;
 }
 
+/* A failed write or sync behind: counted, and the first such error kept for the inode's next
+ * COMMIT or stable WRITE to report. Inode lock held. */
+static void wb_report(struct bc_inode *ino, int err)
+{
+	bc_count(&ino->cache->n.wb_failures);
+	if (!ino->wb_err)
+		ino->wb_err = err;
+}
+
 /* The queued sync, unless a COMMIT's synced most of it meanwhile or the device fell behind. 0
  * or -errno. */
 static ssize_t sync_behind(struct bc_inode *ino)
@@ -167,11 +176,8 @@ static ssize_t sync_behind(struct bc_inode *ino)
 		h->inflight--;
 		co_cond_broadcast(&ino->cond);
 		bc_count(&c->n.syncs_behind);
-		if (rc < 0) {
-			bc_count(&c->n.wb_failures);
-			if (!ino->wb_err)
-				ino->wb_err = rc;
-		}
+		if (rc < 0)   /* the writes worked: write-behind goes on (no wb_stuck) */
+			wb_report(ino, rc);
 	}
 	co_mutex_unlock(&ino->lock);
 	bc_inode_unpin(ino);
@@ -221,9 +227,7 @@ static ssize_t write_around(struct bc_inode *ino, uint64_t index, struct bcache_
 ssize_t bc_wb_failed(struct bc_inode *ino, ssize_t n)
 {
 	if (n < 0) {
-		bc_count(&ino->cache->n.wb_failures);
-		if (!ino->wb_err)
-			ino->wb_err = (int)n;
+		wb_report(ino, (int)n);
 		ino->wb_stuck = (int)n;
 	}
 	return n;
