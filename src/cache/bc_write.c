@@ -507,6 +507,19 @@ int bcache_write_buf(struct bcache_file *h, uint64_t off, const void *data, size
 	return write_through(h, off, data, len);
 }
 
+/* Held in BEHIND mode, a stable WRITE's middle was copied into the file's frames only to be
+ * written by its own COMMIT round a moment later: aligned 49152-byte FILE_SYNC records, 32
+ * writers, cost 1.3-1.5x the CPU of direct mode at the same MiB/s. */
+int bcache_write_now(struct bcache_file *h, uint64_t off, const void *data, size_t len)
+{
+	bc_count(&h->ino->cache->n.writes);
+	if (len == 0)
+		return 0;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	return write_through(h, off, data, len);
+}
+
 int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t len)
 {
 	return bcache_write_buf(h, off, data, len, NULL);

@@ -215,6 +215,10 @@ int bcache_write(struct bcache_file *f, uint64_t off, const void *data, size_t l
  * before returning. */
 int bcache_write_buf(struct bcache_file *f, uint64_t off, const void *data, size_t len,
 		     struct bcache_buf *buf);
+/* A WRITE whose blocks must be on disk before its reply (a stable one): the middle goes to disk
+ * now, from data, in either mode, as in THROUGH; the ends into the cache. Call bcache_commit()
+ * on [off, off + len) after it. */
+int bcache_write_now(struct bcache_file *f, uint64_t off, const void *data, size_t len);
 
 /* Write-behind. Whether there is work for bcache_writeback(): a chunk is ready, dirty memory is
  * past a quarter of the bound, or ready data is older than young_ns. Cheap: atomics and a clock

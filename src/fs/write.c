@@ -44,6 +44,11 @@ static bool covers_whole_block(uint64_t off, uint32_t len, uint64_t bs)
 	return end > first;
 }
 
+static bool whole_blocks(uint64_t off, uint32_t len, uint64_t bs)
+{
+	return len && (off % bs) == 0 && (len % bs) == 0;
+}
+
 #define TOUCH_EVERY_NS (4 * 1000 * 1000u)
 
 /* A WRITE that only reached the cache changed the file all the same: its mtime and ctime move now,
@@ -87,11 +92,14 @@ static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, cons
 	fh_hint_extents(ch, o);
 	if (!ch->creds.is_root && ch->creds.cur.uid != 0)
 		bcache_file_restrict(bf);
-	int rc = behind(o) ? bcache_write_buf(bf, off, data, count, record_buf(fc->rec))
-			   : bcache_write(bf, off, data, count);
-	/* In cached mode no byte of the WRITE reached the disk yet; else only the middle did. */
+	/* A stable WRITE of whole blocks leaves nothing for a neighbour to complete, and must be
+	 * on disk before its reply anyway: it goes now, as in direct mode. */
+	bool now = !behind(o) || (stable != FS_UNSTABLE && whole_blocks(off, count, o->exp->block));
+	int rc = now ? bcache_write_now(bf, off, data, count)
+		     : bcache_write_buf(bf, off, data, count, record_buf(fc->rec));
+	/* Held, no byte of the WRITE reached the disk yet; else only the middle did. */
 	bool touched = false;
-	if (rc == 0 && (behind(o) || !covers_whole_block(off, count, o->exp->block)))
+	if (rc == 0 && (!now || !covers_whole_block(off, count, o->exp->block)))
 		touched = touch_mtime(ch, o);
 	if (rc < 0)
 		return rc;

@@ -4,7 +4,8 @@
  * ends wait in the cache for their neighbours; under cached blocks and frames of the same
  * stretch the newest bytes win; a failing or full disk fails the WRITE and loses nothing; and a
  * crash among stable WRITEs whose middles went straight keeps every byte that was
- * acknowledged. A random writer's whole blocks go straight too; a stream of small WRITEs, or
+ * acknowledged. A stable WRITE of whole blocks goes straight whatever its size, over the
+ * older cached bytes of its blocks. A random writer's whole blocks go straight too; a stream of small WRITEs, or
  * one next to cached data, stays behind. A large READ that misses is kept only when its chunks
  * were read before, a small one when its blocks were or it continues a stream. */
 #include "test_env.h"
@@ -234,6 +235,71 @@ static void test_straight_stable_writes_survive_a_crash(void **state)
 	env_free(e);
 }
 
+/* bcache_write_now of writer id's bytes [off, off + len), placed aligned in memory. */
+static int put_now(struct env *e, uint64_t off, size_t len, unsigned id)
+{
+	unsigned char *buf = aligned_alloc(BS, (len + BS - 1) / BS * BS);
+	int rc;
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pat(id, off + i);
+	rc = bcache_write_now(e->f, off, buf, len);
+	free(buf);
+	return rc;
+}
+
+/* A stable WRITE of 12 whole blocks (a 49152-byte record) over blocks an UNSTABLE WRITE left
+ * dirty in the cache: on disk when it returns, with no copy held; the older cached bytes never
+ * reach the disk after it, not through its COMMIT nor through write-behind. */
+static void test_stable_whole_blocks_go_now(void **state)
+{
+	static unsigned char acked[12 * BS];
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	memset(acked, 1, sizeof acked);
+	for (unsigned b = 0; b < 4; b++)
+		put_halves(e, (uint64_t)b * BS, 1);
+	put_halves(e, 20 * BS, 1);                       /* past it: stays behind */
+	assert_int_equal(stats(e).dirty, 5);
+	unsigned before = e->disk.writes;
+	assert_int_equal(put_now(e, 0, 12 * BS, 2), 0);
+	apply(e, 0, 12 * BS, 2);
+	assert_true(e->disk.writes > before);            /* the record, at once */
+	struct bcache_stats s = stats(e);
+	assert_int_equal(s.dirty, 1);                    /* the older 4 superseded */
+	assert_int_equal(s.copied, 0);
+	assert_int_equal(bcache_commit(e->f, 0, 12 * BS, BCACHE_SYNC_FILE), 0);
+	check_acked_durable(e, acked, sizeof acked);
+	drain_writeback(e);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);
+	assert_int_equal(e->disk.reads, 0);
+	env_free(e);
+}
+
+/* Its write fails: the WRITE gets the error, the older cached bytes stay for the COMMIT (the
+ * client resends what was not acknowledged), and nothing is lost. */
+static void test_stable_whole_blocks_failing(void **state)
+{
+	struct env *e = behind_env(CACHE);
+
+	(void)state;
+	for (unsigned b = 0; b < 4; b++)
+		put_halves(e, (uint64_t)b * BS, 1);
+	fake_fail_writes(&e->disk, EIO, 1);
+	assert_int_equal(put_now(e, 0, 12 * BS, 2), -EIO);
+	assert_int_equal(stats(e).dirty, 4);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	check_disk(e, true);                             /* writer 1's bytes, whole */
+	assert_int_equal(put_now(e, 0, 12 * BS, 2), 0);  /* the resend */
+	apply(e, 0, 12 * BS, 2);
+	assert_int_equal(bcache_commit(e->f, 0, 12 * BS, BCACHE_SYNC_FILE), 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* The first large READ of a stretch is not kept, the second is; small READs always are. */
 static void test_large_read_kept_the_second_time(void **state)
 {
@@ -276,6 +342,8 @@ int main(void)
 		cmocka_unit_test(test_straight_over_frames),
 		cmocka_unit_test(test_straight_write_errors),
 		cmocka_unit_test(test_straight_stable_writes_survive_a_crash),
+		cmocka_unit_test(test_stable_whole_blocks_go_now),
+		cmocka_unit_test(test_stable_whole_blocks_failing),
 		cmocka_unit_test(test_large_read_kept_the_second_time),
 		cmocka_unit_test(test_small_random_read_kept_the_second_time),
 		cmocka_unit_test(test_lone_blocks_go_straight),
