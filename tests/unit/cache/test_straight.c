@@ -5,9 +5,10 @@
  * stretch the newest bytes win; a failing or full disk fails the WRITE and loses nothing; and a
  * crash among stable WRITEs whose middles went straight keeps every byte that was
  * acknowledged. A stable WRITE of whole blocks goes straight whatever its size, over the
- * older cached bytes of its blocks. A random writer's whole blocks go straight too; a stream of small WRITEs, or
- * one next to cached data, stays behind. A large READ that misses is kept only when its chunks
- * were read before, a small one when its blocks were or it continues a stream. */
+ * older cached bytes of its blocks. A random writer's whole blocks go straight too; a stream
+ * of small WRITEs, or one next to cached data, stays behind. A large READ that misses is kept
+ * only when its chunks were read before, a small one when its blocks were or it continues a
+ * stream. */
 #include "test_env.h"
 
 #define CACHE (64 * MiB)
@@ -254,11 +255,12 @@ static int put_now(struct env *e, uint64_t off, size_t len, unsigned id)
  * reach the disk after it, not through its COMMIT nor through write-behind. */
 static void test_stable_whole_blocks_go_now(void **state)
 {
-	static unsigned char acked[12 * BS];
+	unsigned char *acked = malloc(12 * BS);
 	struct env *e = behind_env(CACHE);
 
 	(void)state;
-	memset(acked, 1, sizeof acked);
+	assert_non_null(acked);
+	memset(acked, 1, 12 * BS);
 	for (unsigned b = 0; b < 4; b++)
 		put_halves(e, (uint64_t)b * BS, 1);
 	put_halves(e, 20 * BS, 1);                       /* past it: stays behind */
@@ -271,7 +273,8 @@ static void test_stable_whole_blocks_go_now(void **state)
 	assert_int_equal(s.dirty, 1);                    /* the older 4 superseded */
 	assert_int_equal(s.copied, 0);
 	assert_int_equal(bcache_commit(e->f, 0, 12 * BS, BCACHE_SYNC_FILE), 0);
-	check_acked_durable(e, acked, sizeof acked);
+	check_acked_durable(e, acked, 12 * BS);
+	free(acked);
 	drain_writeback(e);
 	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
 	check_disk(e, true);
