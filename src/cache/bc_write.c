@@ -494,17 +494,24 @@ static bool goes_straight(const struct bc_inode *ino, uint64_t off, size_t len)
 	return down > up && down - up >= STRAIGHT_MIN;
 }
 
-int bcache_write_buf(struct bcache_file *h, uint64_t off, const void *data, size_t len,
-		     struct bcache_buf *buf)
+/* now: the middle to disk before returning, whatever the mode (bcache_write_now). */
+static int write_one(struct bcache_file *h, uint64_t off, const void *data, size_t len,
+		     struct bcache_buf *buf, bool now)
 {
 	bc_count(&h->ino->cache->n.writes);
 	if (len == 0)
 		return 0;
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
 		return -EFBIG;
-	if (h->mode == BCACHE_BEHIND && !goes_straight(h->ino, off, len))
+	if (!now && h->mode == BCACHE_BEHIND && !goes_straight(h->ino, off, len))
 		return write_behind(h, off, data, len, buf);
 	return write_through(h, off, data, len);
+}
+
+int bcache_write_buf(struct bcache_file *h, uint64_t off, const void *data, size_t len,
+		     struct bcache_buf *buf)
+{
+	return write_one(h, off, data, len, buf, false);
 }
 
 /* Held in BEHIND mode, a stable WRITE's middle was copied into the file's frames only to be
@@ -512,12 +519,7 @@ int bcache_write_buf(struct bcache_file *h, uint64_t off, const void *data, size
  * writers, cost 1.3-1.5x the CPU of direct mode at the same MiB/s. */
 int bcache_write_now(struct bcache_file *h, uint64_t off, const void *data, size_t len)
 {
-	bc_count(&h->ino->cache->n.writes);
-	if (len == 0)
-		return 0;
-	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-		return -EFBIG;
-	return write_through(h, off, data, len);
+	return write_one(h, off, data, len, NULL, true);
 }
 
 int bcache_write(struct bcache_file *h, uint64_t off, const void *data, size_t len)
