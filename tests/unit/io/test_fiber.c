@@ -301,6 +301,126 @@ static void test_mutex_holder_suspends(void **state)
 	fiber_sched_free(s);
 }
 
+/* ---- co_mutex: freed on unlock, not handed to a waiter that is not running ---- */
+
+/* Two schedulers driven in turn from this thread stand for two rings: a fiber woken on the
+ * other one does not run until that one is driven. */
+struct convoy {
+	struct co_mutex m;
+	struct fiber *holder;        /* the fiber that holds m and is suspended */
+	char log[16];
+	size_t n;
+};
+
+struct locker {
+	struct convoy *cv;
+	char c;
+	bool hold;                   /* suspend with the lock held until woken */
+};
+
+static void locker(void *arg)
+{
+	struct locker *k = arg;
+	co_mutex_lock(&k->cv->m);
+	k->cv->log[k->cv->n++] = k->c;
+	if (k->hold) {
+		k->cv->holder = fiber_self();
+		fiber_suspend();
+	}
+	co_mutex_unlock(&k->cv->m);
+}
+
+static void drive(struct fiber_sched *s)
+{
+	fiber_sched_bind(s);
+	fiber_sched_take_inbox(s);
+	fiber_sched_run(s);
+}
+
+/* On s1, the holder is woken to unlock and `next` (if any) runs after it. */
+static void release_on(struct fiber_sched *s1, struct convoy *cv, struct locker *next)
+{
+	fiber_sched_bind(s1);
+	fiber_wake(cv->holder);
+	if (next)
+		assert_int_equal(fiber_spawn(s1, locker, next), 0);
+	fiber_sched_run(s1);
+}
+
+static void test_mutex_not_handed_to_sleeping_waiter(void **state)
+{
+	(void)state;
+	struct fiber_sched *s1 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	struct fiber_sched *s2 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s1);
+	assert_non_null(s2);
+	struct convoy cv = {0};
+	co_mutex_init(&cv.m);
+	struct locker h = {&cv, 'H', true}, w = {&cv, 'W', false}, g = {&cv, 'G', false};
+	fiber_sched_bind(s1);
+	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
+	drive(s1);
+	fiber_sched_bind(s2);
+	assert_int_equal(fiber_spawn(s2, locker, &w), 0);
+	drive(s2);                          /* W waits for the lock */
+	release_on(s1, &cv, &g);            /* W is woken on s2, which does not run yet */
+	assert_string_equal(cv.log, "HG");  /* G, running, took the free lock at once */
+	drive(s2);
+	assert_string_equal(cv.log, "HGW");
+	assert_int_equal(fiber_sched_live(s1) + fiber_sched_live(s2), 0);
+	co_mutex_destroy(&cv.m);
+	fiber_sched_free(s1);
+	fiber_sched_free(s2);
+}
+
+/* A waiter that keeps finding the lock taken after its wake-ups is handed it at last: the
+ * running lockers do not starve it. */
+static void test_mutex_waiter_not_starved(void **state)
+{
+	(void)state;
+	struct fiber_sched *s1 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	struct fiber_sched *s2 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s1);
+	assert_non_null(s2);
+	struct convoy cv = {0};
+	co_mutex_init(&cv.m);
+	struct locker h = {&cv, 'H', true}, w = {&cv, 'W', false};
+	struct locker g[4] = {{&cv, '1', true}, {&cv, '2', true}, {&cv, '3', true},
+			      {&cv, '4', false}};
+	fiber_sched_bind(s1);
+	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
+	drive(s1);
+	fiber_sched_bind(s2);
+	assert_int_equal(fiber_spawn(s2, locker, &w), 0);
+	drive(s2);
+	/* Each release lets a running fiber on s1 take the lock before W runs: W loses, and
+	 * waits again at the head of the queue. */
+	size_t got = 0;
+	for (int i = 0; i < 4 && !got; i++) {
+		release_on(s1, &cv, &g[i]);
+		drive(s2);
+		char *at = strchr(cv.log, 'W');
+		got = at ? (size_t)(at - cv.log) : 0;
+	}
+	/* W lost two races, then was handed the lock over the third locker: "H12W", then 3. */
+	assert_int_equal(got, 3);
+	drive(s1);
+	drive(s2);
+	drive(s1);
+	assert_string_equal(cv.log, "H12W3");
+	while (fiber_sched_live(s1) + fiber_sched_live(s2)) {
+		if (cv.holder && fiber_sched_live(s1)) {
+			release_on(s1, &cv, NULL);
+			cv.holder = NULL;
+		}
+		drive(s2);
+		drive(s1);
+	}
+	co_mutex_destroy(&cv.m);
+	fiber_sched_free(s1);
+	fiber_sched_free(s2);
+}
+
 /* ---- co_cond with a deadline ---- */
 
 struct timed {
@@ -468,6 +588,8 @@ int main(void)
 		cmocka_unit_test(test_owner_not_held_by_notify),
 		cmocka_unit_test(test_running_owner_not_notified),
 		cmocka_unit_test(test_mutex_holder_suspends),
+		cmocka_unit_test(test_mutex_not_handed_to_sleeping_waiter),
+		cmocka_unit_test(test_mutex_waiter_not_starved),
 		cmocka_unit_test(test_cond_deadline),
 		cmocka_unit_test(test_two_threads_share_lock_and_cond),
 		cmocka_unit_test(test_plain_threads),
