@@ -8,10 +8,11 @@
  * shared by two rings can be waited for on both, and a fiber may hold the mutex across an I/O
  * without stalling the other fibers of its thread.
  *
- * co_mutex hands the lock over to the first waiter on unlock (FIFO: no waiter starves). Before
- * queueing, a caller whose lock is held by another thread spins for a moment: the cache's
- * critical sections are a few hundred nanoseconds, and a suspension there costs the holder's ring
- * a cross-ring wake (an eventfd write, a ring entry, two context switches) per contention. */
+ * co_mutex's unlock frees the lock and wakes the first waiter to try for it; one that has lost
+ * that race twice is handed the lock instead (no waiter starves). Before queueing, a locker whose
+ * lock is held on another thread spins for a moment: the cache's critical sections last a few
+ * hundred nanoseconds, and each wait costs a wake-up across rings (an eventfd write, a ring
+ * entry, two context switches). */
 #ifndef NFSD_UC_IO_COSYNC_H
 #define NFSD_UC_IO_COSYNC_H
 
