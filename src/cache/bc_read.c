@@ -15,7 +15,7 @@ void bcache_read_begin(struct bcache_file *h, struct bcache_read *rd, uint64_t o
 	rd->off = off;
 	rd->len = len;
 	rd->stale = false;
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	rd->wseq = ino->wseq;
 	rd->next = ino->readers;
 	ino->readers = rd;
@@ -34,7 +34,7 @@ static void unlink_reader(struct bc_inode *ino, struct bcache_read *rd)
 
 void bcache_read_cancel(struct bcache_file *h, struct bcache_read *rd)
 {
-	co_mutex_lock(&h->ino->lock);
+	co_mutex_lock_barge(&h->ino->lock);
 	unlink_reader(h->ino, rd);
 	co_mutex_unlock(&h->ino->lock);
 }
@@ -73,7 +73,7 @@ int bcache_read_overlay(struct bcache_file *h, struct bcache_read *rd, void *buf
 	struct bc_inode *ino = h->ino;
 	struct overlay o = { .rd = rd, .buf = buf };
 
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	unlink_reader(ino, rd);
 	if (rd->stale) {
 		co_mutex_unlock(&ino->lock);
@@ -168,7 +168,7 @@ int bcache_read_pinned(struct bcache_file *h, uint64_t off, uint64_t len, struct
 	if (len == 0)
 		return 0;
 	last = (off + len - 1) >> ino->bshift;
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	/* A readahead is reading this: its blocks are about to be here. Waited for on its own
 	 * condition: the inode's is broadcast at every block freed or written, and a cold scan
 	 * through a full cache frees one per 4 KiB read (each a wake-up across rings: 13% of the
@@ -209,7 +209,7 @@ void bcache_read_keep(struct bcache_file *h, const struct bcache_read *rd, uint6
 	bc_reclaim_clean(ino->cache);
 	if (bc_over_limit(ino->cache))
 		return;
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	if (!disk_moved(ino, rd)) {
 		for (uint64_t at = off; at + ino->bs <= off + len; at += ino->bs) {
 			uint64_t index = at >> ino->bshift;
@@ -258,7 +258,7 @@ static bool read_again(struct bc_inode *ino, uint64_t index)
  * cached, 94 direct, 139 through the kernel's page cache dropped behind). */
 static bool small_worth_keeping(struct bc_inode *ino, uint64_t off, uint64_t len)
 {
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	bool keep = off == 0 || continues_last_read(ino, off) ||
 		    read_again(ino, off >> ino->bshift);
 
@@ -286,7 +286,7 @@ bool bcache_read_worth_keeping(struct bcache_file *h, uint64_t off, uint64_t len
 
 	if (len < READ_LARGE)
 		return small_worth_keeping(ino, off, len);
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	if (!ino->seen)
 		ino->seen = calloc(SEEN_SLOTS, sizeof(*ino->seen));
 	if (!ino->seen) {
@@ -315,7 +315,7 @@ bool bcache_readahead(struct bcache_file *h, uint64_t off, uint64_t len, uint64_
 	uint64_t end = off + len, mask = ino->bs - 1;
 	bool want = false;
 
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	bool sequential = continues_last_read(ino, off);
 	if (!sequential)
 		ino->ra_window = RA_MIN;
@@ -342,7 +342,7 @@ void bcache_readahead_end(struct bcache_file *h)
 {
 	struct bc_inode *ino = h->ino;
 
-	co_mutex_lock(&ino->lock);
+	co_mutex_lock_barge(&ino->lock);
 	ino->ra_to = 0;
 	co_cond_broadcast(&ino->ra_done);
 	co_mutex_unlock(&ino->lock);

@@ -148,9 +148,9 @@ void co_mutex_destroy(struct co_mutex *m)
 	pthread_mutex_destroy(&m->guard);
 }
 
-/* How long a locker waits for a holder on another thread before it queues: about 2 us of pause
- * instructions. Long enough for any critical section that does not suspend; a holder that does
- * (an I/O under the lock) costs a waiter no more than that. */
+/* How long a barging locker waits for a holder on another thread before it queues: about 2 us
+ * of pause instructions. Long enough for any critical section that does not suspend; a holder
+ * that does (an I/O under the lock) costs a waiter no more than that. */
 #define CO_SPIN 64
 
 static inline void spin_pause(void)
@@ -185,22 +185,30 @@ static bool take_if_free(struct co_mutex *m)
  * instead of woken to try for it. */
 #define CO_LOST_MAX 2
 
-void co_mutex_lock(struct co_mutex *m)
+/* fair: queued, the lock is handed to this locker in its turn; else it is woken to try for it,
+ * and running lockers may take it first (at most CO_LOST_MAX times). */
+static void lock(struct co_mutex *m, bool fair)
 {
 	pthread_mutex_lock(&m->guard);
 	if (take_if_free(m)) {
 		pthread_mutex_unlock(&m->guard);
 		return;
 	}
-	pthread_mutex_unlock(&m->guard);
-	spin_while_held(m);
-	pthread_mutex_lock(&m->guard);
+	/* A fair locker queues at once. Spinning, a ring's running fibers took the lock ahead of
+	 * the other ring's queued ones, and interleaved writers drifted apart: two of three
+	 * memory-bound runs of 32 x 4 writers read blocks back to complete ones whose neighbours
+	 * came late (190 and 4051; none without the spin). */
+	if (!fair) {
+		pthread_mutex_unlock(&m->guard);
+		spin_while_held(m);
+		pthread_mutex_lock(&m->guard);
+	}
 	for (int lost = 0;; lost++) {
 		if (take_if_free(m))
 			break;
 		struct co_waiter w;
 		waiter_init(&w);
-		w.handoff = lost >= CO_LOST_MAX;
+		w.handoff = fair || lost >= CO_LOST_MAX;
 		/* One that lost a race after its wake-up waited longest: it goes first. */
 		if (lost)
 			enqueue_head(&m->head, &m->tail, &w);
@@ -217,10 +225,17 @@ void co_mutex_lock(struct co_mutex *m)
 	pthread_mutex_unlock(&m->guard);
 }
 
-/* The lock is freed and its first waiter woken to take it, not handed to it: a fiber woken on
- * another ring runs tens of microseconds later, and a lock handed to it meanwhile made every
- * other locker queue behind it (40000 random 4 KiB READs, 2 rings: a wake-up across rings per
- * READ, a third more CPU than direct mode). A waiter that lost that race twice is handed it. */
+void co_mutex_lock(struct co_mutex *m)
+{
+	lock(m, true);
+}
+
+void co_mutex_lock_barge(struct co_mutex *m)
+{
+	lock(m, false);
+}
+
+/* Handed to the first waiter, or (co_mutex_lock_barge) freed for it to try for. */
 void co_mutex_unlock(struct co_mutex *m)
 {
 	pthread_mutex_lock(&m->guard);

@@ -301,7 +301,7 @@ static void test_mutex_holder_suspends(void **state)
 	fiber_sched_free(s);
 }
 
-/* ---- co_mutex: freed on unlock, not handed to a waiter that is not running ---- */
+/* ---- co_mutex: handed over in turn; co_mutex_lock_barge's waiters woken to try ---- */
 
 /* Two schedulers driven in turn from this thread stand for two rings: a fiber woken on the
  * other one does not run until that one is driven. */
@@ -316,12 +316,16 @@ struct locker {
 	struct convoy *cv;
 	char c;
 	bool hold;                   /* suspend with the lock held until woken */
+	bool barge;                  /* co_mutex_lock_barge */
 };
 
 static void locker(void *arg)
 {
 	struct locker *k = arg;
-	co_mutex_lock(&k->cv->m);
+	if (k->barge)
+		co_mutex_lock_barge(&k->cv->m);
+	else
+		co_mutex_lock(&k->cv->m);
 	k->cv->log[k->cv->n++] = k->c;
 	if (k->hold) {
 		k->cv->holder = fiber_self();
@@ -347,6 +351,36 @@ static void release_on(struct fiber_sched *s1, struct convoy *cv, struct locker 
 	fiber_sched_run(s1);
 }
 
+/* The lock goes to the first waiter, whichever ring it is on, before a locker that comes later:
+ * the writers of both rings keep their order. */
+static void test_mutex_handed_in_turn(void **state)
+{
+	(void)state;
+	struct fiber_sched *s1 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	struct fiber_sched *s2 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s1);
+	assert_non_null(s2);
+	struct convoy cv = {0};
+	co_mutex_init(&cv.m);
+	struct locker h = {&cv, 'H', true, false}, w = {&cv, 'W', false, false};
+	struct locker g = {&cv, 'G', false, false};
+	fiber_sched_bind(s1);
+	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
+	drive(s1);
+	fiber_sched_bind(s2);
+	assert_int_equal(fiber_spawn(s2, locker, &w), 0);
+	drive(s2);                          /* W waits for the lock */
+	release_on(s1, &cv, &g);            /* handed to W, which does not run yet */
+	assert_string_equal(cv.log, "H");   /* G waits behind it */
+	drive(s2);
+	drive(s1);
+	assert_string_equal(cv.log, "HWG");
+	assert_int_equal(fiber_sched_live(s1) + fiber_sched_live(s2), 0);
+	co_mutex_destroy(&cv.m);
+	fiber_sched_free(s1);
+	fiber_sched_free(s2);
+}
+
 static void test_mutex_not_handed_to_sleeping_waiter(void **state)
 {
 	(void)state;
@@ -356,7 +390,8 @@ static void test_mutex_not_handed_to_sleeping_waiter(void **state)
 	assert_non_null(s2);
 	struct convoy cv = {0};
 	co_mutex_init(&cv.m);
-	struct locker h = {&cv, 'H', true}, w = {&cv, 'W', false}, g = {&cv, 'G', false};
+	struct locker h = {&cv, 'H', true, false}, w = {&cv, 'W', false, true};
+	struct locker g = {&cv, 'G', false, false};
 	fiber_sched_bind(s1);
 	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
 	drive(s1);
@@ -384,9 +419,9 @@ static void test_mutex_waiter_not_starved(void **state)
 	assert_non_null(s2);
 	struct convoy cv = {0};
 	co_mutex_init(&cv.m);
-	struct locker h = {&cv, 'H', true}, w = {&cv, 'W', false};
-	struct locker g[4] = {{&cv, '1', true}, {&cv, '2', true}, {&cv, '3', true},
-			      {&cv, '4', false}};
+	struct locker h = {&cv, 'H', true, false}, w = {&cv, 'W', false, true};
+	struct locker g[4] = {{&cv, '1', true, false}, {&cv, '2', true, false},
+			      {&cv, '3', true, false}, {&cv, '4', false, false}};
 	fiber_sched_bind(s1);
 	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
 	drive(s1);
@@ -588,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_owner_not_held_by_notify),
 		cmocka_unit_test(test_running_owner_not_notified),
 		cmocka_unit_test(test_mutex_holder_suspends),
+		cmocka_unit_test(test_mutex_handed_in_turn),
 		cmocka_unit_test(test_mutex_not_handed_to_sleeping_waiter),
 		cmocka_unit_test(test_mutex_waiter_not_starved),
 		cmocka_unit_test(test_cond_deadline),
