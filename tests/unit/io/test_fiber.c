@@ -351,109 +351,92 @@ static void release_on(struct fiber_sched *s1, struct convoy *cv, struct locker 
 	fiber_sched_run(s1);
 }
 
+/* Two rings and a lock: H holds it on s1 (suspended), W waits for it on s2, barging or not. */
+struct rings2 {
+	struct fiber_sched *s1, *s2;
+	struct convoy cv;
+	struct locker h, w;
+};
+
+static void rings2_start(struct rings2 *r, bool w_barges)
+{
+	r->s1 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	r->s2 = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(r->s1);
+	assert_non_null(r->s2);
+	co_mutex_init(&r->cv.m);
+	r->h = (struct locker){&r->cv, 'H', true, false};
+	r->w = (struct locker){&r->cv, 'W', false, w_barges};
+	fiber_sched_bind(r->s1);
+	assert_int_equal(fiber_spawn(r->s1, locker, &r->h), 0);
+	drive(r->s1);
+	fiber_sched_bind(r->s2);
+	assert_int_equal(fiber_spawn(r->s2, locker, &r->w), 0);
+	drive(r->s2);                        /* W waits for the lock */
+}
+
+static void rings2_end(struct rings2 *r)
+{
+	assert_int_equal(fiber_sched_live(r->s1) + fiber_sched_live(r->s2), 0);
+	co_mutex_destroy(&r->cv.m);
+	fiber_sched_free(r->s1);
+	fiber_sched_free(r->s2);
+}
+
+/* H lets go while W's ring is not running, and G, on H's ring, asks for the lock next: the log
+ * after that, and at the end. */
+static void race_after_release(bool w_barges, const char *after, const char *end)
+{
+	struct rings2 r = {0};
+	rings2_start(&r, w_barges);
+	struct locker g = {&r.cv, 'G', false, false};
+	release_on(r.s1, &r.cv, &g);
+	assert_string_equal(r.cv.log, after);
+	drive(r.s2);
+	drive(r.s1);
+	assert_string_equal(r.cv.log, end);
+	rings2_end(&r);
+}
+
 /* The lock goes to the first waiter, whichever ring it is on, before a locker that comes later:
  * the writers of both rings keep their order. */
 static void test_mutex_handed_in_turn(void **state)
 {
 	(void)state;
-	struct fiber_sched *s1 = fiber_sched_new(64 * 1024, no_notify, NULL);
-	struct fiber_sched *s2 = fiber_sched_new(64 * 1024, no_notify, NULL);
-	assert_non_null(s1);
-	assert_non_null(s2);
-	struct convoy cv = {0};
-	co_mutex_init(&cv.m);
-	struct locker h = {&cv, 'H', true, false}, w = {&cv, 'W', false, false};
-	struct locker g = {&cv, 'G', false, false};
-	fiber_sched_bind(s1);
-	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
-	drive(s1);
-	fiber_sched_bind(s2);
-	assert_int_equal(fiber_spawn(s2, locker, &w), 0);
-	drive(s2);                          /* W waits for the lock */
-	release_on(s1, &cv, &g);            /* handed to W, which does not run yet */
-	assert_string_equal(cv.log, "H");   /* G waits behind it */
-	drive(s2);
-	drive(s1);
-	assert_string_equal(cv.log, "HWG");
-	assert_int_equal(fiber_sched_live(s1) + fiber_sched_live(s2), 0);
-	co_mutex_destroy(&cv.m);
-	fiber_sched_free(s1);
-	fiber_sched_free(s2);
+	race_after_release(false, "H", "HWG");
 }
 
+/* A barging waiter is woken, not handed the lock: G, running, takes the free lock at once. */
 static void test_mutex_not_handed_to_sleeping_waiter(void **state)
 {
 	(void)state;
-	struct fiber_sched *s1 = fiber_sched_new(64 * 1024, no_notify, NULL);
-	struct fiber_sched *s2 = fiber_sched_new(64 * 1024, no_notify, NULL);
-	assert_non_null(s1);
-	assert_non_null(s2);
-	struct convoy cv = {0};
-	co_mutex_init(&cv.m);
-	struct locker h = {&cv, 'H', true, false}, w = {&cv, 'W', false, true};
-	struct locker g = {&cv, 'G', false, false};
-	fiber_sched_bind(s1);
-	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
-	drive(s1);
-	fiber_sched_bind(s2);
-	assert_int_equal(fiber_spawn(s2, locker, &w), 0);
-	drive(s2);                          /* W waits for the lock */
-	release_on(s1, &cv, &g);            /* W is woken on s2, which does not run yet */
-	assert_string_equal(cv.log, "HG");  /* G, running, took the free lock at once */
-	drive(s2);
-	assert_string_equal(cv.log, "HGW");
-	assert_int_equal(fiber_sched_live(s1) + fiber_sched_live(s2), 0);
-	co_mutex_destroy(&cv.m);
-	fiber_sched_free(s1);
-	fiber_sched_free(s2);
+	race_after_release(true, "HG", "HGW");
 }
 
-/* A waiter that keeps finding the lock taken after its wake-ups is handed it at last: the
- * running lockers do not starve it. */
+/* A barging waiter that keeps finding the lock taken after its wake-ups is handed it at last:
+ * the running lockers do not starve it. */
 static void test_mutex_waiter_not_starved(void **state)
 {
 	(void)state;
-	struct fiber_sched *s1 = fiber_sched_new(64 * 1024, no_notify, NULL);
-	struct fiber_sched *s2 = fiber_sched_new(64 * 1024, no_notify, NULL);
-	assert_non_null(s1);
-	assert_non_null(s2);
-	struct convoy cv = {0};
-	co_mutex_init(&cv.m);
-	struct locker h = {&cv, 'H', true, false}, w = {&cv, 'W', false, true};
-	struct locker g[4] = {{&cv, '1', true, false}, {&cv, '2', true, false},
-			      {&cv, '3', true, false}, {&cv, '4', false, false}};
-	fiber_sched_bind(s1);
-	assert_int_equal(fiber_spawn(s1, locker, &h), 0);
-	drive(s1);
-	fiber_sched_bind(s2);
-	assert_int_equal(fiber_spawn(s2, locker, &w), 0);
-	drive(s2);
+	struct rings2 r = {0};
+	rings2_start(&r, true);
+	struct locker g[3] = {{&r.cv, '1', true, false}, {&r.cv, '2', true, false},
+			      {&r.cv, '3', true, false}};
 	/* Each release lets a running fiber on s1 take the lock before W runs: W loses, and
 	 * waits again at the head of the queue. */
 	size_t got = 0;
-	for (int i = 0; i < 4 && !got; i++) {
-		release_on(s1, &cv, &g[i]);
-		drive(s2);
-		char *at = strchr(cv.log, 'W');
-		got = at ? (size_t)(at - cv.log) : 0;
+	for (int i = 0; i < 3 && !got; i++) {
+		release_on(r.s1, &r.cv, &g[i]);
+		drive(r.s2);
+		char *at = strchr(r.cv.log, 'W');
+		got = at ? (size_t)(at - r.cv.log) : 0;
 	}
 	/* W lost two races, then was handed the lock over the third locker: "H12W", then 3. */
 	assert_int_equal(got, 3);
-	drive(s1);
-	drive(s2);
-	drive(s1);
-	assert_string_equal(cv.log, "H12W3");
-	while (fiber_sched_live(s1) + fiber_sched_live(s2)) {
-		if (cv.holder && fiber_sched_live(s1)) {
-			release_on(s1, &cv, NULL);
-			cv.holder = NULL;
-		}
-		drive(s2);
-		drive(s1);
-	}
-	co_mutex_destroy(&cv.m);
-	fiber_sched_free(s1);
-	fiber_sched_free(s2);
+	drive(r.s1);
+	assert_string_equal(r.cv.log, "H12W3");
+	release_on(r.s1, &r.cv, NULL);       /* 3 held it: let go */
+	rings2_end(&r);
 }
 
 /* ---- co_cond with a deadline ---- */
