@@ -157,7 +157,12 @@ void fh_seal(const struct fs *fs, const struct export_rt *exp, const struct fh_k
 	memcpy(p + FH_HDR, kh->h.f_handle, kh->h.handle_bytes);
 	size_t n = FH_HDR + kh->h.handle_bytes;
 	mac(fs->fh_key, p, n, p + n);
-	out->len = (uint32_t)(n + FH_MAC);
+	out->len = (uint32_t)fh_sealed_len(kh);
+}
+
+size_t fh_sealed_len(const struct fh_kernel *kh)
+{
+	return FH_HDR + kh->h.handle_bytes + FH_MAC;
 }
 
 /* ---- cache ---- */

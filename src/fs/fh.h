@@ -54,6 +54,8 @@ int fh_kernel_at(int dirfd, const char *name, bool connectable, struct fh_kernel
 /* The wire handle of a kernel handle of exp's file system (version, fsid, MAC). */
 void fh_seal(const struct fs *fs, const struct export_rt *exp, const struct fh_kernel *kh,
 	     struct fh *out);
+/* The length of the wire handle fh_seal makes of kh. */
+size_t fh_sealed_len(const struct fh_kernel *kh);
 
 /* The handle of dirfd/name (name "" with fd = the object itself), not following symlinks. */
 int fh_compose(struct fs_chan *ch, const struct export_rt *exp, int dirfd, const char *name,

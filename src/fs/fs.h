@@ -246,19 +246,29 @@ struct fs_dir {
 	unsigned delay_ms;            /* fault seam (NFSD_UC_FAULT_READDIR_DELAY_MS) */
 	bool plus, is_root, connectable;
 	int dirfd;                    /* the directory's O_PATH descriptor, for READDIRPLUS */
+	const struct export_rt *exp;  /* the directory's export */
 	struct plus_entry *pe;        /* READDIRPLUS: attributes and handle of each entry of buf */
 	size_t npe, cur;              /* entries in pe; index of the entry last given */
+	size_t room;                  /* READDIRPLUS: what is left of the reply (fs_dir_room) */
+	size_t (*cost)(size_t namelen, size_t fh_len);
 	_Alignas(8) char buf[16384];
 };
 /* Open dir for reading at cookie (0: the start; -FS_EBADCOOKIE). plus: each entry's attributes
  * and handle too. is_root: dir is its export's root, whose ".." is itself. */
 int fs_dir_open(struct fs_call *fc, const struct fh_obj *dir, uint64_t cookie, bool plus,
 		bool is_root, struct fs_dir *d);
+/* READDIRPLUS: its reply has room bytes for entries, and an entry takes cost(the length of its
+ * name, the length of its wire handle, or 0 when it has neither attributes nor handle) of them.
+ * Entries past that room are not looked up (fs_dir_plus answers 2): a 16 KiB buffer of names
+ * holds more entries than a 64 KiB reply, and each costs two system calls. Before the first
+ * fs_dir_next. */
+void fs_dir_room(struct fs_dir *d, size_t room, size_t (*cost)(size_t namelen, size_t fh_len));
 /* The next entry: true, or false at the end (d->end) or on an error (*err, an errno). */
 bool fs_dir_next(struct fs_call *fc, struct fs_dir *d, struct fs_dirent *e, int *err);
 /* The attributes and handle of the entry fs_dir_next gave last (plus): 0 with *st and *fh set,
- * 1 when it is dir itself ("." and the root's ".."), -1 when there are none (it vanished, or it
- * is a mount point inside the export). */
+ * 1 when it is dir itself ("." and the root's ".."), 2 when it lies past the reply's room
+ * (fs_dir_room), -1 when there are none (it vanished, or it is a mount point inside the
+ * export). */
 int fs_dir_plus(struct fs_call *fc, const struct fs_dir *d, const struct fh_obj *dir,
 		const struct statx **st, struct fh *fh);
 void fs_dir_close(struct fs_call *fc, struct fs_dir *d);

@@ -8,8 +8,8 @@
  * Blocking system calls made here because io_uring has no operation for them:
  *   - getdents64 (reading the entries), on the blocking pool
  *   - lseek      (resuming at a cookie), in place: memory only
- * plus, for READDIRPLUS, statx and name_to_handle_at of each entry, on the pool with the
- * buffer that read them. */
+ * plus, for READDIRPLUS, statx and name_to_handle_at of each entry its reply has room for, on
+ * the pool with the buffer that read them. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +27,11 @@
 
 /* What READDIRPLUS adds to one entry, found on the pool with the entries themselves. */
 struct plus_entry {
-	int rc;                  /* 0; 1: the directory itself ("." and the root's ".."); -errno */
+	int rc;                  /* 0; PLUS_SELF, PLUS_PAST; -errno (none: vanished, off the export) */
 	struct statx st;
 	struct fh_kernel kh;
 };
+enum { PLUS_SELF = 1, PLUS_PAST = 2 };   /* as fs_dir_plus answers them */
 
 /* Open the directory for reading at cookie. Through the descriptor's /proc link rather than
  * openat(fd, "."), because "." would also need search permission: READDIR needs only read. */
@@ -48,6 +49,9 @@ int fs_dir_open(struct fs_call *fc, const struct fh_obj *dir, uint64_t cookie, b
 	d->is_root = is_root;
 	d->connectable = dir->exp->subtree_check;
 	d->dirfd = dir->fd;
+	d->exp = dir->exp;
+	d->room = SIZE_MAX;
+	d->cost = NULL;
 	if (fs_as_caller(fc) < 0) {
 		d->fd = -1;
 		return -FS_ESERVERFAULT;
@@ -74,8 +78,40 @@ void fs_dir_close(struct fs_call *fc, struct fs_dir *d)
 	d->npe = 0;
 }
 
-/* Stat and name every entry of the buffer just read, on the pool thread that read it: one trip
- * per 16 KiB of entries, not two per entry. */
+void fs_dir_room(struct fs_dir *d, size_t room, size_t (*cost)(size_t namelen, size_t fh_len))
+{
+	d->room = room;
+	d->cost = cost;
+}
+
+/* Stat and name one entry. A mount point inside the export is left as a vanished entry is:
+ * its handle would lead off the export's file system. */
+static void plus_one(const struct fs_dir *c, const char *name, struct plus_entry *pe)
+{
+	if (strcmp(name, ".") == 0 || (c->is_root && strcmp(name, "..") == 0))
+		pe->rc = PLUS_SELF;
+	else if (statx(c->dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
+		       &pe->st) < 0)
+		pe->rc = -errno;
+	else if (fs_off_export(c->exp, &pe->st))
+		pe->rc = -EXDEV;
+	else
+		pe->rc = fh_kernel_at(c->dirfd, name, c->connectable, &pe->kh);
+}
+
+/* Take an entry's share of the reply's room; once the room is gone, none is looked up. An entry
+ * of the directory itself is charged as one without attributes: the charge may fall short of
+ * what the reply spends, never exceed it, so no entry that fits goes without. */
+static void plus_charge(struct fs_dir *c, const char *name, const struct plus_entry *pe)
+{
+	if (!c->cost)
+		return;
+	size_t cost = c->cost(strlen(name), pe->rc == 0 ? fh_sealed_len(&pe->kh) : 0);
+	c->room = cost < c->room ? c->room - cost : 0;
+}
+
+/* Stat and name the entries of the buffer just read that the reply has room for, on the pool
+ * thread that read them: one trip per 16 KiB of entries, not two per entry. */
 static void plus_fill(struct fs_dir *c)
 {
 	size_t n = 0;
@@ -91,17 +127,13 @@ static void plus_fill(struct fs_dir *c)
 	size_t k = 0;
 	for (size_t pos = 0; pos < c->len; k++) {
 		const struct dirent64 *de = (const struct dirent64 *)(c->buf + pos);
-		const char *name = de->d_name;
 		pos += de->d_reclen;
-		if (strcmp(name, ".") == 0 || (c->is_root && strcmp(name, "..") == 0)) {
-			pe[k].rc = 1;
+		if (c->room == 0) {
+			pe[k].rc = PLUS_PAST;
 			continue;
 		}
-		if (statx(c->dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
-			  &pe[k].st) < 0)
-			pe[k].rc = -errno;
-		else
-			pe[k].rc = fh_kernel_at(c->dirfd, name, c->connectable, &pe[k].kh);
+		plus_one(c, de->d_name, &pe[k]);
+		plus_charge(c, de->d_name, &pe[k]);
 	}
 }
 
@@ -157,9 +189,7 @@ int fs_dir_plus(struct fs_call *fc, const struct fs_dir *d, const struct fh_obj 
 		return -1;
 	const struct plus_entry *pe = &d->pe[d->cur];
 	if (pe->rc != 0)
-		return pe->rc > 0 ? 1 : -1;
-	if (fs_off_export(dir->exp, &pe->st))
-		return -1;
+		return pe->rc > 0 ? pe->rc : -1;
 	fh_seal(fc->ch->fs, dir->exp, &pe->kh, fh);
 	*st = &pe->st;
 	return 0;

@@ -161,33 +161,42 @@ void nfs3_readdir(struct svc_call *rq, void *argp, void *resp)
 
 /* Attributes and handle of one entry, from the batch plus_fill made. "." is the directory
  * itself, and so is ".." at the export root. An entry that vanished, or a mount point leading off
- * the export's file system, gets neither: the client LOOKUPs it if it cares. */
-static void plus_extras(struct svc_call *rq, const struct rd_dir *d, const struct fs_dir *c,
+ * the export's file system, gets neither: the client LOOKUPs it if it cares. False when the
+ * entry was not looked up: it lies past the reply's room (fs_dir_room). */
+static bool plus_extras(struct svc_call *rq, const struct rd_dir *d, const struct fs_dir *c,
 			entryplus3 *e)
 {
 	struct fh fh;
 	const struct statx *stp = &d->st;
 	const struct fh *fhp = &d->o.fh;
 	int got = fs_dir_plus(&rq->fs, c, &d->o, &stp, &fh);
+	if (got == 2)
+		return false;
 	if (got < 0)
-		return;
+		return true;
 	if (got == 0)
 		fhp = &fh;
 	e->name_attributes.attributes_follow = TRUE;
 	nfs3_fattr(rq, stp, &e->name_attributes.post_op_attr_u.attributes);
 	e->name_handle.handle_follows = TRUE;
 	nfs3_fh_out(rq, fhp, &e->name_handle.post_op_fh3_u.handle);
+	return true;
 }
 
-/* Encoded size of an entry with what plus_extras gave it. */
+/* Encoded size of an entry whose name is namelen bytes, with attributes and a handle of fh_len
+ * bytes (fh_len 0: with neither, as plus_extras gives them: both or none). */
+static size_t plus_cost(size_t namelen, size_t fh_len)
+{
+	size_t n = entry_size(namelen) + 4 + 4;
+	if (fh_len)
+		n += 84 + 4 + xdr_pad(fh_len);
+	return n;
+}
+
 static size_t plus_size(const entryplus3 *e)
 {
-	size_t n = entry_size(strlen(e->name)) + 4 + 4;
-	if (e->name_attributes.attributes_follow)
-		n += 84;
-	if (e->name_handle.handle_follows)
-		n += 4 + xdr_pad(e->name_handle.post_op_fh3_u.handle.data.data_len);
-	return n;
+	return plus_cost(strlen(e->name), e->name_handle.handle_follows ?
+			 e->name_handle.post_op_fh3_u.handle.data.data_len : 0);
 }
 
 /* Like list_names. dircount is not enforced: like knfsd, maxcount alone bounds the reply (the
@@ -209,7 +218,8 @@ static nfsstat3 list_plus(struct svc_call *rq, const struct rd_dir *d, struct fs
 			return NFS3ERR_SERVERFAULT;
 		*e = (entryplus3){ .fileid = entry_fileid(d, &de), .name = name, .cookie = de.cookie,
 				   .nextentry = NULL };
-		plus_extras(rq, d, c, e);
+		if (!plus_extras(rq, d, c, e))
+			break;
 		size_t need = plus_size(e);
 		if (need > budget)
 			break;
@@ -235,8 +245,10 @@ void nfs3_readdirplus(struct svc_call *rq, void *argp, void *resp)
 		st = NFS3ERR_TOOSMALL;
 	if (st == NFS3_OK)
 		st = nfs3_errno(fs_dir_open(&rq->fs, &d.o, a->cookie, true, d.is_root, &c));
-	if (st == NFS3_OK)
+	if (st == NFS3_OK) {
+		fs_dir_room(&c, rd_budget(a->maxcount), plus_cost);
 		st = list_plus(rq, &d, &c, rd_budget(a->maxcount), &ok->reply);
+	}
 	fs_dir_close(&rq->fs, &c);
 	if (st == NFS3_OK) {
 		rd_dir_attr(rq, &d, &ok->dir_attributes);

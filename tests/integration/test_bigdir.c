@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A directory of 10,000 entries listed completely by READDIR and by READDIRPLUS over many calls:
  * every name exactly once, cookies and the cookie verifier carried from call to call, replies
- * within the size the client asked for. */
+ * within the size the client asked for, and READDIRPLUS replies full: the server looks up only
+ * the entries its reply has room for, and must not stop short of that room. */
 #include "checks.h"
 
 #include <errno.h>
@@ -16,6 +18,7 @@ struct listing {
 	unsigned char seen[NENTRIES];
 	int dots;           /* "." and ".." */
 	int calls;
+	size_t first;       /* READDIRPLUS: the encoded size of the last reply's first entry */
 	cookie3 cookie;
 	cookieverf3 verf;
 	int eof;
@@ -153,13 +156,17 @@ static size_t readdirplus_step(struct nfsclient *c, struct fh *dir, struct listi
 	memcpy(a.cookieverf, l->verf, sizeof(l->verf));
 	NFS_OK(c, NFS3_STATUS(c, readdirplus, READDIRPLUS, &a, &r));
 	size = 4 + POST_OP_ATTR_XDR(r.READDIRPLUS3res_u.resok.dir_attributes) + 8 + 4 + 4;
+	l->first = 0;
 	for (entryplus3 *e = r.READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
 		saw(l, e->name, e->cookie);
 		check_plus_entry(e, &probe, &probe_id, k);
 		l->cookie = e->cookie;
-		size += 4 + 8 + xdr_name(e->name) + 8 + POST_OP_ATTR_XDR(e->name_attributes) + 4 +
-		        (e->name_handle.handle_follows ?
-		         4 + ((e->name_handle.post_op_fh3_u.handle.data.data_len + 3) & ~3u) : 0);
+		size_t one = 4 + 8 + xdr_name(e->name) + 8 + POST_OP_ATTR_XDR(e->name_attributes) + 4 +
+		             (e->name_handle.handle_follows ?
+		              4 + ((e->name_handle.post_op_fh3_u.handle.data.data_len + 3) & ~3u) : 0);
+		if (!l->first)
+			l->first = one;
+		size += one;
 	}
 	memcpy(l->verf, r.READDIRPLUS3res_u.resok.cookieverf, sizeof(l->verf));
 	l->eof = (int)r.READDIRPLUS3res_u.resok.reply.eof;
@@ -173,7 +180,9 @@ static size_t readdirplus_step(struct nfsclient *c, struct fh *dir, struct listi
 	return size;
 }
 
-static void test_readdirplus_10000(void **state)
+/* Listed at maxcount: a 16 KiB buffer of names holds more entries than a 16 KiB reply, and
+ * fewer than a 64 KiB one (whose entries then come from two buffers). */
+static void readdirplus_all(void **state, count3 maxcount)
 {
 	struct itest *t = *state;
 	struct fh root, dir;
@@ -183,11 +192,16 @@ static void test_readdirplus_10000(void **state)
 
 	assert_non_null(l);
 	NFS_OK(c, nc_lookup(c, &root, DIRNAME, &dir, NULL));
-	while (!l->eof) {
-		size_t size = readdirplus_step(c, &dir, l, 16384, &k);
-		if (size > 16384)
-			fail_msg("READDIRPLUS reply of %zu bytes for maxcount 16384 (call %d)", size,
-			         l->calls);
+	for (size_t prev = 0; !l->eof; ) {
+		size_t size = readdirplus_step(c, &dir, l, maxcount, &k);
+		if (size > maxcount)
+			fail_msg("READDIRPLUS reply of %zu bytes for maxcount %u (call %d)", size,
+			         maxcount, l->calls);
+		/* the reply before stopped where this one's first entry no longer fitted */
+		if (prev && l->first && prev + l->first <= maxcount)
+			fail_msg("READDIRPLUS reply %d stopped at %zu bytes of %u: the next entry (%zu "
+			         "bytes) would have fitted", l->calls - 1, prev, maxcount, l->first);
+		prev = size;
 		assert_true(l->calls <= NENTRIES);
 	}
 	all_seen(l);
@@ -195,11 +209,22 @@ static void test_readdirplus_10000(void **state)
 	nc_close(c);
 }
 
+static void test_readdirplus_10000(void **state)
+{
+	readdirplus_all(state, 16384);
+}
+
+static void test_readdirplus_10000_64k(void **state)
+{
+	readdirplus_all(state, 65536);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_readdir_10000, make_entries),
 		cmocka_unit_test_setup(test_readdirplus_10000, make_entries),
+		cmocka_unit_test_setup(test_readdirplus_10000_64k, make_entries),
 	};
 	return IT_MAIN("integration-bigdir", tests);
 }
