@@ -159,6 +159,28 @@ long cred_offload_root(struct fs_chan *ch, long (*fn)(void *), void *arg)
 	return offload_as(ch, (struct cred_state){.is_root = true}, fn, arg);
 }
 
+void cred_offload_all(struct fs_chan *ch, unsigned n, long (*fn)(void *), void *const *args,
+		      long *results)
+{
+	if (!ch || n > POOL_RUN_MAX) {
+		for (unsigned i = 0; i < n; i++)
+			results[i] = cred_offload(ch, fn, args[i]);
+		return;
+	}
+	struct offload o[POOL_RUN_MAX];
+	void *oa[POOL_RUN_MAX];
+	for (unsigned i = 0; i < n; i++) {
+		o[i] = (struct offload){.fn = fn, .arg = args[i], .as = ch->creds};
+		oa[i] = &o[i];
+	}
+	pool_run_all(ch->fs->pool, n, run_offloaded, oa, results);
+}
+
+unsigned cred_offload_width(const struct fs_chan *ch)
+{
+	return ch ? pool_width(ch->fs->pool) : 1;
+}
+
 /* ---- io_uring personalities: a ring's SQEs carry their caller's credentials ---- */
 
 /* Credential sets of one ring's recent callers, each registered as a personality. Bounded: a

@@ -37,6 +37,12 @@ int cred_access(int fd, int mode);
 long cred_offload(struct fs_chan *ch, long (*fn)(void *), void *arg);
 /* The same as the server (root), leaving the ring thread's credentials as they are. */
 long cred_offload_root(struct fs_chan *ch, long (*fn)(void *), void *arg);
+/* fn(args[i]) into results[i] for each i < n (at most POOL_RUN_MAX), side by side on the pool
+ * (pool_run_all), each under the calling fiber's credentials as cred_offload runs fn. */
+void cred_offload_all(struct fs_chan *ch, unsigned n, long (*fn)(void *), void *const *args,
+		      long *results);
+/* How many calls cred_offload_all runs side by side (pool_width). */
+unsigned cred_offload_width(const struct fs_chan *ch);
 
 /* The personality (io/ring.h) of ch's thread's current credentials, registered on first use and
  * cached per ring (bounded, least recently used goes); 0 when the kernel has none. */

@@ -251,6 +251,9 @@ struct fs_dir {
 	size_t npe, cur;              /* entries in pe; index of the entry last given */
 	size_t room;                  /* READDIRPLUS: what is left of the reply (fs_dir_room) */
 	size_t (*cost)(size_t namelen, size_t fh_len);
+	size_t fh_guess;              /* the wire handle length of the last entry looked up */
+	unsigned width;               /* pool threads the lookups may be spread over */
+	bool wide;                    /* this buffer's lookups are (plus_fill_wide) */
 	_Alignas(8) char buf[16384];
 };
 /* Open dir for reading at cookie (0: the start; -FS_EBADCOOKIE). plus: each entry's attributes

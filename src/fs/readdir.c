@@ -33,6 +33,13 @@ struct plus_entry {
 };
 enum { PLUS_SELF = 1, PLUS_PAST = 2 };   /* as fs_dir_plus answers them */
 
+/* A reply with room for this many bytes of entries (about 90 of short names) has its lookups
+ * spread over the pool's threads (plus_fill_wide), in parts of at least WIDE_PART entries (each
+ * costs a thread's wake-up), at most WIDE_MAX of them. */
+#define WIDE_ROOM 16384
+#define WIDE_PART 32
+#define WIDE_MAX 4
+
 /* Open the directory for reading at cookie. Through the descriptor's /proc link rather than
  * openat(fd, "."), because "." would also need search permission: READDIR needs only read. */
 int fs_dir_open(struct fs_call *fc, const struct fh_obj *dir, uint64_t cookie, bool plus,
@@ -52,6 +59,9 @@ int fs_dir_open(struct fs_call *fc, const struct fh_obj *dir, uint64_t cookie, b
 	d->exp = dir->exp;
 	d->room = SIZE_MAX;
 	d->cost = NULL;
+	d->fh_guess = dir->fh.len;
+	unsigned width = cred_offload_width(fc->ch);
+	d->width = width < WIDE_MAX ? width : WIDE_MAX;
 	if (fs_as_caller(fc) < 0) {
 		d->fd = -1;
 		return -FS_ESERVERFAULT;
@@ -106,35 +116,158 @@ static void plus_charge(struct fs_dir *c, const char *name, const struct plus_en
 {
 	if (!c->cost)
 		return;
-	size_t cost = c->cost(strlen(name), pe->rc == 0 ? fh_sealed_len(&pe->kh) : 0);
+	size_t fh_len = pe->rc == 0 ? fh_sealed_len(&pe->kh) : 0;
+	size_t cost = c->cost(strlen(name), fh_len);
 	c->room = cost < c->room ? c->room - cost : 0;
+	if (fh_len)
+		c->fh_guess = fh_len;
+}
+
+static const struct dirent64 *entry_at(const struct fs_dir *c, size_t pos)
+{
+	return (const struct dirent64 *)(c->buf + pos);
+}
+
+/* Room in pe for every entry of the buffer just read; false without memory (every entry then
+ * goes without attributes and handle). */
+static bool plus_index(struct fs_dir *c)
+{
+	size_t n = 0;
+	for (size_t pos = 0; pos < c->len; n++)
+		pos += entry_at(c, pos)->d_reclen;
+	struct plus_entry *pe = realloc(c->pe, (n ? n : 1) * sizeof *pe);
+	if (!pe) {
+		c->npe = 0;
+		return false;
+	}
+	c->pe = pe;
+	c->npe = n;
+	return true;
+}
+
+/* Entries [k, end) of the buffer, the first at byte pos. */
+struct plus_part {
+	struct fs_dir *c;
+	size_t k, end, pos;
+	long rc;
+};
+
+/* Look up the part's entries in order while the reply has room, charging each; the rest PAST. */
+static long plus_in_order(void *arg)
+{
+	struct plus_part *p = arg;
+	for (size_t k = p->k, pos = p->pos; k < p->end; k++) {
+		const struct dirent64 *de = entry_at(p->c, pos);
+		pos += de->d_reclen;
+		if (p->c->room == 0) {
+			p->c->pe[k].rc = PLUS_PAST;
+			continue;
+		}
+		plus_one(p->c, de->d_name, &p->c->pe[k]);
+		plus_charge(p->c, de->d_name, &p->c->pe[k]);
+	}
+	return 0;
+}
+
+/* Look up every entry of the part, charging nothing (plus_fill_wide charges them in order). */
+static long plus_any_order(void *arg)
+{
+	struct plus_part *p = arg;
+	for (size_t k = p->k, pos = p->pos; k < p->end; k++) {
+		const struct dirent64 *de = entry_at(p->c, pos);
+		pos += de->d_reclen;
+		plus_one(p->c, de->d_name, &p->c->pe[k]);
+	}
+	return 0;
 }
 
 /* Stat and name the entries of the buffer just read that the reply has room for, on the pool
  * thread that read them: one trip per 16 KiB of entries, not two per entry. */
 static void plus_fill(struct fs_dir *c)
 {
-	size_t n = 0;
-	for (size_t pos = 0; pos < c->len; n++)
-		pos += ((const struct dirent64 *)(c->buf + pos))->d_reclen;
-	struct plus_entry *pe = realloc(c->pe, (n ? n : 1) * sizeof *pe);
-	if (!pe) {
-		c->npe = 0;      /* every entry then goes without attributes and handle */
+	if (!plus_index(c))
 		return;
-	}
-	c->pe = pe;
-	c->npe = n;
-	size_t k = 0;
-	for (size_t pos = 0; pos < c->len; k++) {
-		const struct dirent64 *de = (const struct dirent64 *)(c->buf + pos);
+	struct plus_part all = {.c = c, .end = c->npe};
+	plus_in_order(&all);
+}
+
+/* How many of the buffer's entries the reply may hold, each handle guessed as long as the last
+ * one looked up (the directory's own at first), and a sixteenth more: the guess may fall short. */
+static size_t plus_guess(const struct fs_dir *c)
+{
+	size_t k = 0, room = c->room;
+	for (size_t pos = 0; pos < c->len && room; k++) {
+		const struct dirent64 *de = entry_at(c, pos);
+		size_t cost = c->cost(strlen(de->d_name), c->fh_guess);
 		pos += de->d_reclen;
-		if (c->room == 0) {
-			pe[k].rc = PLUS_PAST;
-			continue;
-		}
-		plus_one(c, de->d_name, &pe[k]);
-		plus_charge(c, de->d_name, &pe[k]);
+		room = cost < room ? room - cost : 0;
 	}
+	k += k / 16 + 2;
+	return k < c->npe ? k : c->npe;
+}
+
+/* A part that could not be run as the caller: its entries go without attributes and handle. */
+static void plus_part_failed(const struct plus_part *p)
+{
+	for (size_t k = p->k; k < p->end; k++)
+		p->c->pe[k].rc = (int)p->rc;
+}
+
+/* Cut entries [0, end) into n parts of about equal counts. */
+static void plus_cut(struct fs_dir *c, size_t end, unsigned n, struct plus_part *parts)
+{
+	size_t k = 0, pos = 0;
+	for (unsigned i = 0; i < n; i++) {
+		parts[i] = (struct plus_part){.c = c, .k = k, .end = end * (i + 1) / n, .pos = pos};
+		for (; k < parts[i].end; k++)
+			pos += entry_at(c, pos)->d_reclen;
+	}
+}
+
+/* Look up entries [0, end) side by side on n of the pool's threads, as the caller. */
+static void plus_spread(struct fs_call *fc, struct fs_dir *c, size_t end, unsigned n)
+{
+	struct plus_part parts[WIDE_MAX];
+	void *args[WIDE_MAX];
+	long rcs[WIDE_MAX];
+	plus_cut(c, end, n, parts);
+	for (unsigned i = 0; i < n; i++)
+		args[i] = &parts[i];
+	cred_offload_all(fc->ch, n, plus_any_order, args, rcs);
+	for (unsigned i = 0; i < n; i++) {
+		parts[i].rc = rcs[i];
+		if (rcs[i] < 0)
+			plus_part_failed(&parts[i]);
+	}
+}
+
+/* The lookups of a buffer side by side on the pool's threads: a listing is a chain of calls,
+ * one at a time, and one thread took 5 us an entry (two system calls) while the client waited
+ * for the whole reply. The parts reach as far as the reply may hold; the room is then charged
+ * in order, here, and the entries the guess left out are looked up in order after. */
+static void plus_fill_wide(struct fs_call *fc, struct fs_dir *c)
+{
+	if (!plus_index(c))
+		return;
+	size_t end = plus_guess(c), k = 0, pos = 0;
+	unsigned n = end / WIDE_PART < c->width ? (unsigned)(end / WIDE_PART) : c->width;
+	if (n < 2)
+		end = 0;        /* too few to share: all in order, below */
+	else
+		plus_spread(fc, c, end, n);
+	for (; k < end; k++) {
+		const struct dirent64 *de = entry_at(c, pos);
+		pos += de->d_reclen;
+		if (c->room == 0)
+			c->pe[k].rc = PLUS_PAST;
+		else
+			plus_charge(c, de->d_name, &c->pe[k]);
+	}
+	struct plus_part rest = {.c = c, .k = k, .end = c->npe, .pos = pos};
+	if (k < c->npe && c->room == 0)
+		plus_in_order(&rest);   /* marks them PAST, looks nothing up */
+	else if (k < c->npe && (rest.rc = cred_offload(fc->ch, plus_in_order, &rest)) < 0)
+		plus_part_failed(&rest);
 }
 
 static long do_getdents(void *arg)
@@ -149,7 +282,7 @@ static long do_getdents(void *arg)
 	if (n < 0)
 		return -errno;
 	c->len = (size_t)n;
-	if (c->plus && n > 0)
+	if (c->plus && n > 0 && !c->wide)
 		plus_fill(c);
 	return n;
 }
@@ -161,6 +294,7 @@ bool fs_dir_next(struct fs_call *fc, struct fs_dir *d, struct fs_dirent *e, int 
 	if (d->pos >= d->len) {
 		if (d->end)
 			return false;
+		d->wide = d->plus && d->cost && d->width >= 2 && d->room >= WIDE_ROOM;
 		long n = fs_as_caller(fc) < 0 ? -FS_ESERVERFAULT : cred_offload(fc->ch, do_getdents, d);
 		if (n <= 0) {
 			if (n < 0)
@@ -170,6 +304,8 @@ bool fs_dir_next(struct fs_call *fc, struct fs_dir *d, struct fs_dirent *e, int 
 			return false;
 		}
 		d->len = (size_t)n;
+		if (d->wide)
+			plus_fill_wide(fc, d);
 		d->pos = 0;
 		d->cur = (size_t)-1;
 	}

@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "io/fiber.h"
 
@@ -15,6 +17,7 @@ struct job {
 	void *arg;
 	long result;
 	struct fiber *f;
+	atomic_uint *left;   /* pool_run_all: the batch's jobs not done yet; the last one wakes f */
 };
 
 struct pool {
@@ -23,6 +26,7 @@ struct pool {
 	struct job *head, *tail;
 	bool stop;
 	unsigned n;
+	unsigned width;   /* pool_width */
 	void (*thread_init)(void *);
 	void *ctx;
 	pthread_t threads[];
@@ -44,8 +48,12 @@ static void *pool_main(void *arg)
 		if (!p->head)
 			p->tail = NULL;
 		pthread_mutex_unlock(&p->lock);
+		struct fiber *f = j->f;
+		atomic_uint *left = j->left;
 		j->result = j->fn(j->arg);
-		fiber_wake(j->f);     /* j lives on the fiber's stack: not touched after this */
+		/* j lives on the fiber's stack: not touched once the fiber may run */
+		if (!left || atomic_fetch_sub_explicit(left, 1, memory_order_acq_rel) == 1)
+			fiber_wake(f);
 		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -63,6 +71,8 @@ struct pool *pool_new(unsigned n, void (*thread_init)(void *ctx), void *ctx)
 	pthread_cond_init(&p->cond, NULL);
 	p->thread_init = thread_init;
 	p->ctx = ctx;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	p->width = cpus > 0 && (unsigned long)cpus < n ? (unsigned)cpus : n;
 	for (; p->n < n; p->n++) {
 		int rc = pthread_create(&p->threads[p->n], NULL, pool_main, p);
 		if (rc) {
@@ -89,6 +99,15 @@ void pool_free(struct pool *p)
 	free(p);
 }
 
+static void enqueue(struct pool *p, struct job *j)
+{
+	if (p->tail)
+		p->tail->next = j;
+	else
+		p->head = j;
+	p->tail = j;
+}
+
 long pool_run(struct pool *p, long (*fn)(void *arg), void *arg)
 {
 	struct fiber *f = fiber_self();
@@ -96,13 +115,40 @@ long pool_run(struct pool *p, long (*fn)(void *arg), void *arg)
 		return fn(arg);
 	struct job j = {.fn = fn, .arg = arg, .f = f};
 	pthread_mutex_lock(&p->lock);
-	if (p->tail)
-		p->tail->next = &j;
-	else
-		p->head = &j;
-	p->tail = &j;
+	enqueue(p, &j);
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	fiber_suspend();
 	return j.result;
+}
+
+void pool_run_all(struct pool *p, unsigned n, long (*fn)(void *arg), void *const *args,
+		  long *results)
+{
+	struct fiber *f = fiber_self();
+	if (!p || !f || n > POOL_RUN_MAX) {
+		for (unsigned i = 0; i < n; i++)
+			results[i] = fn(args[i]);
+		return;
+	}
+	if (n == 0)
+		return;
+	struct job jobs[POOL_RUN_MAX];
+	atomic_uint left;
+	atomic_init(&left, n);
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < n; i++) {
+		jobs[i] = (struct job){.fn = fn, .arg = args[i], .f = f, .left = &left};
+		enqueue(p, &jobs[i]);
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	fiber_suspend();
+	for (unsigned i = 0; i < n; i++)
+		results[i] = jobs[i].result;
+}
+
+unsigned pool_width(const struct pool *p)
+{
+	return p ? p->width : 1;
 }
