@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,6 +100,15 @@ static uint64_t size_probe(const struct export_rt *e, int fd)
 	return max;
 }
 
+/* Does a file system of this type move a directory's ctime on every change of its entries,
+ * stamped as statx shows it? Local ones whose code says so; not those whose directories another
+ * host may change (NFS, FUSE, cluster file systems). */
+static bool times_kept_by(long f_type)
+{
+	return f_type == XFS_SUPER_MAGIC || f_type == EXT4_SUPER_MAGIC ||
+	       f_type == BTRFS_SUPER_MAGIC || f_type == TMPFS_MAGIC;
+}
+
 /* Can this export take O_DIRECT, and at what alignment? An unnamed temporary file tells without
  * leaving anything behind. */
 static void probe_export(struct export_rt *e)
@@ -106,8 +116,10 @@ static void probe_export(struct export_rt *e)
 	const struct export_cfg *c = e->cfg;
 	struct statfs sfs;
 	size_t block = 4096, dio_align = 0;
-	if (fstatfs(e->root_fd, &sfs) == 0 && (size_t)sfs.f_bsize > block)
+	bool fs_known = fstatfs(e->root_fd, &sfs) == 0;
+	if (fs_known && (size_t)sfs.f_bsize > block)
 		block = (size_t)sfs.f_bsize;
+	e->list_handles = fs_known && times_kept_by(sfs.f_type);
 	int fd = openat(e->root_fd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
 	bool direct_ok = fd >= 0;
 	int direct_err = errno;

@@ -43,6 +43,10 @@ struct export_rt {
 	uint64_t maxbytes;
 	/* Some client rule has subtree_check: its handles are connectable (fh_kernel_at). */
 	bool subtree_check;
+	/* The file system moves a directory's ctime on every change of its entries, at a grain
+	 * statx shows (XFS, ext4, btrfs, tmpfs): READDIRPLUS may take handles from the listing
+	 * cache (listcache.h). */
+	bool list_handles;
 	bool owns_root;           /* its export table closes root_fd (exptable.c) */
 };
 

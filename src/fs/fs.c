@@ -16,12 +16,16 @@
 #include "fs/fh.h"
 #include "fs/fileio.h"
 #include "fs/fs_int.h"
+#include "fs/listcache.h"
 #include "fs/verifier.h"
 #include "io/pool.h"
 
 /* Threads for reverse and forward lookups of clients' names (wildcard rules), apart from the
  * blocking pool so that a slow DNS server cannot hold that. */
 #define RESOLVER_THREADS 2
+/* The listing cache's handles: a few directories of tens of thousands of entries (about 6 MiB,
+ * taken on the first listing). */
+#define LISTCACHE_SLOTS 65536
 
 /* Each ring's handle cache keeps up to three descriptors per file (O_PATH, read/write,
  * O_DIRECT): take the hard limit and size the caches to fit in it, with room for sockets. */
@@ -76,6 +80,8 @@ static int fs_prepare(struct fs *fs, const struct fs_params *p)
 		log_err("cannot start %u blocking threads: %s", cfg->blocking_threads, strerror(errno));
 		return -1;
 	}
+	/* Without it every listing looks each entry's handle up: slower, not wrong. */
+	fs->listcache = listcache_new(fs->fh_key, LISTCACHE_SLOTS);
 	if (forgets_new(fs) < 0 || chans_new(fs, p->rings) < 0) {
 		log_err("out of memory for the rings' handle caches");
 		return -1;
@@ -134,6 +140,7 @@ void fs_free(struct fs *fs)
 	free(fs->chans);
 	pool_free(fs->resolver);
 	pool_free(fs->pool);
+	listcache_free(fs->listcache);
 	bcache_destroy(fs->cache);
 	exptable_close_all(fs);
 	if (fs->forgets) {

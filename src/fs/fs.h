@@ -20,6 +20,7 @@
 
 #include "fs/exptable.h"
 #include "fs/fh.h"
+#include "fs/listcache.h"
 #include "io/cosync.h"
 #include "rpc/oncrpc.h"
 
@@ -254,6 +255,9 @@ struct fs_dir {
 	size_t fh_guess;              /* the wire handle length of the last entry looked up */
 	unsigned width;               /* pool threads the lookups may be spread over */
 	bool wide;                    /* this buffer's lookups are (plus_fill_wide) */
+	struct listcache *lc;         /* handles of entries listed lately (NULL: not for this fs) */
+	struct lc_dir lcd;            /* the directory as this buffer's listing found it */
+	bool lc_ok;                   /* lcd is settled: lc may be used (listcache.h) */
 	_Alignas(8) char buf[16384];
 };
 /* Open dir for reading at cookie (0: the start; -FS_EBADCOOKIE). plus: each entry's attributes

@@ -47,6 +47,7 @@ struct fs {
 	size_t place_align;           /* WRITE payloads placed modulo this: the largest export block */
 	struct pool *pool;            /* blocking calls with no io_uring op (cred_offload) */
 	struct pool *resolver;        /* clients' names for wildcard rules (peername.c) */
+	struct listcache *listcache;  /* READDIRPLUS's handles (listcache.h); NULL: none kept */
 	unsigned fh_cache_max;        /* handle-cache entries per ring, from RLIMIT_NOFILE */
 	atomic_uint sweep_gen;        /* bumped to make every ring sweep its handle cache now */
 	_Atomic uint64_t deleted_closed_ns;   /* when a ring last closed handles of deleted files */

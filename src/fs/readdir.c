@@ -19,15 +19,18 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs/fh.h"
 #include "fs/fs_int.h"
+#include "fs/listcache.h"
 #include "io/ring.h"
 
 /* What READDIRPLUS adds to one entry, found on the pool with the entries themselves. */
 struct plus_entry {
 	int rc;                  /* 0; PLUS_SELF, PLUS_PAST; -errno (none: vanished, off the export) */
+	bool listed;             /* kh came from the listing cache (listcache.h) */
 	struct statx st;
 	struct fh_kernel kh;
 };
@@ -60,6 +63,7 @@ int fs_dir_open(struct fs_call *fc, const struct fh_obj *dir, uint64_t cookie, b
 	d->room = SIZE_MAX;
 	d->cost = NULL;
 	d->fh_guess = dir->fh.len;
+	d->lc = dir->exp->list_handles ? fc->ch->fs->listcache : NULL;
 	unsigned width = cred_offload_width(fc->ch);
 	d->width = width < WIDE_MAX ? width : WIDE_MAX;
 	if (fs_as_caller(fc) < 0) {
@@ -94,10 +98,12 @@ void fs_dir_room(struct fs_dir *d, size_t room, size_t (*cost)(size_t namelen, s
 	d->cost = cost;
 }
 
-/* Stat and name one entry. A mount point inside the export is left as a vanished entry is:
- * its handle would lead off the export's file system. */
+/* Stat and name one entry: its handle from the listing cache when the directory is as the
+ * cache filed it. A mount point inside the export is left as a vanished entry is: its handle
+ * would lead off the export's file system. */
 static void plus_one(const struct fs_dir *c, const char *name, struct plus_entry *pe)
 {
+	pe->listed = false;
 	if (strcmp(name, ".") == 0 || (c->is_root && strcmp(name, "..") == 0))
 		pe->rc = PLUS_SELF;
 	else if (statx(c->dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
@@ -105,8 +111,52 @@ static void plus_one(const struct fs_dir *c, const char *name, struct plus_entry
 		pe->rc = -errno;
 	else if (fs_off_export(c->exp, &pe->st))
 		pe->rc = -EXDEV;
-	else
+	else if (c->lc_ok && listcache_get(c->lc, &c->lcd, name, pe->st.stx_ino, &pe->kh)) {
+		pe->listed = true;
+		pe->rc = 0;
+	} else {
 		pe->rc = fh_kernel_at(c->dirfd, name, c->connectable, &pe->kh);
+	}
+}
+
+/* The directory's state for the listing cache, read before its entries: lc_ok when the cache
+ * may be used. */
+static void plus_dir_state(struct fs_dir *c)
+{
+	struct statx st;
+	struct timespec now;
+	c->lc_ok = false;
+	if (!c->lc || statx(c->dirfd, "", AT_EMPTY_PATH, STATX_INO | STATX_CTIME, &st) < 0 ||
+	    !(st.stx_mask & STATX_CTIME) || clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return;
+	c->lcd = (struct lc_dir){.dev = makedev(st.stx_dev_major, st.stx_dev_minor),
+				 .ino = st.stx_ino, .ctime = st.stx_ctime,
+				 .connectable = c->connectable};
+	c->lc_ok = listcache_settled(&st.stx_ctime, &now);
+}
+
+/* After entries [k, end) of the buffer (the first at byte pos) were looked up: if the
+ * directory is as it was before, file the handles looked up afresh; if it changed meanwhile,
+ * the ones the cache gave may be of a name since replaced: looked up again. */
+static void plus_file(const struct fs_dir *c, size_t k, size_t end, size_t pos)
+{
+	struct statx st;
+	if (!c->lc_ok)
+		return;
+	bool same = statx(c->dirfd, "", AT_EMPTY_PATH, STATX_CTIME, &st) == 0 &&
+		    st.stx_ctime.tv_sec == c->lcd.ctime.tv_sec &&
+		    st.stx_ctime.tv_nsec == c->lcd.ctime.tv_nsec;
+	for (; k < end; k++) {
+		const struct dirent64 *de = (const struct dirent64 *)(c->buf + pos);
+		struct plus_entry *pe = &c->pe[k];
+		pos += de->d_reclen;
+		if (pe->rc != 0)
+			continue;
+		if (same && !pe->listed)
+			listcache_put(c->lc, &c->lcd, de->d_name, pe->st.stx_ino, &pe->kh);
+		else if (!same && pe->listed)
+			pe->rc = fh_kernel_at(c->dirfd, de->d_name, c->connectable, &pe->kh);
+	}
 }
 
 /* Take an entry's share of the reply's room; once the room is gone, none is looked up. An entry
@@ -166,6 +216,7 @@ static long plus_in_order(void *arg)
 		plus_one(p->c, de->d_name, &p->c->pe[k]);
 		plus_charge(p->c, de->d_name, &p->c->pe[k]);
 	}
+	plus_file(p->c, p->k, p->end, p->pos);
 	return 0;
 }
 
@@ -178,6 +229,7 @@ static long plus_any_order(void *arg)
 		pos += de->d_reclen;
 		plus_one(p->c, de->d_name, &p->c->pe[k]);
 	}
+	plus_file(p->c, p->k, p->end, p->pos);
 	return 0;
 }
 
@@ -278,6 +330,8 @@ static long do_getdents(void *arg)
 		struct timespec ts = {(time_t)(c->delay_ms / 1000), (long)(c->delay_ms % 1000) * 1000000};
 		nanosleep(&ts, NULL);
 	}
+	if (c->plus)
+		plus_dir_state(c);
 	ssize_t n = getdents64(c->fd, c->buf, sizeof c->buf);
 	if (n < 0)
 		return -errno;

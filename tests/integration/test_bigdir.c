@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -219,12 +220,125 @@ static void test_readdirplus_10000_64k(void **state)
 	readdirplus_all(state, 65536);
 }
 
+/* ---- handles of a directory listed again, and after its files were replaced ---- */
+
+#define REPDIR "repdir"
+#define NREP 2000
+#define NREPLACED 500
+
+struct seen_handles {
+	struct fh fh[NREP];
+	uint64_t ino[NREP];
+};
+
+static void rep_path(struct itest *t, int i, char *path, size_t size)
+{
+	if (i < 0)
+		snprintf(path, size, "%s/" REPDIR, t->exports[EXP_RW]);
+	else
+		snprintf(path, size, "%s/" REPDIR "/r%05d", t->exports[EXP_RW], i);
+}
+
+static void make_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* List REPDIR whole with READDIRPLUS at 64 KiB: each entry's handle must lead to the entry
+ * (GETATTR gives its fileid, not STALE); kept in *h. */
+static void list_handles(struct nfsclient *c, struct fh *dir, struct seen_handles *h)
+{
+	struct listing *l = calloc(1, sizeof(*l));
+	assert_non_null(l);
+	memset(h, 0, sizeof(*h));
+	while (!l->eof) {
+		READDIRPLUS3args a = { .dir = fh3(dir), .cookie = l->cookie, .dircount = 16384,
+		                       .maxcount = 65536 };
+		READDIRPLUS3res r;
+		int i;
+		memcpy(a.cookieverf, l->verf, sizeof(l->verf));
+		NFS_OK(c, NFS3_STATUS(c, readdirplus, READDIRPLUS, &a, &r));
+		READDIRPLUS3resok *ok = &r.READDIRPLUS3res_u.resok;
+		for (entryplus3 *e = ok->reply.entries; e; e = e->nextentry) {
+			l->cookie = e->cookie;
+			if (sscanf(e->name, "r%5d", &i) != 1 || i < 0 || i >= NREP)
+				continue;
+			assert_true(e->name_handle.handle_follows);
+			fh_copy(&h->fh[i], &e->name_handle.post_op_fh3_u.handle);
+			h->ino[i] = e->fileid;
+		}
+		memcpy(l->verf, ok->cookieverf, sizeof(l->verf));
+		l->eof = (int)ok->reply.eof;
+		nc_release(c);
+	}
+	free(l);
+	for (int i = 0; i < NREP; i++) {
+		fattr3 ga;
+		assert_true(h->fh[i].len > 0);
+		NFS_OK(c, nc_getattr(c, &h->fh[i], &ga));
+		if (ga.fileid != h->ino[i])
+			fail_msg("r%05d: its handle leads to fileid %llu, listed as %llu", i,
+			         (unsigned long long)ga.fileid, (unsigned long long)h->ino[i]);
+	}
+}
+
+/* The server may keep the handles of a listed directory that has not changed since, for the next
+ * listing: they must be the same handles, and once files are replaced (removed and made again
+ * under their names, on the server's disk, so that their inode numbers may be taken again) every
+ * handle listed must be the new file's. */
+static void test_readdirplus_after_replace(void **state)
+{
+	struct itest *t = *state;
+	struct fh root, dir;
+	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &root);
+	struct seen_handles *first = calloc(1, sizeof(*first)), *again = calloc(1, sizeof(*again));
+	char path[PATH_MAX + 64];
+	int reused = 0;
+
+	assert_non_null(first);
+	assert_non_null(again);
+	rep_path(t, -1, path, sizeof(path));
+	assert_int_equal(mkdir(path, 0755), 0);
+	for (int i = 0; i < NREP; i++) {
+		rep_path(t, i, path, sizeof(path));
+		make_file(path);
+	}
+	NFS_OK(c, nc_lookup(c, &root, REPDIR, &dir, NULL));
+	usleep(200 * 1000);    /* a directory the clock has passed: one the server may trust */
+	list_handles(c, &dir, first);
+	list_handles(c, &dir, again);
+	for (int i = 0; i < NREP; i++)
+		assert_true(fh_equal(&first->fh[i], &again->fh[i]));
+	for (int i = 0; i < NREPLACED; i++) {
+		rep_path(t, i * (NREP / NREPLACED), path, sizeof(path));
+		assert_int_equal(unlink(path), 0);
+	}
+	for (int i = 0; i < NREPLACED; i++) {
+		rep_path(t, i * (NREP / NREPLACED), path, sizeof(path));
+		make_file(path);
+	}
+	usleep(200 * 1000);
+	list_handles(c, &dir, again);
+	for (int i = 0; i < NREP; i += NREP / NREPLACED) {
+		assert_false(fh_equal(&first->fh[i], &again->fh[i]));
+		reused += first->ino[i] == again->ino[i];
+	}
+	print_message("replaced files whose inode number was taken again: %d of %d\n", reused,
+	              NREPLACED);
+	free(first);
+	free(again);
+	nc_close(c);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_readdir_10000, make_entries),
 		cmocka_unit_test_setup(test_readdirplus_10000, make_entries),
 		cmocka_unit_test_setup(test_readdirplus_10000_64k, make_entries),
+		cmocka_unit_test(test_readdirplus_after_replace),
 	};
 	return IT_MAIN("integration-bigdir", tests);
 }
