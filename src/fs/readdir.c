@@ -258,8 +258,9 @@ static size_t plus_guess(const struct fs_dir *c)
 	return k < c->npe ? k : c->npe;
 }
 
-/* A part that could not be run as the caller: its entries go without attributes and handle. */
-static void plus_part_failed(const struct plus_part *p)
+/* A part not looked up: past the room (rc PLUS_PAST), or one that could not be run as the
+ * caller (-errno: its entries go without attributes and handle). */
+static void plus_part_mark(const struct plus_part *p)
 {
 	for (size_t k = p->k; k < p->end; k++)
 		p->c->pe[k].rc = (int)p->rc;
@@ -289,7 +290,7 @@ static void plus_spread(struct fs_call *fc, struct fs_dir *c, size_t end, unsign
 	for (unsigned i = 0; i < n; i++) {
 		parts[i].rc = rcs[i];
 		if (rcs[i] < 0)
-			plus_part_failed(&parts[i]);
+			plus_part_mark(&parts[i]);
 	}
 }
 
@@ -315,11 +316,11 @@ static void plus_fill_wide(struct fs_call *fc, struct fs_dir *c)
 		else
 			plus_charge(c, de->d_name, &c->pe[k]);
 	}
-	struct plus_part rest = {.c = c, .k = k, .end = c->npe, .pos = pos};
+	struct plus_part rest = {.c = c, .k = k, .end = c->npe, .pos = pos, .rc = PLUS_PAST};
 	if (k < c->npe && c->room == 0)
-		plus_in_order(&rest);   /* marks them PAST, looks nothing up */
+		plus_part_mark(&rest);   /* past the room: none looked up */
 	else if (k < c->npe && (rest.rc = cred_offload(fc->ch, plus_in_order, &rest)) < 0)
-		plus_part_failed(&rest);
+		plus_part_mark(&rest);
 }
 
 static long do_getdents(void *arg)
