@@ -313,14 +313,35 @@ void fh_forget(struct fs_chan *ch, dev_t dev, uint64_t ino)
 	}
 }
 
-/* The least recently used entry no request holds. */
-static void evict_one(struct fh_cache *c)
+/* The least recently used entry no request holds; false when every entry is held. */
+static bool evict_one(struct fh_cache *c)
 {
 	struct fh_entry *v = c->lru_tail;
 	while (v && v->pins)
 		v = v->lprev;
 	if (v)
 		cache_remove(c, v, false);
+	return v != NULL;
+}
+
+/* The process is out of descriptors (EMFILE, ENFILE): the rings' caches hold most of them, so
+ * this ring closes an eighth of its entries that no request holds, and keeps no more than it has
+ * left from now on. True when it closed any: worth opening again. On a fiber (closing may write
+ * a file's cached blocks). */
+static bool relieve(struct fh_cache *c, int err)
+{
+	if (err != EMFILE && err != ENFILE)
+		return false;
+	unsigned want = c->n / 8 ? c->n / 8 : 1, closed = 0;
+	while (closed < want && evict_one(c))
+		closed++;
+	if (c->n < c->max) {
+		c->max = c->n > 16 ? c->n : 16;
+		log_ratelimited(&c->fs->fh_log, LOG_WARNING, "out of file descriptors (%s): this "
+				"ring keeps at most %u file handles open from now on", strerror(err),
+				c->max);
+	}
+	return closed > 0;
 }
 
 static void entry_unpin(struct fh_cache *c, struct fh_entry *e)
@@ -593,6 +614,8 @@ enum fh_status fh_resolve(struct fs_call *fc, const void *data, size_t len, stru
 	if (!e) {
 		int fd;
 		st = open_handle(ch, exp, p, &fd, err);
+		if (st == FH_ERR && relieve(c, *err))
+			st = open_handle(ch, exp, p, &fd, err);
 		if (st != FH_OK)
 			return st;
 		struct stat sb;
@@ -679,6 +702,8 @@ int fh_io_fd(struct fs_chan *ch, struct fh_obj *o, bool direct)
 	cred_root(ch);
 	int flags = O_RDWR | (direct ? O_DIRECT : 0);
 	int fd = io_openat(ch->io, AT_FDCWD, path, flags, 0);
+	if (fd < 0 && relieve(ch->fhc, -fd))
+		fd = io_openat(ch->io, AT_FDCWD, path, flags, 0);
 	if (fd == -EROFS || fd == -EACCES || fd == -EPERM || fd == -ETXTBSY)
 		fd = io_openat(ch->io, AT_FDCWD, path, flags & ~O_RDWR, 0);
 	if (!was_root)

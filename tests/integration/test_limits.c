@@ -3,7 +3,8 @@
  * record_timeout, idle_timeout and connections_per_client below): a client trickling a record
  * byte by byte is closed at the deadline; a silent connection is closed once idle; past the
  * per-client limit the longest idle connection of that client makes room for the new one, which
- * is served; out of descriptors (EMFILE), accepting backs off instead of spinning. */
+ * is served; out of descriptors (EMFILE), accepting backs off instead of spinning, and files are
+ * still written and read: the handle caches close what they hold. */
 #include "client.h"
 #include "rawnfs.h"
 
@@ -231,6 +232,60 @@ static void test_emfile_backs_off(void **state)
 	close(fd);
 }
 
+static int open_fds(pid_t pid)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	int n = 0;
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	for (struct dirent *de; (de = readdir(d));)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+#define NFILES 400
+
+/* More files than the daemon has descriptors for: each written (UNSTABLE), committed and read
+ * back through one connection must succeed. The rings' handle caches hold up to five descriptors
+ * a file, and were sized at start for a larger limit: READs failed with NFS3ERR_IO (EMFILE)
+ * until a ring out of descriptors closed the handles no request held. */
+static void test_files_beyond_descriptors(void **state)
+{
+	struct itest *t = *state;
+	struct fh root, dir, f;
+	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &root);
+	it_workdir(c, &root, "manyfiles", &dir);
+	struct rlimit old, low;
+	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, NULL, &old), 0);
+	low = (struct rlimit){(rlim_t)open_fds(t->pid) + 64, old.rlim_max};
+	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, &low, NULL), 0);
+	static uint8_t data[8192], back[8192];
+	char name[32], verf[8];
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(name, sizeof name, "f%04d", i);
+		memset(data, 'a' + i % 26, sizeof data);
+		NFS_OK(c, nc_create(c, &dir, name, 0644, &f));
+		NFS_OK(c, nc_write(c, &f, 0, data, sizeof data, UNSTABLE, NULL));
+		NFS_OK(c, nc_commit(c, &f, 0, 0, verf));
+	}
+	for (int i = 0; i < NFILES; i++) {
+		uint32_t got = 0;
+		int eof = 0;
+		snprintf(name, sizeof name, "f%04d", i);
+		memset(data, 'a' + i % 26, sizeof data);
+		NFS_OK(c, nc_lookup(c, &dir, name, &f, NULL));
+		NFS_OK(c, nc_read(c, &f, 0, sizeof back, back, &got, &eof));
+		assert_int_equal(got, sizeof back);
+		assert_memory_equal(back, data, sizeof back);
+	}
+	print_message("daemon descriptors at the end: %d of %llu\n", open_fds(t->pid),
+		      (unsigned long long)low.rlim_cur);
+	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, &old, NULL), 0);
+	nc_close(c);
+}
+
 int main(int argc, char **argv)
 {
 	static char extra[256];
@@ -244,6 +299,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_idle_connection_closed),
 		cmocka_unit_test(test_per_client_limit_evicts_idlest),
 		cmocka_unit_test(test_emfile_backs_off),
+		cmocka_unit_test(test_files_beyond_descriptors),
 	};
 	return IT_MAIN("connection limits", tests);
 }
