@@ -13,6 +13,11 @@
  *   meta       in a new directory NAME: CREATE --files files, LOOKUP each one, READDIRPLUS the
  *              directory --passes times, REMOVE each file, then RMDIR; every step is checked (each
  *              listing holds every name once, the last one after the removals none)
+ *   small      in a new directory NAME, --files files of --bs bytes (16K) as `tar x` or `cp -r`
+ *              through a Linux client makes them: each file's CREATE, its WRITE (UNSTABLE, or
+ *              FILE_SYNC with --sync file) and its COMMIT (what close() waits for) one after the
+ *              other, files side by side in the slots (-w 1 -q 1: one tar); then each file READ
+ *              back and checked, REMOVEd, and the directory RMDIRed
  *
  * Data: byte x of NAME is the pattern of (--seed, x), except in the blocks a randwrite wrote,
  * which hold the pattern of (--rseed, x). The blocks are drawn from --rseed and --rops again by
@@ -41,8 +46,9 @@
 #define RDP_DIRCOUNT 16384
 #define RDP_MAXCOUNT 65536
 
-enum workload { WL_SEQWRITE, WL_SEQREAD, WL_RANDWRITE, WL_RANDREAD, WL_META };
-static const char *const wl_names[] = { "seqwrite", "seqread", "randwrite", "randread", "meta" };
+enum workload { WL_SEQWRITE, WL_SEQREAD, WL_RANDWRITE, WL_RANDREAD, WL_META, WL_SMALL };
+static const char *const wl_names[] = { "seqwrite", "seqread", "randwrite", "randread", "meta",
+					"small" };
 
 struct opts {
 	const char *host, *export, *name;
@@ -76,6 +82,11 @@ struct wl {
 	cookie3 cookie;
 	cookieverf3 cookieverf;
 	bool listing, rdp_inflight, rdp_eof;
+	/* small: each file's handle, next call and WRITE verifier; files whose next call may go */
+	struct nb_fh *fhs;
+	uint8_t *phase;
+	char (*verfs)[NFS3_WRITEVERFSIZE];
+	uint64_t *ready, ready_head, ready_n;
 };
 
 /* ---- small helpers ---- */
@@ -133,7 +144,8 @@ static bool more(struct nl_loop *l)
 {
 	struct wl *w = (struct wl *)l;
 
-	return w->next_idx < w->count || w->rdp_inflight || (w->listing && !w->rdp_eof);
+	return w->next_idx < w->count || w->rdp_inflight || (w->listing && !w->rdp_eof) ||
+	       w->ready_n > 0;
 }
 
 /* Run one step of count ops to its end: 0, or the failure's exit status. */
@@ -332,7 +344,7 @@ static void create_cb(struct rpc_context *rpc, int status, void *data, void *pri
 		check_status(priv, "CREATE", ((CREATE3res *)data)->status);
 }
 
-static int send_create(struct nl_slot *s)
+static int send_create_cb(struct nl_slot *s, rpc_cb cb)
 {
 	struct wl *w = wl_of(s->c);
 	char name[32];
@@ -342,7 +354,12 @@ static int send_create(struct nl_slot *s)
 	args.how.mode = GUARDED;    /* a new directory: a name that exists is an error */
 	args.how.createhow3_u.obj_attributes.mode.set_it = 1;
 	args.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0644;
-	return rpc_nfs3_create_async(s->c->rpc, create_cb, &args, s);
+	return rpc_nfs3_create_async(s->c->rpc, cb, &args, s);
+}
+
+static int send_create(struct nl_slot *s)
+{
+	return send_create_cb(s, create_cb);
 }
 
 static void lookup_cb(struct rpc_context *rpc, int status, void *data, void *priv)
@@ -521,12 +538,195 @@ static int run_meta(struct wl *w, struct meta_times *t)
 	return nb_rmdir(w->l.c[0].rpc, &w->root, o->name) < 0 ? EXIT_SERVER : 0;
 }
 
+/* ---- small files ---- */
+
+enum { SF_CREATE, SF_WRITE, SF_COMMIT, SF_DONE };
+
+static void ready_push(struct wl *w, uint64_t f)
+{
+	w->ready[(w->ready_head + w->ready_n++) % w->o->files] = f;
+}
+
+/* A file whose next call may go (its previous one answered), else a new file. */
+static bool next_small(struct nl_conn *c, struct nl_slot *s)
+{
+	struct wl *w = wl_of(c);
+
+	if (w->ready_n > 0) {
+		s->idx = w->ready[w->ready_head];
+		w->ready_head = (w->ready_head + 1) % w->o->files;
+		w->ready_n--;
+		return true;
+	}
+	if (w->next_idx >= w->count)
+		return false;
+	s->idx = w->next_idx++;
+	w->phase[s->idx] = SF_CREATE;
+	return true;
+}
+
+static void small_next(struct nl_slot *s, uint8_t phase)
+{
+	struct wl *w = wl_of(s->c);
+
+	w->phase[s->idx] = phase;
+	if (phase != SF_DONE)
+		ready_push(w, s->idx);
+}
+
+static void small_create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct nl_slot *s = priv;
+	CREATE3res *res = data;
+	post_op_fh3 *fh = &res->CREATE3res_u.resok.obj;
+
+	if (!nl_reply_begin(s, status, data, "CREATE"))
+		return;
+	check_status(s, "CREATE", res->status);
+	if (res->status != NFS3_OK)
+		return;
+	if (!fh->handle_follows) {
+		fail(wl_of(s->c), EXIT_SERVER, "CREATE " NAME_FMT ": no handle", s->idx);
+		return;
+	}
+	nb_fh_set(&wl_of(s->c)->fhs[s->idx], fh->post_op_fh3_u.handle.data.data_len,
+		  fh->post_op_fh3_u.handle.data.data_val);
+	small_next(s, SF_WRITE);
+}
+
+static void small_write_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct nl_slot *s = priv;
+	struct wl *w = wl_of(s->c);
+	WRITE3res *res = data;
+
+	if (!nl_reply_begin(s, status, data, "WRITE"))
+		return;
+	if (nb_write_check(&w->l.failed, res, &s->p, w->o->file_sync ? FILE_SYNC : UNSTABLE) !=
+	    s->p.len) {
+		fail(w, EXIT_SERVER, "WRITE " NAME_FMT ": short", s->idx);
+		return;
+	}
+	memcpy(w->verfs[s->idx], res->WRITE3res_u.resok.verf, NFS3_WRITEVERFSIZE);
+	w->bytes_acked += s->p.len;
+	small_next(s, w->o->file_sync ? SF_DONE : SF_COMMIT);
+}
+
+static void small_commit_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct nl_slot *s = priv;
+	struct wl *w = wl_of(s->c);
+	COMMIT3res *res = data;
+
+	if (!nl_reply_begin(s, status, data, "COMMIT"))
+		return;
+	check_status(s, "COMMIT", res->status);
+	if (res->status == NFS3_OK &&
+	    memcmp(w->verfs[s->idx], res->COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE) != 0)
+		fail(w, EXIT_SERVER, "COMMIT " NAME_FMT ": its verifier differs from the WRITE's",
+		     s->idx);
+	small_next(s, SF_DONE);
+}
+
+static int send_small(struct nl_slot *s)
+{
+	struct wl *w = wl_of(s->c);
+	struct nb_fh *fh = &w->fhs[s->idx];
+
+	switch (w->phase[s->idx]) {
+	case SF_CREATE:
+		return send_create_cb(s, small_create_cb);
+	case SF_WRITE: {
+		WRITE3args args = {
+			.file = nb_fh3(fh), .offset = 0, .count = (count3)w->o->bs,
+			.stable = w->o->file_sync ? FILE_SYNC : UNSTABLE,
+			.data = { .data_len = (u_int)w->o->bs, .data_val = (char *)s->buf },
+		};
+		s->p = (struct piece){ .off = 0, .len = (uint32_t)w->o->bs };
+		nb_pattern_fill(w->o->seed + s->idx, 0, s->buf, w->o->bs);
+		w->writes++;
+		return rpc_nfs3_write_async(s->c->rpc, small_write_cb, &args, s);
+	}
+	default: {
+		COMMIT3args args = { .file = nb_fh3(fh), .offset = 0, .count = 0 };
+		w->commits++;
+		return rpc_nfs3_commit_async(s->c->rpc, small_commit_cb, &args, s);
+	}
+	}
+}
+
+static void small_read_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct nl_slot *s = priv;
+	struct wl *w = wl_of(s->c);
+	READ3res *res = data;
+
+	if (!nl_reply_begin(s, status, data, "READ"))
+		return;
+	s->p = (struct piece){ .off = 0, .len = (uint32_t)w->o->bs };
+	uint32_t n = nb_read_check(&w->l.failed, res, &s->p);
+	if (n == 0)
+		return;
+	if (n != w->o->bs) {
+		fail(w, EXIT_MISMATCH, "READ " NAME_FMT ": %u bytes of %" PRIu64, s->idx, n,
+		     w->o->bs);
+		return;
+	}
+	nb_pattern_fill(w->o->seed + s->idx, 0, w->scratch, n);
+	if (memcmp(res->READ3res_u.resok.data.data_val, w->scratch, n) != 0)
+		fail(w, EXIT_MISMATCH, "READ " NAME_FMT ": the data differs", s->idx);
+	else
+		w->bytes_verified += n;
+}
+
+static int send_small_read(struct nl_slot *s)
+{
+	struct wl *w = wl_of(s->c);
+	READ3args args = { .file = nb_fh3(&w->fhs[s->idx]), .offset = 0, .count = (count3)w->o->bs };
+
+	w->reads++;
+	return rpc_nfs3_read_async(s->c->rpc, small_read_cb, &args, s);
+}
+
+static const struct nl_step st_small = { "CREATE+WRITE+COMMIT", next_small, send_small };
+static const struct nl_step st_small_read = { "READ", next_file, send_small_read };
+
+static int run_small(struct wl *w, double *secs, double *read_secs)
+{
+	const struct opts *o = w->o;
+	double t0;
+
+	w->fhs = calloc(o->files, sizeof(*w->fhs));
+	w->phase = calloc(o->files, 1);
+	w->verfs = calloc(o->files, sizeof(*w->verfs));
+	w->ready = calloc(o->files, sizeof(*w->ready));
+	w->scratch = malloc(o->bs);
+	if (!w->fhs || !w->phase || !w->verfs || !w->ready || !w->scratch ||
+	    nb_mkdir(w->l.c[0].rpc, &w->root, o->name, &w->dir) < 0)
+		return EXIT_SERVER;
+	t0 = nb_now_s();
+	if (run_step(w, &st_small, o->files) != 0)
+		return w->l.failed;
+	*secs = nb_now_s() - t0;
+	t0 = nb_now_s();
+	if (run_step(w, &st_small_read, o->files) != 0)
+		return w->l.failed;
+	*read_secs = nb_now_s() - t0;
+	if (run_step(w, &st_remove, o->files) != 0)
+		return w->l.failed;
+	return nb_rmdir(w->l.c[0].rpc, &w->root, o->name) < 0 ? EXIT_SERVER : 0;
+}
+
 /* ---- set-up ---- */
 
 static int conns_open(struct wl *w)
 {
 	const struct opts *o = w->o;
-	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE;
+	bool writes = o->wl == WL_SEQWRITE || o->wl == WL_RANDWRITE || o->wl == WL_SMALL;
 
 	w->l.more = more;
 	if (nl_open(&w->l, o->writers, o->qd, writes ? o->bs : 0) < 0)
@@ -616,18 +816,19 @@ static int run_io(struct wl *w, double *secs)
 static void usage(FILE *f)
 {
 	fputs("usage: nfs-workload [options] HOST NFS_PORT MOUNT_PORT EXPORT NAME WORKLOAD\n"
-	      "WORKLOAD: seqwrite | seqread | randwrite | randread | meta (see the source's header)\n"
+	      "WORKLOAD: seqwrite | seqread | randwrite | randread | meta | small (see the source's\n"
+	      "          header)\n"
 	      "  -w, --writers N   connections (4)\n"
 	      "  -q, --qd N        RPCs in flight per connection (8)\n"
 	      "      --size SIZE   file size, K/M/G suffixes (1G)\n"
-	      "      --bs SIZE     WRITE/READ size (seq*: 1M, rand*: 4K)\n"
+	      "      --bs SIZE     WRITE/READ size (seq*: 1M, rand*: 4K; small: each file, 16K)\n"
 	      "      --ops N       rand*: WRITEs or READs (10000)\n"
 	      "  -s, --sync MODE   unstable (UNSTABLE + one COMMIT, default) | file (FILE_SYNC)\n"
 	      "      --seed N      the file's data seed (required)\n"
 	      "      --rseed N     the data seed of the random WRITEs (randwrite: required)\n"
 	      "      --rops N      readers: how many random WRITEs were made (default --ops)\n"
 	      "      --rbs SIZE    readers: their size (4K)\n"
-	      "      --files N     meta: files (10000)\n"
+	      "      --files N     meta, small: files (10000)\n"
 	      "      --passes N    meta: READDIRPLUS listings of the full directory (3);\n"
 	      "                    seqread: reads of the whole --size (1)\n"
 	      "Exit 0 verified, 1 data or listing differ, 2 usage, 3 error.\n", f);
@@ -699,7 +900,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	o->export = a.export;
 	o->name = a.rest[0];
 	if (o->bs == 0)
-		o->bs = o->wl == WL_SEQWRITE || o->wl == WL_SEQREAD ? 1u << 20 : 4096;
+		o->bs = o->wl == WL_SEQWRITE || o->wl == WL_SEQREAD ? 1u << 20 :
+			o->wl == WL_SMALL ? 16384 : 4096;
 	if (o->wl == WL_RANDWRITE) {
 		o->rops = o->ops;   /* the blocks it writes are the ones readers draw again */
 		o->rbs = o->bs;
@@ -748,12 +950,24 @@ static void print_meta(const struct wl *w, const struct meta_times *t)
 	       n * w->o->passes / t->list, n / t->remove, w->o->passes, w->o->writers, w->o->qd);
 }
 
+static void print_small(const struct wl *w, double secs, double read_secs)
+{
+	double n = (double)w->o->files, mib = n * (double)w->o->bs / 1048576.0;
+
+	printf("workload=small files=%" PRIu64 " bs=%" PRIu64 " rpcs=%" PRIu64 " seconds=%.3f "
+	       "files/s=%.0f MiB/s=%.1f read_s=%.3f read_MiB/s=%.1f writes=%" PRIu64
+	       " commits=%" PRIu64 " verified=%s writers=%u qd=%u\n",
+	       w->o->files, w->o->bs, w->l.sent, secs, n / secs, mib / secs, read_secs,
+	       mib / read_secs, w->writes, w->commits,
+	       w->bytes_verified == w->o->files * w->o->bs ? "yes" : "no", w->o->writers, w->o->qd);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	struct wl w = { .o = &o };
 	struct meta_times t = { 0 };
-	double secs = 0;
+	double secs = 0, read_secs = 0;
 	int rc;
 
 	nb_keep_heap_warm();
@@ -766,15 +980,23 @@ int main(int argc, char **argv)
 		rc = EXIT_SERVER;
 	else if (o.wl == WL_META)
 		rc = run_meta(&w, &t);
+	else if (o.wl == WL_SMALL)
+		rc = run_small(&w, &secs, &read_secs);
 	else
 		rc = run_io(&w, &secs);
 	if (rc == 0 && o.wl == WL_META)
 		print_meta(&w, &t);
+	else if (rc == 0 && o.wl == WL_SMALL)
+		print_small(&w, secs, read_secs);
 	else if (rc == 0)
 		print_io(&w, secs);
 	nl_close(&w.l);
 	free(w.rmap);
 	free(w.scratch);
 	free(w.seen);
+	free(w.fhs);
+	free(w.phase);
+	free(w.verfs);
+	free(w.ready);
 	return rc;
 }
