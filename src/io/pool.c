@@ -126,9 +126,9 @@ void pool_run_all(struct pool *p, unsigned n, long (*fn)(void *arg), void *const
 		  long *results)
 {
 	struct fiber *f = fiber_self();
-	if (!p || !f || n > POOL_RUN_MAX) {
+	if (!p || !f || n > POOL_RUN_MAX) {   /* in place, or on the pool one at a time */
 		for (unsigned i = 0; i < n; i++)
-			results[i] = fn(args[i]);
+			results[i] = pool_run(p, fn, args[i]);
 		return;
 	}
 	if (n == 0)

@@ -16,9 +16,10 @@ void pool_free(struct pool *p);
 /* fn(arg) on a pool thread, the calling fiber suspended meanwhile; in place when not called from
  * a fiber (start-up, exit) or when p is NULL. Returns fn's result. */
 long pool_run(struct pool *p, long (*fn)(void *arg), void *arg);
-/* fn(args[i]) into results[i] for each i < n (at most POOL_RUN_MAX), as pool threads come free,
- * the calling fiber suspended until all are done: work that one thread would make a client wait
- * for, spread over idle cores. In place, one after another, where pool_run runs in place. */
+/* fn(args[i]) into results[i] for each i < n, as pool threads come free, the calling fiber
+ * suspended until all are done: work that one thread would make a client wait for, spread over
+ * idle cores. More than POOL_RUN_MAX go one at a time; in place, one after another, where
+ * pool_run runs in place. */
 #define POOL_RUN_MAX 8
 void pool_run_all(struct pool *p, unsigned n, long (*fn)(void *arg), void *const *args,
 		  long *results);

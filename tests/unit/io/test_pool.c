@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
@@ -124,6 +125,59 @@ static void test_run_all_in_place(void **state)
 	pool_free(p);
 }
 
+#define MANY (POOL_RUN_MAX + 3)
+
+struct many {
+	struct pool *pool;
+	pthread_t ring;
+	long in[MANY], out[MANY];
+	atomic_int in_place;
+};
+
+static long on_pool(void *arg)
+{
+	struct many *m = *(struct many **)arg;
+	atomic_fetch_add(&m->in_place, pthread_equal(pthread_self(), m->ring));
+	return 2 * ((long *)arg)[1];
+}
+
+static void many_caller(void *arg)
+{
+	struct many *m = arg;
+	long slots[MANY][2];
+	void *args[MANY];
+	for (int i = 0; i < MANY; i++) {
+		slots[i][0] = (long)(intptr_t)m;
+		slots[i][1] = m->in[i];
+		args[i] = slots[i];
+	}
+	pool_run_all(m->pool, MANY, on_pool, args, m->out);
+}
+
+/* More calls than go at once: each still on a pool thread (a fiber's thread is a ring, which
+ * must not make blocking calls), each result in its place. */
+static void test_run_all_more_than_max(void **state)
+{
+	(void)state;
+	static struct many m;
+	m.pool = pool_new(2, NULL, NULL);
+	m.ring = pthread_self();
+	atomic_init(&m.in_place, 0);
+	assert_non_null(m.pool);
+	for (int i = 0; i < MANY; i++)
+		m.in[i] = i + 1;
+	struct fiber_sched *s = fiber_sched_new(64 * 1024, no_notify, NULL);
+	assert_non_null(s);
+	fiber_sched_bind(s);
+	assert_int_equal(fiber_spawn(s, many_caller, &m), 0);
+	run_until_done(s);
+	assert_int_equal(atomic_load(&m.in_place), 0);
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(m.out[i], 2 * (i + 1));
+	fiber_sched_free(s);
+	pool_free(m.pool);
+}
+
 /* More threads than CPUs run no more calls side by side than there are CPUs. */
 static void test_width(void **state)
 {
@@ -143,6 +197,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_all_side_by_side),
 		cmocka_unit_test(test_run_all_in_place),
+		cmocka_unit_test(test_run_all_more_than_max),
 		cmocka_unit_test(test_width),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
