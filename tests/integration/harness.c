@@ -4,6 +4,7 @@
 #include "rawnfs.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -230,6 +231,20 @@ static int log_says_ready(const struct itest *t, long from)
 		found = strstr(buf, "ready") != NULL;
 	fclose(f);
 	return found;
+}
+
+int it_open_fds(pid_t pid)
+{
+	char dir[64];
+	int n = 0;
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	for (struct dirent *de; (de = readdir(d));)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 long it_log_size(const struct itest *t)

@@ -65,6 +65,8 @@ int it_kill(struct itest *t);
 int it_alive(struct itest *t);
 /* The log's size now: where what the daemon logs next begins. */
 long it_log_size(const struct itest *t);
+/* How many descriptors process pid has open (its /proc/PID/fd). */
+int it_open_fds(pid_t pid);
 /* The first line of the log past offset from that contains what (malloc'd, newline kept), or
  * NULL. */
 char *it_log_find(const struct itest *t, long from, const char *what);

@@ -9,7 +9,6 @@
 #include "rawnfs.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -204,14 +203,8 @@ static void test_emfile_backs_off(void **state)
 	struct rlimit old, low;
 	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, NULL, &old), 0);
 	/* As many descriptors as it has open now: the next accept fails with EMFILE. */
-	char dir[64];
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)t->pid);
-	int open_now = 0;
-	DIR *d = opendir(dir);
-	assert_non_null(d);
-	for (struct dirent *de; (de = readdir(d));)
-		open_now += de->d_name[0] != '.';
-	closedir(d);
+	int open_now = it_open_fds(t->pid);
+	assert_true(open_now > 0);
 	low = (struct rlimit){(rlim_t)open_now, old.rlim_max};
 	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, &low, NULL), 0);
 	int waiting[4];
@@ -232,19 +225,6 @@ static void test_emfile_backs_off(void **state)
 	close(fd);
 }
 
-static int open_fds(pid_t pid)
-{
-	char dir[64];
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	int n = 0;
-	DIR *d = opendir(dir);
-	assert_non_null(d);
-	for (struct dirent *de; (de = readdir(d));)
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 #define NFILES 400
 
 /* More files than the daemon has descriptors for: each written (UNSTABLE), committed and read
@@ -259,7 +239,7 @@ static void test_files_beyond_descriptors(void **state)
 	it_workdir(c, &root, "manyfiles", &dir);
 	struct rlimit old, low;
 	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, NULL, &old), 0);
-	low = (struct rlimit){(rlim_t)open_fds(t->pid) + 64, old.rlim_max};
+	low = (struct rlimit){(rlim_t)it_open_fds(t->pid) + 64, old.rlim_max};
 	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, &low, NULL), 0);
 	static uint8_t data[8192], back[8192];
 	char name[32], verf[8];
@@ -280,7 +260,7 @@ static void test_files_beyond_descriptors(void **state)
 		assert_int_equal(got, sizeof back);
 		assert_memory_equal(back, data, sizeof back);
 	}
-	print_message("daemon descriptors at the end: %d of %llu\n", open_fds(t->pid),
+	print_message("daemon descriptors at the end: %d of %llu\n", it_open_fds(t->pid),
 		      (unsigned long long)low.rlim_cur);
 	assert_int_equal(prlimit(t->pid, RLIMIT_NOFILE, &old, NULL), 0);
 	nc_close(c);

@@ -17,7 +17,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -273,19 +272,6 @@ static void test_exports_follow_reload(void **state)
 	free(conf);
 }
 
-static int open_fds(pid_t pid)
-{
-	char dir[64];
-	int n = 0;
-	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(dir);
-	assert_non_null(d);
-	for (struct dirent *de; (de = readdir(d));)
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 #define MANY 4250
 static int many[MANY];
 
@@ -314,7 +300,7 @@ static void test_scrape_with_4096_descriptors(void **state)
 	/* until the daemon has accepted them all: seconds on a busy machine (CI beside other
 	 * work, an ASan build), a fraction of one on an idle one */
 	int n = 0;
-	for (int waited = 0; (n = open_fds(t->pid)) < 4096 && waited < 60000; waited += 100)
+	for (int waited = 0; (n = it_open_fds(t->pid)) < 4096 && waited < 60000; waited += 100)
 		it_sleep_ms(100);
 	print_message("daemon descriptors open: %d\n", n);
 	assert_true(n >= 4096);
