@@ -480,15 +480,16 @@ static long do_hint_extents(void *arg)
 	return fh_set_extent_hint(*(int *)arg);
 }
 
-void fh_hint_extents(struct fs_chan *ch, struct fh_obj *o)
+bool fh_hint_extents(struct fs_chan *ch, struct fh_obj *o)
 {
 	struct file_io *fio = fh_file_io(o);
 	if (!o->exp->extent_hints || !fio || fio->hinted || !fio->fd_set)
-		return;
+		return false;
 	fio->hinted = true;
 	long rc = cred_offload(ch, do_hint_extents, &fio->fd);
 	if (rc < 0)
 		log_debug("extent size hint: %s", strerror((int)-rc));
+	return rc == 1;
 }
 
 struct nocmtime_call {

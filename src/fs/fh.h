@@ -81,9 +81,10 @@ int fh_io_fd(struct fs_chan *ch, struct fh_obj *o, bool direct);
  * may have been reused already). Never waits: also run between the ring's fibers. */
 void fh_forget(struct fs_chan *ch, dev_t dev, uint64_t ino);
 
-/* The 1 MiB extent size hint on an empty file, on the first WRITE through this handle, where the
- * export's file system keeps it; never from a reading call. */
-void fh_hint_extents(struct fs_chan *ch, struct fh_obj *o);
+/* The 1 MiB extent size hint on an empty file, asked once per handle by a WRITE, where the
+ * export's file system keeps it; never from a reading call. true: set now, which moved the
+ * file's ctime. */
+bool fh_hint_extents(struct fs_chan *ch, struct fh_obj *o);
 /* Set the hint on fd if the file is empty: 1 if the file system kept it, 0 if the file is not
  * empty or has one, -errno (-EOPNOTSUPP: taken and dropped, as ext4 does). */
 int fh_set_extent_hint(int fd);

@@ -79,6 +79,15 @@ static bool touch_mtime(struct fs_chan *ch, struct fh_obj *o)
 	return true;
 }
 
+/* In cached mode a file's first WRITEs wait in the cache, so the hint can still be set at the
+ * first one that does not start the file: a file written in one WRITE (tar's small files) is not
+ * given one, which would hold a whole aligned megabyte of disk for each while the daemon keeps it
+ * open. In direct mode the first WRITE lands at once and after it no hint can be set. */
+static bool hint_extents(struct fs_chan *ch, struct fh_obj *o, uint64_t off)
+{
+	return (off > 0 || !behind(o)) && fh_hint_extents(ch, o);
+}
+
 /* *kept: the WRITE moved none of the file's attributes but its size (cached mode, UNSTABLE, the
  * touch spared): what it answered from the attributes before it is true after it too. */
 static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
@@ -89,7 +98,7 @@ static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, cons
 	if (!bf)
 		return -err;
 	struct fs_chan *ch = fc->ch;
-	fh_hint_extents(ch, o);
+	bool hinted = hint_extents(ch, o, off);   /* the ctime moved: the attributes did */
 	if (!ch->creds.is_root && ch->creds.cur.uid != 0)
 		bcache_file_restrict(bf);
 	/* A stable WRITE of whole blocks leaves nothing for a neighbour to complete, and must be
@@ -104,7 +113,7 @@ static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, cons
 	if (rc < 0)
 		return rc;
 	/* Outside cached mode the middle's write moved the times, as any write to the file does. */
-	*kept = behind(o) && !touched && stable == FS_UNSTABLE;
+	*kept = behind(o) && !touched && !hinted && stable == FS_UNSTABLE;
 	if (behind(o) && bcache_writeback_wanted(ch->fs->cache))
 		fs_writeback(ch);
 	/* Whether others run (one may be the neighbour) is asked now, with this WRITE's middle on
