@@ -61,8 +61,21 @@ static long do_touch(void *arg)
 	return utimensat(AT_FDCWD, path, t, 0) < 0 ? -errno : 0;
 }
 
+/* Was the file's mtime (st, read before the WRITE) set within the last TOUCH_EVERY_NS? A file
+ * just created was: tar's and cp's CREATE, WRITE, COMMIT of a small file made three pool trips
+ * at its first WRITE, and this one was a third of their cost. A clock stepped back since makes
+ * the mtime look to be ahead: not recent, touched. */
+static bool mtime_recent(const struct statx *st)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t ns = ((int64_t)now.tv_sec - st->stx_mtime.tv_sec) * 1000000000 +
+		     ((int64_t)now.tv_nsec - st->stx_mtime.tv_nsec);
+	return ns >= 0 && ns < TOUCH_EVERY_NS;
+}
+
 /* false when the touch was spared: the file's times stay as they were. */
-static bool touch_mtime(struct fs_chan *ch, struct fh_obj *o)
+static bool touch_mtime(struct fs_chan *ch, struct fh_obj *o, const struct statx *st)
 {
 	/* One touch per few milliseconds is as fine as the file system keeps times anyway (ext4's
 	 * are jiffies), and spares a journalled metadata update per small WRITE. */
@@ -70,7 +83,7 @@ static bool touch_mtime(struct fs_chan *ch, struct fh_obj *o)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (fio->touched_ns && ns - fio->touched_ns < TOUCH_EVERY_NS)
+	if ((fio->touched_ns && ns - fio->touched_ns < TOUCH_EVERY_NS) || mtime_recent(st))
 		return false;
 	fio->touched_ns = ns;
 	long rc = cred_offload(ch, do_touch, &o->fd);
@@ -89,9 +102,10 @@ static bool hint_extents(struct fs_chan *ch, struct fh_obj *o, uint64_t off)
 }
 
 /* *kept: the WRITE moved none of the file's attributes but its size (cached mode, UNSTABLE, the
- * touch spared): what it answered from the attributes before it is true after it too. */
+ * touch spared): what it answered from the attributes before it is true after it too. st: the
+ * attributes before the WRITE. */
 static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
-			uint32_t count, enum fs_stable stable, bool *kept)
+			uint32_t count, enum fs_stable stable, const struct statx *st, bool *kept)
 {
 	int err = 0;
 	struct bcache_file *bf = cache_of(fc, o, &err);
@@ -109,7 +123,7 @@ static int write_cached(struct fs_call *fc, struct fh_obj *o, uint64_t off, cons
 	/* Held, no byte of the WRITE reached the disk yet; else only the middle did. */
 	bool touched = false;
 	if (rc == 0 && (!now || !covers_whole_block(off, count, o->exp->block)))
-		touched = touch_mtime(ch, o);
+		touched = touch_mtime(ch, o, st);
 	if (rc < 0)
 		return rc;
 	/* Outside cached mode the middle's write moved the times, as any write to the file does. */
@@ -183,25 +197,25 @@ void fileio_write_failed(struct fs_call *fc, uint64_t off, uint32_t count, int r
 }
 
 static int write_once(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
-		      uint32_t count, enum fs_stable stable, bool *kept)
+		      uint32_t count, enum fs_stable stable, const struct statx *st, bool *kept)
 {
 	*kept = false;
-	return uses_cache(o) ? write_cached(fc, o, off, data, count, stable, kept)
+	return uses_cache(o) ? write_cached(fc, o, off, data, count, stable, st, kept)
 			       : write_paged(fc, o, off, data, count, stable);
 }
 
 /* The WRITE's bytes into the file or the cache, the disk full tried again; FILEIO_WAIT when it
  * is to wait for a neighbour (fileio_write_wait). */
 static int write_tries(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *data,
-		       uint32_t count, enum fs_stable stable, bool *kept)
+		       uint32_t count, enum fs_stable stable, const struct statx *st, bool *kept)
 {
-	int rc = write_once(fc, o, off, data, count, stable, kept);
+	int rc = write_once(fc, o, off, data, count, stable, st, kept);
 	/* Once in every mode; more only in cached mode, where the failure may be a write-behind's
 	 * whose blocks fileio_retry_cached lets go again. */
 	for (int tries = 0; (tries == 0 || behind(o)) && fileio_space_again(fc, rc, tries, true); tries++) {
 		if (fileio_freed_lately(fc->ch->fs))
 			fileio_retry_cached(fc, o);
-		rc = write_once(fc, o, off, data, count, stable, kept);
+		rc = write_once(fc, o, off, data, count, stable, st, kept);
 	}
 	if (rc < 0)
 		fileio_write_failed(fc, off, count, rc, stable != FS_UNSTABLE);
@@ -231,7 +245,7 @@ int fs_write(struct fs_call *fc, struct fh_obj *o, uint64_t off, const void *dat
 	if (fs_as_caller(fc) < 0)
 		return -FS_ESERVERFAULT;
 	bool kept = false;
-	int rc = write_tries(fc, o, off, data, count, stable, &kept);
+	int rc = write_tries(fc, o, off, data, count, stable, st, &kept);
 	if (rc == FILEIO_WAIT)
 		rc = fileio_write_wait(fc, o, off, count, stable);   /* its flush may move the times */
 	else if (rc == 0 && kept) {
