@@ -27,9 +27,29 @@ static long do_futimens(void *arg)
 	return futimens(a->fd, a->ts) < 0 ? -errno : 0;
 }
 
-int fs_create(struct fs_call *fc, const struct fh_obj *dir, const char *name, mode_t mode,
-	      const struct timespec *times)
+/* The new file's handle and attributes from its own descriptor, which the handle cache then
+ * keeps: both calls read only the inode in memory, so they run in place, where a lookup by name
+ * took a statx through io-wq and a name_to_handle_at on the pool, and the file's first WRITE an
+ * open_by_handle_at there too (tar's CREATE, WRITE, COMMIT of a small file). Not under
+ * subtree_check, whose handles name the parent (the kernel makes those only from a name).
+ * false: fd is still the caller's. */
+static bool describe_new(struct fs_call *fc, const struct fh_obj *dir, int fd, struct fs_new *out)
 {
+	struct fh_kernel kh;
+	if (dir->exp->subtree_check ||
+	    statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &out->st) < 0 ||
+	    fh_kernel_at(fd, "", false, &kh) < 0)
+		return false;
+	fh_seal(fc->ch->fs, dir->exp, &kh, &out->fh);
+	fh_adopt(fc->ch, &out->fh, fd, makedev(out->st.stx_dev_major, out->st.stx_dev_minor),
+		 out->st.stx_ino);
+	return true;
+}
+
+int fs_create(struct fs_call *fc, const struct fh_obj *dir, const char *name, mode_t mode,
+	      const struct timespec *times, struct fs_new *out)
+{
+	out->fh.len = 0;
 	if (fs_as_caller(fc) < 0)
 		return -FS_ESERVERFAULT;
 	struct io_ring *r = fc->ch->io;
@@ -45,7 +65,10 @@ int fs_create(struct fs_call *fc, const struct fh_obj *dir, const char *name, mo
 		if (rc < 0)
 			io_unlinkat(r, dir->fd, name, 0);
 	}
-	io_close(r, fd);
+	if (rc < 0 || !describe_new(fc, dir, fd, out)) {
+		out->fh.len = 0;
+		io_close(r, fd);
+	}
 	return (int)rc;
 }
 

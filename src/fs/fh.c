@@ -36,7 +36,7 @@ struct fh_entry {
 	struct fh_entry *lprev, *lnext;     /* LRU, most recent at head */
 	struct fh fh;
 	uint64_t hash;
-	int fd;                             /* O_PATH */
+	int fd;                             /* O_PATH, or O_RDONLY from a CREATE (fh_adopt) */
 	int io_fd, dio_fd;                  /* lazily opened for READ/WRITE; -1 until then */
 	struct bcache_file *bf;             /* boundary-cache handle (direct mode), lazily */
 	unsigned pins;                      /* requests using it: not evicted meanwhile */
@@ -435,6 +435,43 @@ static void index_fd(struct fh_cache *c, struct fh_entry *e)
 	c->by_fd[e->fd] = e;
 }
 
+/* The entry of sealed handle p (len bytes; hash: its MAC) on fd, in the cache's indexes but not
+ * in its LRU; NULL without memory (fd left to the caller). */
+static struct fh_entry *entry_add(struct fh_cache *c, const uint8_t *p, size_t len, uint64_t hash,
+				  int fd, dev_t dev, uint64_t ino)
+{
+	struct fh_entry *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	*e = (struct fh_entry){.fd = fd, .io_fd = -1, .dio_fd = -1, .hash = hash, .dev = dev,
+			       .ino = ino};
+	e->fh.len = (uint32_t)len;
+	memcpy(e->fh.data, p, len);
+	e->hnext = c->bucket[hash % FH_BUCKETS];
+	c->bucket[hash % FH_BUCKETS] = e;
+	e->inext = c->by_ino[e->ino % FH_BUCKETS];
+	c->by_ino[e->ino % FH_BUCKETS] = e;
+	c->n++;
+	index_fd(c, e);
+	return e;
+}
+
+void fh_adopt(struct fs_chan *ch, const struct fh *fh, int fd, dev_t dev, uint64_t ino)
+{
+	struct fh_cache *c = ch->fhc;
+	uint64_t hash;
+	memcpy(&hash, fh->data + fh->len - FH_MAC, sizeof hash);
+	struct fh_entry *e = NULL;
+	if (cache_find(c, fh->data, fh->len, hash) ||
+	    !(e = entry_add(c, fh->data, fh->len, hash, fd, dev, ino))) {
+		close(fd);
+		return;
+	}
+	lru_push(c, e);
+	if (c->n > c->max)
+		evict_one(c);
+}
+
 struct file_io *fh_file_io(struct fh_obj *o)
 {
 	return &o->ent->fio;
@@ -630,22 +667,11 @@ enum fh_status fh_resolve(struct fs_call *fc, const void *data, size_t len, stru
 			lru_unlink(c, e);
 			goto found;
 		}
-		e = calloc(1, sizeof *e);
-		if (!e) {
+		if (!(e = entry_add(c, p, len, hash, fd, sb.st_dev, sb.st_ino))) {
 			close(fd);
 			*err = ENOMEM;
 			return FH_ERR;
 		}
-		*e = (struct fh_entry){.fd = fd, .io_fd = -1, .dio_fd = -1, .hash = hash,
-				       .dev = sb.st_dev, .ino = sb.st_ino};
-		e->fh.len = (uint32_t)len;
-		memcpy(e->fh.data, p, len);
-		e->hnext = c->bucket[hash % FH_BUCKETS];
-		c->bucket[hash % FH_BUCKETS] = e;
-		e->inext = c->by_ino[e->ino % FH_BUCKETS];
-		c->by_ino[e->ino % FH_BUCKETS] = e;
-		c->n++;
-		index_fd(c, e);
 	} else {
 		lru_unlink(c, e);
 	}

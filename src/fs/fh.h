@@ -29,7 +29,8 @@ struct fh {
 	uint8_t data[FH_MAX];
 };
 
-/* A resolved handle. fd is an O_PATH descriptor owned by the cache: valid until the request ends. */
+/* A resolved handle. fd is owned by the cache (O_PATH, or a CREATE's O_RDONLY one): valid until
+ * the request ends. */
 struct fh_obj {
 	int fd;
 	const struct export_rt *exp;
@@ -66,6 +67,10 @@ int fh_compose(struct fs_chan *ch, const struct export_rt *exp, int dirfd, const
  * evict it meanwhile. On FH_ERR, *err holds the errno. */
 enum fh_status fh_resolve(struct fs_call *fc, const void *data, size_t len, struct fh_obj *out,
 			  int *err);
+/* A CREATE's new file, open on fd (O_RDONLY: an O_PATH descriptor cannot create), of inode
+ * (dev, ino), whose handle fh is: the cache takes fd, or closes it, so that the file's first
+ * WRITE does not open it by handle again on the blocking pool. */
+void fh_adopt(struct fs_chan *ch, const struct fh *fh, int fd, dev_t dev, uint64_t ino);
 /* subtree_check: whether the object lies under its export's root now (fh.c says how). */
 bool fh_in_subtree(struct fh_obj *o);
 /* The request is over: release what fh_resolve pinned. */

@@ -214,10 +214,16 @@ int fs_statfs(struct fs_call *fc, const struct fh_obj *o, struct statfs *out);
 /* The object's file system's link limit (fpathconf), 0 or less when unknown. */
 long fs_link_max(struct fs_call *fc, const struct fh_obj *o);
 
+/* What fs_create made: the new file's handle and attributes; fh.len 0 when they could not be
+ * told without a lookup by name (fs_lookup). */
+struct fs_new {
+	struct fh fh;
+	struct statx st;
+};
 /* A new regular file (O_EXCL: -EEXIST when the name is taken), with times when not NULL
  * (atime, mtime: an exclusive create's verifier; the file goes again if they cannot be set). */
 int fs_create(struct fs_call *fc, const struct fh_obj *dir, const char *name, mode_t mode,
-	      const struct timespec *times);
+	      const struct timespec *times, struct fs_new *out);
 int fs_mkdir(struct fs_call *fc, const struct fh_obj *dir, const char *name, mode_t mode);
 int fs_symlink(struct fs_call *fc, const struct fh_obj *dir, const char *name,
 	       const char *target);

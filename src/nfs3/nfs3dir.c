@@ -19,6 +19,7 @@ struct dir_op {
 	struct statx before;
 	bool resolved;   /* o is valid */
 	bool have_before;
+	struct fs_new made;   /* CREATE: the new file's handle and attributes (made.fh.len 0: none) */
 };
 
 static bool is_dot(const char *name)
@@ -83,6 +84,9 @@ static bool sattr_rest(const sattr3 *sa, bool regular, sattr3 *rest)
 static nfsstat3 open_new(struct svc_call *rq, const struct dir_op *d, const char *name,
 			 struct fh_obj *obj)
 {
+	const struct fh *made = &d->made.fh;
+	if (made->len)
+		return nfs3_errno(fs_fh_get(&rq->fs, made->data, made->len, obj));
 	return nfs3_errno(fs_open_at(&rq->fs, &d->o, name, obj));
 }
 
@@ -91,6 +95,13 @@ static nfsstat3 new_obj_reply(struct svc_call *rq, const struct dir_op *d, const
 			      const sattr3 *rest, post_op_fh3 *fh, post_op_attr *attr)
 {
 	if (!rest) {
+		if (d->made.fh.len) {
+			fh->handle_follows = TRUE;
+			nfs3_fh_out(rq, &d->made.fh, &fh->post_op_fh3_u.handle);
+			attr->attributes_follow = TRUE;
+			nfs3_fattr(rq, &d->made.st, &attr->post_op_attr_u.attributes);
+			return NFS3_OK;
+		}
 		/* The object exists whatever fails now; a reply without its handle makes the client
 		 * LOOKUP it (RFC 1813 post_op_fh3), which is better than an error it would retry. */
 		if (nfs3_new_obj(rq, &d->o, name, fh, attr) != NFS3_OK)
@@ -178,7 +189,7 @@ static nfsstat3 create_existing(struct svc_call *rq, const struct dir_op *d, con
 }
 
 /* Create the file O_EXCL; on EEXIST the mode decides. *want_rest: rest must still be applied. */
-static nfsstat3 create_file(struct svc_call *rq, const struct dir_op *d, const char *name,
+static nfsstat3 create_file(struct svc_call *rq, struct dir_op *d, const char *name,
 			    const createhow3 *how, sattr3 *rest, bool *want_rest)
 {
 	*want_rest = false;
@@ -189,7 +200,7 @@ static nfsstat3 create_file(struct svc_call *rq, const struct dir_op *d, const c
 	struct timespec ts[2];
 	if (excl)
 		verf_times(how->createhow3_u.verf, ts);
-	int rc = fs_create(&rq->fs, &d->o, name, mode, excl ? ts : NULL);
+	int rc = fs_create(&rq->fs, &d->o, name, mode, excl ? ts : NULL, &d->made);
 	if (rc == -EEXIST)
 		return create_existing(rq, d, name, how, rest, want_rest);
 	if (rc < 0)

@@ -5,10 +5,15 @@
  *     megabyte per file until the last close (measured before the fix: 1024 KiB each).
  *   - A file written by interleaved WRITEs still gets the hint (its allocation stays in few
  *     extents, which an overwrite after a cache drop reads back from disk).
+ *   - CREATE's reply gives the handle LOOKUP gives for the name, attributes GETATTR agrees with,
+ *     and the handle does everything a looked-up one does, to the NFS3ERR_STALE after REMOVE, after
+ *     which the daemon holds no descriptor of the file (its blocks are free); on an export with
+ *     subtree_check (handles made from the name) as well.
  * Run on XFS by on_xfs.sh, the file system that keeps extent size hints; elsewhere skipped. */
 #include "checks.h"
 #include "rawnfs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -117,11 +122,97 @@ static void test_interleaved_file_keeps_hint(void **state)
 	nc_close(c);
 }
 
+/* Does the daemon still hold a descriptor of a removed file whose path ends in tail? Its blocks
+ * stay allocated until it lets go. */
+static bool holds_deleted(pid_t pid, const char *tail)
+{
+	char dir[64], want[PATH_MAX];
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof want, "%s (deleted)", tail);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	bool found = false;
+	for (struct dirent *de; !found && (de = readdir(d));) {
+		char link[PATH_MAX + 80], target[PATH_MAX];
+		snprintf(link, sizeof link, "%s/%s", dir, de->d_name);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		size_t lt = strlen(target), lw = strlen(want);
+		found = lt >= lw && strcmp(target + lt - lw, want) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+static void create_matches_lookup(struct itest *t, enum it_export e, const char *dirname)
+{
+	struct fh root, dir, made, found;
+	struct nfsclient *c = it_client(t, e, 0, 0, &root);
+	it_workdir(c, &root, dirname, &dir);
+	CREATE3args a = {.where = {.dir = fh3(&dir), .name = "new"}};
+	a.how.mode = GUARDED;
+	a.how.createhow3_u.obj_attributes.mode.set_it = TRUE;
+	a.how.createhow3_u.obj_attributes.mode.set_mode3_u.mode = 0640;
+	CREATE3res r;
+	NFS_OK(c, NFS3_STATUS(c, create, CREATE, &a, &r));
+	CREATE3resok *ok = &r.CREATE3res_u.resok;
+	assert_true(ok->obj.handle_follows);
+	assert_true(ok->obj_attributes.attributes_follow);
+	fh_copy(&made, &ok->obj.post_op_fh3_u.handle);
+	fattr3 said = ok->obj_attributes.post_op_attr_u.attributes, looked, now;
+	NFS_OK(c, nc_lookup(c, &dir, "new", &found, &looked));
+	assert_true(fh_equal(&made, &found));
+	NFS_OK(c, nc_getattr(c, &made, &now));
+	assert_int_equal(said.type, NF3REG);
+	assert_int_equal(said.mode & 07777, 0640);
+	assert_int_equal(said.size, 0);
+	assert_int_equal(said.fileid, now.fileid);
+	assert_int_equal(said.nlink, now.nlink);
+	assert_int_equal(nfstime_cmp(said.mtime, now.mtime), 0);
+	assert_int_equal(nfstime_cmp(said.ctime, now.ctime), 0);
+
+	unsigned char buf[6000], back[6000];
+	uint32_t got;
+	int eof;
+	WRITE3resok w = {0};
+	char verf[8];
+	fill(buf, sizeof buf, 5);
+	NFS_OK(c, nc_write(c, &made, 0, buf, sizeof buf, UNSTABLE, &w));
+	NFS_OK(c, nc_commit(c, &made, 0, 0, verf));
+	NFS_OK(c, nc_read(c, &found, 0, sizeof back, back, &got, &eof));
+	assert_int_equal(got, sizeof buf);
+	assert_memory_equal(back, buf, sizeof buf);
+	NFS_OK(c, nc_remove(c, &dir, "new"));
+	assert_int_equal(nc_getattr(c, &made, &now), NFS3ERR_STALE);
+	/* and lets the file go (the handle cache closes a removed file's descriptors) */
+	char tail[64];
+	snprintf(tail, sizeof tail, "/%s/new", dirname);
+	for (int i = 0; i < 200 && holds_deleted(t->pid, tail); i++)
+		it_sleep_ms(10);
+	if (holds_deleted(t->pid, tail))
+		fail_msg("%s: removed, and still open in the daemon 2 s later", tail);
+	nc_close(c);
+}
+
+static void test_create_reply_is_the_files(void **state)
+{
+	create_matches_lookup(*state, EXP_RW, "made");
+}
+
+static void test_create_reply_subtree_check(void **state)
+{
+	create_matches_lookup(*state, EXP_SUBTREE, "made_sub");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_files_take_their_size),
 		cmocka_unit_test(test_interleaved_file_keeps_hint),
+		cmocka_unit_test(test_create_reply_is_the_files),
+		cmocka_unit_test(test_create_reply_subtree_check),
 	};
 	return IT_MAIN("newfiles", tests);
 }
