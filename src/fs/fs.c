@@ -198,6 +198,13 @@ uint64_t fs_stable_alone(const struct fs *fs)
 	return atomic_load_explicit(&fs->stable_alone, memory_order_relaxed);
 }
 
+void fs_list_stats(const struct fs *fs, struct fs_list_stats *out)
+{
+	struct listcache_stats st;
+	listcache_stats(fs->listcache, &st);
+	*out = (struct fs_list_stats){.hits = st.hits, .misses = st.misses, .filed = st.filed};
+}
+
 struct fs_chan *fs_chan(struct fs *fs, unsigned ring)
 {
 	return ring < fs->nchans ? &fs->chans[ring] : NULL;

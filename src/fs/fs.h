@@ -90,6 +90,12 @@ size_t fs_place_align(const struct fs *fs);
  * without its neighbour (every fill read a stable WRITE causes is one of these). */
 struct bcache *fs_cache(const struct fs *fs);
 uint64_t fs_stable_alone(const struct fs *fs);
+/* READDIRPLUS's listing cache (listcache.h), since the start: entries whose handle it had,
+ * entries of an unchanged directory it had none for (looked up), handles filed. */
+struct fs_list_stats {
+	uint64_t hits, misses, filed;
+};
+void fs_list_stats(const struct fs *fs, struct fs_list_stats *out);
 
 /* ---- a ring's part ---- */
 

@@ -25,6 +25,7 @@ struct slot {
 struct shard {
 	_Alignas(64) pthread_mutex_t mu;
 	uint64_t clock;           /* when its sets' slots were last filed or found */
+	struct listcache_stats n; /* its sets' share of the counters */
 };
 
 struct listcache {
@@ -110,6 +111,10 @@ bool listcache_get(struct listcache *lc, const struct lc_dir *d, const char *nam
 		s[w].used = ++sh->clock;
 		found = true;
 	}
+	if (found)
+		sh->n.hits++;
+	else
+		sh->n.misses++;
 	pthread_mutex_unlock(&sh->mu);
 	return found;
 }
@@ -130,5 +135,19 @@ void listcache_put(struct listcache *lc, const struct lc_dir *d, const char *nam
 	*pick = (struct slot){.tag = tag, .ino = ino, .used = ++sh->clock,
 			      .type = kh->h.handle_type, .len = kh->h.handle_bytes};
 	memcpy(pick->bytes, kh->h.f_handle, kh->h.handle_bytes);
+	sh->n.filed++;
 	pthread_mutex_unlock(&sh->mu);
+}
+
+void listcache_stats(struct listcache *lc, struct listcache_stats *out)
+{
+	*out = (struct listcache_stats){0};
+	for (int i = 0; lc && i < SHARDS; i++) {
+		struct shard *sh = &lc->shards[i];
+		pthread_mutex_lock(&sh->mu);
+		out->hits += sh->n.hits;
+		out->misses += sh->n.misses;
+		out->filed += sh->n.filed;
+		pthread_mutex_unlock(&sh->mu);
+	}
 }

@@ -43,4 +43,11 @@ bool listcache_get(struct listcache *lc, const struct lc_dir *d, const char *nam
 void listcache_put(struct listcache *lc, const struct lc_dir *d, const char *name, uint64_t ino,
 		   const struct fh_kernel *kh);
 
+/* Since the start: handles found (hits), entries of a settled directory looked up because none
+ * was filed for them (misses), handles filed. */
+struct listcache_stats {
+	uint64_t hits, misses, filed;
+};
+void listcache_stats(struct listcache *lc, struct listcache_stats *out);
+
 #endif

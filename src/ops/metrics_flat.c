@@ -24,6 +24,11 @@ static const struct {
 	{"bytes_read", "Bytes read by NFS READs that succeeded."},
 	{"stable_writes_alone", "Stable WRITEs that completed a partial cache block without its "
 				"neighbour (each costs a read of the block)."},
+	{"listcache_hits", "READDIRPLUS entries of an unchanged directory whose handle the listing "
+			   "cache had (no name_to_handle_at)."},
+	{"listcache_misses", "READDIRPLUS entries of an unchanged directory the listing cache had "
+			     "no handle for (looked up)."},
+	{"listcache_filed", "Handles filed in the listing cache."},
 	{"drc_hits", "Retransmitted calls answered with the reply the duplicate request cache kept."},
 	{"drc_inprogress_drops", "Retransmitted calls dropped because the original still ran."},
 	{"drc_misses", "Calls of non-idempotent procedures not found in the duplicate request "

@@ -81,8 +81,14 @@ static void collect_requests(const struct ops *o, const struct stats_sink *k)
 		C(k, "bytes_written", atomic_load(&c->bytes_written));
 		C(k, "bytes_read", atomic_load(&c->bytes_read));
 	}
-	if (o->src.fs)
+	if (o->src.fs) {
+		struct fs_list_stats ls;
 		C(k, "stable_writes_alone", fs_stable_alone(o->src.fs));
+		fs_list_stats(o->src.fs, &ls);
+		C(k, "listcache_hits", ls.hits);
+		C(k, "listcache_misses", ls.misses);
+		C(k, "listcache_filed", ls.filed);
+	}
 }
 
 /* The duplicate request cache, the connections and receive memory. */

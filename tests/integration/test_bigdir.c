@@ -7,9 +7,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define NENTRIES 10000
@@ -284,6 +287,25 @@ static void list_handles(struct nfsclient *c, struct fh *dir, struct seen_handle
 	}
 }
 
+struct list_counts {
+	uint64_t hits, misses;
+};
+
+static struct list_counts list_counts(struct itest *t)
+{
+	return (struct list_counts){rn_counter_must(t->port, "listcache_hits"),
+				    rn_counter_must(t->port, "listcache_misses")};
+}
+
+/* Does the server keep listings' handles on the rw export's file system? */
+static bool keeps_listings(struct itest *t)
+{
+	struct statfs sf;
+	assert_int_equal(statfs(t->exports[EXP_RW], &sf), 0);
+	return sf.f_type == XFS_SUPER_MAGIC || sf.f_type == EXT4_SUPER_MAGIC ||
+	       sf.f_type == BTRFS_SUPER_MAGIC || sf.f_type == TMPFS_MAGIC;
+}
+
 /* The server may keep the handles of a listed directory that has not changed since, for the next
  * listing: they must be the same handles, and once files are replaced (removed and made again
  * under their names, on the server's disk, so that their inode numbers may be taken again) every
@@ -308,9 +330,16 @@ static void test_readdirplus_after_replace(void **state)
 	NFS_OK(c, nc_lookup(c, &root, REPDIR, &dir, NULL));
 	usleep(200 * 1000);    /* a directory the clock has passed: one the server may trust */
 	list_handles(c, &dir, first);
+	struct list_counts before = list_counts(t), after;
 	list_handles(c, &dir, again);
 	for (int i = 0; i < NREP; i++)
 		assert_true(fh_equal(&first->fh[i], &again->fh[i]));
+	/* what the metrics say of it, where the server keeps them (XFS, ext4, btrfs, tmpfs) */
+	after = list_counts(t);
+	bool kept = keeps_listings(t);
+	if (kept && after.hits - before.hits < NREP)
+		fail_msg("unchanged directory listed again: %llu of %d handles from the listing cache",
+			 (unsigned long long)(after.hits - before.hits), NREP);
 	for (int i = 0; i < NREPLACED; i++) {
 		rep_path(t, i * (NREP / NREPLACED), path, sizeof(path));
 		assert_int_equal(unlink(path), 0);
@@ -320,7 +349,15 @@ static void test_readdirplus_after_replace(void **state)
 		make_file(path);
 	}
 	usleep(200 * 1000);
+	before = list_counts(t);
 	list_handles(c, &dir, again);
+	after = list_counts(t);
+	/* The directory changed: every entry is looked up again, none taken from before the
+	 * change (hits here are the listing's own: entries a reply had no room for, looked up
+	 * side by side with the ones it sent, are taken by the next call). */
+	if (kept && after.misses - before.misses < NREP)
+		fail_msg("changed directory: %llu of %d entries looked up again",
+			 (unsigned long long)(after.misses - before.misses), NREP);
 	for (int i = 0; i < NREP; i += NREP / NREPLACED) {
 		assert_false(fh_equal(&first->fh[i], &again->fh[i]));
 		reused += first->ino[i] == again->ino[i];
