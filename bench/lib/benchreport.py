@@ -693,6 +693,25 @@ def meta_table(rows):
                      'REMOVE', 'RPCs', 'dev reads', 'CPU', 'peak RSS MiB', 'verified'], lines)
 
 
+def small_table(rows):
+    """Each shape's servers together, with files/s against the first nfsd-uc mode and Ganesha."""
+    rs = [r for r in rows if r['workload'] == 'small']
+    notes = [dict(x.split('=', 1) for x in r['note'].split('; ') if '=' in x) for r in rs]
+    rate = {(r['writers'], r['qd'], label(r)): num(n.get('files/s')) for r, n in zip(rs, notes)}
+    lines = []
+    for r, n in sorted(zip(rs, notes), key=lambda x: (num(x[0]['writers']) or 0,
+                                                       num(x[0]['qd']) or 0)):
+        mine = num(n.get('files/s'))
+        gan = rate.get((r['writers'], r['qd'], 'ganesha'))
+        lines.append([label(r), f"{r['writers']} x {r['qd']}", n.get('files/s', '-'),
+                      fmt(mine / gan, 2) if mine and gan else '-', n.get('read_MiB/s', '-'),
+                      n.get('cpu_ms_per_file', '-'), n.get('machine_cpu_ms_per_file', '-'),
+                      fmt(r['dev_reads'], 0), fmt(r['peak_rss_mib'], 0), r['verified']])
+    return md_table(['server', 'writers x in flight', 'files/s', "/ Ganesha's",
+                     'read back MiB/s', 'server CPU ms/file', 'machine CPU ms/file',
+                     'dev reads', 'peak RSS MiB', 'verified'], lines)
+
+
 def sustained_table(rows, series):
     lines = []
     for r in rows:
@@ -1400,6 +1419,18 @@ def page(rows, series, info, goal_rows, plots, runtimes):
                  "second.\n")
         L.append(meta_table(host))
         L.append('')
+    if any(r['workload'] == 'small' for r in host):
+        L.append('## Small files\n')
+        L.append(f"{a.small_files} files of 16 KiB in a new directory, as `tar x` makes them "
+                 "through a Linux client: each file's CREATE, its WRITE (UNSTABLE) and its COMMIT "
+                 "(what close() waits for) one after the other, one file at a time (1 x 1: one "
+                 "tar) and files side by side; then each file READ back and checked, and "
+                 "removed. files/s is the writing phase's; CPU per file covers the whole run "
+                 "(read back and removal too); machine CPU is every CPU's busy time less the "
+                 "load generator's (a page-cache server's write-back runs in kernel threads). "
+                 "Not run against knfsd (its guest runs the interleaved cases).\n")
+        L.append(small_table(host))
+        L.append('')
     L += benchdsreport.ds_section(host, a)
     if any(r['workload'] == 'sustained' for r in host):
         L.append('## Sustained writes against a memory limit\n')
@@ -1536,6 +1567,8 @@ def summary(rows, goal_rows, info):
         out += ['', '## Sequential and random', io_table(host)]
     if any(r['workload'] == 'meta' for r in host):
         out += ['', '## Metadata', meta_table(host)]
+    if any(r['workload'] == 'small' for r in host):
+        out += ['', '## Small files', small_table(host)]
     if any(r['workload'] == 'sustained' for r in host):
         out += ['', '## Sustained']
         out += [' | '.join(f'{label(r)}: {fmt(r["mib_s"], 1)} MiB/s ({r["note"]})'
