@@ -592,11 +592,67 @@ struct bcache_file *fh_bcache_if_open(const struct fh_obj *o)
 	return o->ent->bf;
 }
 
+struct cache_fds_call {
+	int path_fd, dirfd;
+	int dio, wfd, tfd;   /* out, each -1 until opened */
+};
+
+static long do_cache_fds(void *arg)
+{
+	struct cache_fds_call *a = arg;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", a->path_fd);
+	a->dio = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (a->dio < 0)
+		return -errno;
+	struct nocmtime_call n = {a->dio, a->dirfd, -1};
+	long wfd = do_nocmtime_open(&n);
+	if (wfd < 0)
+		return wfd;
+	a->wfd = (int)wfd;
+	a->tfd = n.tfd;
+	return 0;
+}
+
+static void close_if(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A file's first use of the cache on an export that keeps times: its O_DIRECT descriptor and the
+ * cache's two (cache_write_fds) in one trip to the pool, where the O_DIRECT open alone took one
+ * through io-wq first (a small file's first WRITE). false: nothing set, the caller opens them one
+ * by one (which also says why one cannot be had); so too when another fiber opened any of them
+ * meanwhile. */
+static bool cache_fds_at_once(struct fs_chan *ch, struct fh_obj *o)
+{
+	struct fh_entry *e = o->ent;
+	if (!o->exp->keeps_times || e->dio_fd >= 0 || e->fio.fd_set)
+		return false;
+	struct cache_fds_call a = {e->fd, o->exp->root_fd, -1, -1, -1};
+	long rc = cred_offload_root(ch, do_cache_fds, &a);   /* yields */
+	if (rc < 0 || e->dio_fd >= 0 || e->fio.fd_set) {
+		close_if(a.dio);
+		close_if(a.wfd);
+		close_if(a.tfd);
+		return false;
+	}
+	e->dio_fd = a.dio;
+	e->fio.fd = a.dio;
+	e->fio.wfd = a.wfd;
+	e->fio.tfd = a.tfd;
+	e->fio.fd_set = true;
+	return true;
+}
+
 struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t block, int *err)
 {
 	struct fh_entry *e = o->ent;
 	if (e->bf)
 		return e->bf;
+	if (!cache_fds_at_once(ch, o) && e->bf)
+		return e->bf;   /* opened by another fiber while we waited */
 	int fd = fh_io_fd(ch, o, true);
 	if (fd < 0) {
 		*err = -fd;
