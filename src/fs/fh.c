@@ -2,6 +2,7 @@
 /* Blocking calls here (io_uring has no equivalent): open_by_handle_at, name_to_handle_at; and at
  * start-up only, the key file's mkdir/open/read/write. All listed in docs/architecture.md. */
 #include "fs/fh.h"
+#include "fs/fh_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,29 +22,6 @@
 #include "io/fiber.h"
 #include "io/ring.h"
 #include "base/log.h"
-#include "fs/nocmtime.h"
-
-#define FH_VERSION 1
-#define FH_HDR 10           /* version, length, fsid, handle type */
-#define FH_MAC 8
-#define FH_KMAX (FH_MAX - FH_HDR - FH_MAC)
-
-struct fh_entry {
-	struct fh_entry *hnext;             /* hash chain, by handle */
-	struct fh_entry *inext;             /* hash chain, by inode (fh_forget) */
-	struct fh_entry *lprev, *lnext;     /* LRU, most recent at head */
-	struct fh fh;
-	uint64_t hash;
-	int fd;                             /* O_PATH, or O_RDONLY from a CREATE (fh_adopt) */
-	int io_fd, dio_fd;                  /* lazily opened for READ/WRITE; -1 until then */
-	struct bcache_file *bf;             /* boundary-cache handle (direct mode), lazily */
-	unsigned pins;                      /* requests using it: not evicted meanwhile */
-	bool gone;                          /* its file was removed while pinned: close at unpin */
-	bool drop;                          /* doomed: its file is gone, its cached data goes unwritten */
-	struct file_io fio;                 /* what bf's I/O uses: dio_fd */
-	dev_t dev;
-	uint64_t ino;
-};
 
 #define FH_BUCKETS 4096
 struct fh_cache {
@@ -90,16 +66,6 @@ int fh_load_key(const char *dir, uint8_t key[16])
 	close(fd);
 	return rc;
 }
-
-/* Linux 6.13: a handle that also names the parent, so that opening it gives a connected path;
- * its type carries these flags. */
-#ifndef AT_HANDLE_CONNECTABLE
-#define AT_HANDLE_CONNECTABLE 0x002
-#endif
-#ifndef FILEID_IS_CONNECTABLE
-#define FILEID_IS_CONNECTABLE 0x10000
-#define FILEID_IS_DIR 0x20000
-#endif
 
 int fh_kernel_at(int dirfd, const char *name, bool connectable, struct fh_kernel *kh)
 {
@@ -328,7 +294,7 @@ static bool evict_one(struct fh_cache *c)
  * this ring closes an eighth of its entries that no request holds, and keeps no more than it has
  * left from now on. True when it closed any: worth opening again. On a fiber (closing may write
  * a file's cached blocks). */
-static bool relieve(struct fh_cache *c, int err)
+bool fh_relieve(struct fh_cache *c, int err)
 {
 	if (err != EMFILE && err != ENFILE)
 		return false;
@@ -472,11 +438,6 @@ void fh_adopt(struct fs_chan *ch, const struct fh *fh, int fd, dev_t dev, uint64
 		evict_one(c);
 }
 
-struct file_io *fh_file_io(struct fh_obj *o)
-{
-	return &o->ent->fio;
-}
-
 bool fh_obj_of_fd(struct fs_chan *ch, int fd, struct fh_obj *out)
 {
 	struct fh_cache *c = ch->fhc;
@@ -485,207 +446,6 @@ bool fh_obj_of_fd(struct fs_chan *ch, int fd, struct fh_obj *out)
 	struct fh_entry *e = c->by_fd[fd];
 	*out = (struct fh_obj){.fd = e->fd, .ent = e, .fh = e->fh};
 	return true;
-}
-
-/* Direct-mode WRITEs arrive out of order (32 interleaved writers), and O_DIRECT allocates as they
- * come: XFS gave a 128 MiB file 4222 extents, whose map then has to be read back from disk after a
- * cache drop (device reads per WRITE on an overwrite). An extent size hint makes it allocate in
- * aligned 1 MiB units instead (7 extents). It can only be set while the file holds no data, so it
- * is asked for by the first WRITE through a handle of an empty file, and only on exports whose
- * file system keeps it (export_rt.extent_hints): ext4 takes the ioctl, drops the flag and moves
- * the ctime, every time. Never from a reading call: those must not change a file. */
-#define EXTENT_HINT (1u << 20)
-int fh_set_extent_hint(int fd)
-{
-	struct fsxattr fa;
-	struct stat sb;
-	if (fstat(fd, &sb) < 0 || sb.st_size != 0 || sb.st_blocks != 0 ||
-	    ioctl(fd, FS_IOC_FSGETXATTR, &fa) < 0 || (fa.fsx_xflags & FS_XFLAG_EXTSIZE))
-		return 0;
-	fa.fsx_xflags |= FS_XFLAG_EXTSIZE;
-	fa.fsx_extsize = EXTENT_HINT;
-	if (ioctl(fd, FS_IOC_FSSETXATTR, &fa) < 0)
-		return -errno;
-	/* Kept? ext4 answers 0 and forgets it. */
-	if (ioctl(fd, FS_IOC_FSGETXATTR, &fa) < 0)
-		return -errno;
-	return (fa.fsx_xflags & FS_XFLAG_EXTSIZE) ? 1 : -EOPNOTSUPP;
-}
-
-static long do_hint_extents(void *arg)
-{
-	return fh_set_extent_hint(*(int *)arg);
-}
-
-bool fh_hint_extents(struct fs_chan *ch, struct fh_obj *o)
-{
-	struct file_io *fio = fh_file_io(o);
-	if (!o->exp->extent_hints || !fio || fio->hinted || !fio->fd_set)
-		return false;
-	fio->hinted = true;
-	long rc = cred_offload(ch, do_hint_extents, &fio->fd);
-	if (rc < 0)
-		log_debug("extent size hint: %s", strerror((int)-rc));
-	return rc == 1;
-}
-
-struct nocmtime_call {
-	int fd, dirfd;
-	int tfd;        /* out: the buffered one, or -1 */
-};
-
-static long do_nocmtime_open(void *arg)
-{
-	struct nocmtime_call *a = arg;
-	int wfd = nocmtime_open(a->fd, a->dirfd, true);
-	int tfd = wfd >= 0 ? nocmtime_open(a->fd, a->dirfd, false) : -1;
-	a->tfd = tfd >= 0 ? tfd : -1;
-	return wfd;
-}
-
-/* The descriptors a cached export's cache writes through: whole blocks O_DIRECT (wfd), the
- * file's last block buffered (tfd), both leaving mtime and ctime as the WRITEs set them (as
- * root: it takes CAP_SYS_ADMIN). Else fd itself, and the buffered descriptor of READs: the
- * kernel stamps the times again when the cache writes. */
-static void cache_write_fds(struct fs_chan *ch, struct fh_obj *o, struct file_io *fio)
-{
-	if (o->exp->keeps_times) {
-		struct nocmtime_call a = {fio->fd, o->exp->root_fd, -1};
-		long rc = cred_offload_root(ch, do_nocmtime_open, &a);   /* yields */
-		if (rc >= 0) {
-			fio->tfd = a.tfd;
-			fio->wfd = (int)rc;
-			return;
-		}
-		log_debug("write-behind moves mtime and ctime: %s", strerror((int)-rc));
-	}
-	int tfd = fh_io_fd(ch, o, false);   /* yields */
-	fio->tfd = tfd >= 0 ? tfd : -1;
-}
-
-/* The cache knows a file by (dev, key). The inode number alone would let a new file that reuses
- * the number of a deleted one, still cached, inherit its blocks: the key is a hash of the kernel
- * handle instead, which holds the inode's generation (and not the export id, so two exports of
- * one file system share a file's entries). A connectable handle (subtree_check) also names the
- * directory it was found in: two links, or a rename, would give one inode two keys, and two
- * caches of one block. Its plain handle is hashed instead (memory only, in place). */
-static void cache_key(struct fs_chan *ch, const struct fh_entry *e, uint64_t *key)
-{
-	const uint8_t *bytes = e->fh.data + 6;
-	size_t len = e->fh.len - 6 - FH_MAC;
-	uint32_t type;
-	memcpy(&type, e->fh.data + 6, sizeof type);
-	struct fh_kernel kh;
-	if ((type & FILEID_IS_CONNECTABLE) && fh_kernel_at(e->fd, "", false, &kh) == 0) {
-		uint8_t plain[4 + FH_KMAX];
-		memcpy(plain, &kh.h.handle_type, 4);
-		memcpy(plain + 4, kh.h.f_handle, kh.h.handle_bytes);
-		crypto_shorthash_siphash24((unsigned char *)key, plain, 4 + kh.h.handle_bytes,
-					   ch->fs->fh_key);
-		return;
-	}
-	crypto_shorthash_siphash24((unsigned char *)key, bytes, len, ch->fs->fh_key);
-}
-
-struct bcache_file *fh_bcache_if_open(const struct fh_obj *o)
-{
-	return o->ent->bf;
-}
-
-struct cache_fds_call {
-	int path_fd, dirfd;
-	int dio, wfd, tfd;   /* out, each -1 until opened */
-};
-
-static long do_cache_fds(void *arg)
-{
-	struct cache_fds_call *a = arg;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", a->path_fd);
-	a->dio = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	if (a->dio < 0)
-		return -errno;
-	struct nocmtime_call n = {a->dio, a->dirfd, -1};
-	long wfd = do_nocmtime_open(&n);
-	if (wfd < 0)
-		return wfd;
-	a->wfd = (int)wfd;
-	a->tfd = n.tfd;
-	return 0;
-}
-
-static void close_if(int fd)
-{
-	if (fd >= 0)
-		close(fd);
-}
-
-/* A file's first use of the cache on an export that keeps times: its O_DIRECT descriptor and the
- * cache's two (cache_write_fds) in one trip to the pool, where the O_DIRECT open alone took one
- * through io-wq first (a small file's first WRITE). false: nothing set, the caller opens them one
- * by one (which also says why one cannot be had); so too when another fiber opened any of them
- * meanwhile. */
-static bool cache_fds_at_once(struct fs_chan *ch, struct fh_obj *o)
-{
-	struct fh_entry *e = o->ent;
-	if (!o->exp->keeps_times || e->dio_fd >= 0 || e->fio.fd_set)
-		return false;
-	struct cache_fds_call a = {e->fd, o->exp->root_fd, -1, -1, -1};
-	long rc = cred_offload_root(ch, do_cache_fds, &a);   /* yields */
-	if (rc < 0 || e->dio_fd >= 0 || e->fio.fd_set) {
-		close_if(a.dio);
-		close_if(a.wfd);
-		close_if(a.tfd);
-		return false;
-	}
-	e->dio_fd = a.dio;
-	e->fio.fd = a.dio;
-	e->fio.wfd = a.wfd;
-	e->fio.tfd = a.tfd;
-	e->fio.fd_set = true;
-	return true;
-}
-
-struct bcache_file *fh_bcache(struct fs_chan *ch, struct fh_obj *o, uint32_t block, int *err)
-{
-	struct fh_entry *e = o->ent;
-	if (e->bf)
-		return e->bf;
-	if (!cache_fds_at_once(ch, o) && e->bf)
-		return e->bf;   /* opened by another fiber while we waited */
-	int fd = fh_io_fd(ch, o, true);
-	if (fd < 0) {
-		*err = -fd;
-		return NULL;
-	}
-	if (!e->fio.fd_set) {
-		/* Set before the opens yield: other fibers may open the cache's handle and write
-		 * through fd meanwhile, and through the others once they are set (atomic). */
-		e->fio.fd = fd;
-		e->fio.wfd = fd;
-		e->fio.tfd = -1;
-		e->fio.fd_set = true;
-		cache_write_fds(ch, o, &e->fio);
-	}
-	if (e->bf)
-		return e->bf;   /* opened by another fiber while we waited (fh_io_fd, nocmtime) */
-	uint64_t key;
-	cache_key(ch, e, &key);
-	struct bcache_file *bf;
-	int rc = bcache_file_open(ch->fs->cache, e->dev, key, block, &e->fio, &bf);
-	if (rc < 0) {
-		*err = -rc;
-		return e->bf;   /* NULL, unless another fiber's open went through meanwhile */
-	}
-	/* The open may have waited for the inode's lock, and another fiber opened one too. */
-	if (e->bf) {
-		bcache_file_close(bf);   /* not the inode's last handle: nothing to write */
-	} else {
-		bcache_file_set_mode(bf, o->exp->write_mode == IO_MODE_CACHED ? BCACHE_BEHIND
-									 : BCACHE_THROUGH);
-		e->bf = bf;
-	}
-	return e->bf;
 }
 
 enum fh_status fh_resolve(struct fs_call *fc, const void *data, size_t len, struct fh_obj *out,
@@ -708,7 +468,7 @@ enum fh_status fh_resolve(struct fs_call *fc, const void *data, size_t len, stru
 	if (!e) {
 		int fd;
 		st = open_handle(ch, exp, p, &fd, err);
-		if (st == FH_ERR && relieve(c, *err))
+		if (st == FH_ERR && fh_relieve(c, *err))
 			st = open_handle(ch, exp, p, &fd, err);
 		if (st != FH_OK)
 			return st;
@@ -768,34 +528,4 @@ bool fh_in_subtree(struct fh_obj *o)
 		return false;
 	path[n] = '\0';
 	return under(path, o->exp->cfg->path);
-}
-
-int fh_io_fd(struct fs_chan *ch, struct fh_obj *o, bool direct)
-{
-	struct fh_entry *e = o->ent;
-	int *slot = direct ? &e->dio_fd : &e->io_fd;
-	if (*slot >= 0)
-		return *slot;
-	/* Reopen the O_PATH descriptor through /proc as the server; the caller checked access as the
-	 * user. Read-only file systems or files only readable by us still serve READ. */
-	struct rpc_cred saved = ch->creds.cur;
-	bool was_root = ch->creds.is_root;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", e->fd);
-	cred_root(ch);
-	int flags = O_RDWR | (direct ? O_DIRECT : 0);
-	int fd = io_openat(ch->io, AT_FDCWD, path, flags, 0);
-	if (fd < 0 && relieve(ch->fhc, -fd))
-		fd = io_openat(ch->io, AT_FDCWD, path, flags, 0);
-	if (fd == -EROFS || fd == -EACCES || fd == -EPERM || fd == -ETXTBSY)
-		fd = io_openat(ch->io, AT_FDCWD, path, flags & ~O_RDWR, 0);
-	if (!was_root)
-		cred_apply(ch, &saved);
-	if (fd >= 0 && *slot >= 0) {
-		close(fd);      /* another fiber opened it while we waited for ours */
-		return *slot;
-	}
-	if (fd >= 0)
-		*slot = fd;
-	return fd;
 }
