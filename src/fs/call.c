@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A call's use of the file-system layer: its exports, its handles and whom it acts as; the verbs
  * that look at objects (attributes, access) and MNT's. statx and faccessat2 on an open descriptor
- * run in place (memory only); name_to_handle_at, open_by_handle_at and openat2 on the pool. */
+ * run in place (memory only), and so do a name's statx and handle where the dentry cache has the
+ * name (RESOLVE_CACHED); name_to_handle_at by name, open_by_handle_at and MNT's openat2 on the
+ * pool. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -145,13 +147,54 @@ int fs_getattr(struct fs_call *fc, const struct fh_obj *o, struct statx *st)
 	return rc;
 }
 
+/* The name's inode opened O_PATH from the dentry cache alone (RESOLVE_CACHED: memory only, so
+ * in place), or -EAGAIN where a lookup would go to the disk (or the kernel predates the flag).
+ * The caller's search permission on dirfd is checked as a statx by name checks it. */
+static int open_cached(int dirfd, const char *name)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_CACHED};
+	long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+	if (fd >= 0)
+		return (int)fd;
+	return errno == EINVAL || errno == ENOSYS || errno == E2BIG ? -EAGAIN : -errno;
+}
+
+/* statx of dir/name (name "": dir itself), as the caller. Where the dentry cache has the name, in
+ * place through its O_PATH descriptor, left in *fdp for the caller to keep or close; else by the
+ * ring, whose statx is always handed to an io-wq thread (two thread switches in every LOOKUP and
+ * REMOVE), *fdp -1. */
+static int stat_name(struct fs_call *fc, const struct fh_obj *dir, const char *name,
+		     struct statx *st, int *fdp)
+{
+	const unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
+	*fdp = -1;
+	if (!name[0])
+		return statx(dir->fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, st) < 0 ? -errno
+											      : 0;
+	int fd = open_cached(dir->fd, name);
+	if (fd == -EAGAIN)
+		return io_statx(fc->ch->io, dir->fd, name, AT_SYMLINK_NOFOLLOW, mask, st);
+	if (fd < 0)
+		return fd;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	*fdp = fd;
+	return 0;
+}
+
 int fs_getattr_at(struct fs_call *fc, const struct fh_obj *dir, const char *name,
 		  struct statx *st)
 {
 	if (fs_as_caller(fc) < 0)
 		return -FS_ESERVERFAULT;
-	int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
-	return io_statx(fc->ch->io, dir->fd, name, flags, STATX_BASIC_STATS | STATX_BTIME, st);
+	int fd;
+	int rc = stat_name(fc, dir, name, st, &fd);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 int fs_stat_plain(struct fs_call *fc, const struct fh_obj *o, struct statx *st)
@@ -190,17 +233,37 @@ bool fs_off_export(const struct export_rt *exp, const struct statx *st)
 	return mount_root && st->stx_ino != exp->root_ino;
 }
 
+/* The handle of the object fd opened (by name), made in place and fd left in the handle cache,
+ * as CREATE does (describe_new): no name_to_handle_at on the pool, and the calls that follow a
+ * LOOKUP (GETATTR, ACCESS, READ) find the object open. Not under subtree_check: the kernel makes
+ * connectable handles only from a name. false: fd untouched, the caller composes by name. */
+static bool adopt_found(struct fs_call *fc, const struct fh_obj *dir, int fd,
+			const struct statx *st, struct fh *fh)
+{
+	struct fh_kernel kh;
+	if (dir->exp->subtree_check || fh_kernel_at(fd, "", false, &kh) < 0)
+		return false;
+	fh_seal(fc->ch->fs, dir->exp, &kh, fh);
+	fh_adopt(fc->ch, fh, fd, makedev(st->stx_dev_major, st->stx_dev_minor), st->stx_ino);
+	return true;
+}
+
 int fs_lookup(struct fs_call *fc, const struct fh_obj *dir, const char *name, struct statx *st,
 	      struct fh *fh)
 {
-	int rc = fs_getattr_at(fc, dir, name, st);
-	if (rc < 0)
-		return rc;
-	if (fs_off_export(dir->exp, st))
-		return -EACCES;   /* a mount point inside the export: not crossed */
-	if (fh_compose(fc->ch, dir->exp, dir->fd, name, fh) < 0)
+	if (fs_as_caller(fc) < 0)
+		return -FS_ESERVERFAULT;
+	int fd;
+	int rc = stat_name(fc, dir, name, st, &fd);
+	if (rc == 0 && fs_off_export(dir->exp, st))
+		rc = -EACCES;   /* a mount point inside the export: not crossed */
+	if (rc == 0 && fd >= 0 && adopt_found(fc, dir, fd, st, fh))
+		return 0;
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && fh_compose(fc->ch, dir->exp, dir->fd, name, fh) < 0)
 		fh->len = 0;
-	return 0;
+	return rc;
 }
 
 int fs_open_at(struct fs_call *fc, const struct fh_obj *dir, const char *name, struct fh_obj *out)

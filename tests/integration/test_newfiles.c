@@ -9,6 +9,8 @@
  *     and the handle does everything a looked-up one does, to the NFS3ERR_STALE after REMOVE, after
  *     which the daemon holds no descriptor of the file (its blocks are free); on an export with
  *     subtree_check (handles made from the name) as well.
+ *   - LOOKUP gives the same handle and attributes from the kernel's dentry cache (in place) as
+ *     from the disk (through the ring), on both exports.
  * Run on XFS by on_xfs.sh, the file system that keeps extent size hints; elsewhere skipped. */
 #include "checks.h"
 #include "rawnfs.h"
@@ -206,6 +208,67 @@ static void test_create_reply_subtree_check(void **state)
 	create_matches_lookup(*state, EXP_SUBTREE, "made_sub");
 }
 
+/* Evict unused dentries and inodes (root only): the next LOOKUP of a name nobody holds open goes
+ * to the file system, not to the dentry cache. false where not allowed. */
+static bool drop_dentries(void)
+{
+	sync();
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	bool ok = fd >= 0 && write(fd, "2", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* LOOKUP answers from the kernel's dentry cache in place and goes to the ring where the name is
+ * not there: both give the same handle and attributes, the ones the disk has, and NOENT for a
+ * name that is not. Files made by the test itself, which the daemon never opened. */
+static void cold_and_warm_lookups(struct itest *t, enum it_export e, const char *dirname)
+{
+	struct fh root, dir, cold, warm;
+	fattr3 ca, wa;
+	char path[512];
+	struct nfsclient *c = it_client(t, e, 0, 0, &root);
+	it_workdir(c, &root, dirname, &dir);
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "disk%d", i);
+		snprintf(path, sizeof path, "%s/%s/%s", t->exports[e], dirname, name);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "abc", 3), 3);
+		close(fd);
+	}
+	if (!drop_dentries())
+		print_message("cannot drop the dentry cache: the cold LOOKUPs may be warm\n");
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "disk%d", i);
+		snprintf(path, sizeof path, "%s/%s/%s", t->exports[e], dirname, name);
+		NFS_OK(c, nc_lookup(c, &dir, name, &cold, &ca));
+		NFS_OK(c, nc_lookup(c, &dir, name, &warm, &wa));
+		assert_true(fh_equal(&cold, &warm));
+		check_fattr_matches_disk(&ca, path);
+		check_fattr_matches_disk(&wa, path);
+		assert_int_equal(ca.fileid, wa.fileid);
+		assert_int_equal(nfstime_cmp(ca.mtime, wa.mtime), 0);
+	}
+	drop_dentries();
+	assert_int_equal(nc_lookup(c, &dir, "absent", &cold, &ca), NFS3ERR_NOENT);
+	assert_int_equal(nc_lookup(c, &dir, "absent", &cold, &ca), NFS3ERR_NOENT);
+	nc_close(c);
+}
+
+static void test_lookup_cold_and_warm(void **state)
+{
+	cold_and_warm_lookups(*state, EXP_RW, "cold");
+}
+
+static void test_lookup_cold_and_warm_subtree_check(void **state)
+{
+	cold_and_warm_lookups(*state, EXP_SUBTREE, "cold_sub");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +276,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_interleaved_file_keeps_hint),
 		cmocka_unit_test(test_create_reply_is_the_files),
 		cmocka_unit_test(test_create_reply_subtree_check),
+		cmocka_unit_test(test_lookup_cold_and_warm),
+		cmocka_unit_test(test_lookup_cold_and_warm_subtree_check),
 	};
 	return IT_MAIN("newfiles", tests);
 }
