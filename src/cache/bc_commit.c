@@ -29,6 +29,42 @@ static void drop_eof_images(struct bc_inode *ino)
 	bc_map_range(ino, end ? (end - 1) >> ino->bshift : 0, UINT64_MAX, drop_eof_image, &end);
 }
 
+/* Has nothing of the file been written since its last sync? Then a round whose one write syncs
+ * itself needs no sync of its own. A file this cache has not written (since the inode was made)
+ * with nothing on disk has nothing to sync either: a new file's first COMMIT. */
+static bool all_synced(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+
+	if (ino->synced_wseq == BC_WSEQ_UNKNOWN && ino->wseq == 0 &&
+	    ino->cache->ops.disk_size(h->io) == 0)
+		ino->synced_wseq = 0;
+	return ino->synced_wseq == ino->wseq;
+}
+
+/* The round's sync, unless its one write synced itself (synced) and no other write landed since
+ * the last sync (seq: wseq before the round's writes). 0 or -errno. Lock held, dropped
+ * meanwhile. */
+static int round_sync(struct bcache_file *h, enum bcache_sync how, bool synced, uint64_t seq)
+{
+	struct bc_inode *ino = h->ino;
+	int rc;
+
+	ino->unsynced = 0;   /* a sync behind queued meanwhile has little left to do */
+	if (synced && ino->wseq == seq + 1) {
+		ino->synced_wseq = ino->wseq;
+		bc_count(&ino->cache->n.sync_writes);
+		return 0;
+	}
+	uint64_t at = ino->wseq;
+	co_mutex_unlock(&ino->lock);
+	rc = bc_io_result(ino->cache, ino->cache->ops.sync(h->io, how == BCACHE_SYNC_DATA));
+	co_mutex_lock(&ino->lock);
+	if (rc == 0)
+		ino->synced_wseq = at;
+	return rc;
+}
+
 /* Write what the ranges need, sync (unless how is BCACHE_SYNC_NONE), and settle what got written.
  * through: a THROUGH handle asked (its completed blocks are freed once durable); whole: a COMMIT
  * of the whole file asked. Called and returns with the lock (dropped meanwhile). */
@@ -36,21 +72,20 @@ static int write_and_sync(struct bcache_file *h, struct bc_range *r, size_t n, e
 			  bool through, bool whole)
 {
 	struct bc_inode *ino = h->ino;
+	enum bcache_sync lone = how != BCACHE_SYNC_NONE && all_synced(h) ? how : BCACHE_SYNC_NONE;
+	uint64_t seq = ino->wseq;
 	struct bc_written *done;
 	size_t ndone;
+	bool synced;
 	int rc, src = 0;
 
-	rc = bc_flush_ranges(h, r, n, &done, &ndone);
+	rc = bc_flush_ranges(h, r, n, lone, &done, &ndone, &synced);
 	/* Failed, it leaves the file stuck as a write-behind would: the stable WRITEs that follow
 	 * are refused past the bound instead of adding to what cannot go. */
 	ino->wb_stuck = rc;
 	/* Synced even after a failed write: what did get written is still made durable. */
-	if (how != BCACHE_SYNC_NONE) {
-		ino->unsynced = 0;   /* a sync behind queued meanwhile has little left to do */
-		co_mutex_unlock(&ino->lock);
-		src = bc_io_result(ino->cache, ino->cache->ops.sync(h->io, how == BCACHE_SYNC_DATA));
-		co_mutex_lock(&ino->lock);
-	}
+	if (how != BCACHE_SYNC_NONE)
+		src = round_sync(h, how, synced, seq);
 	if (src && ndone)
 		bc_flush_undo(ino, done, ndone);   /* written, maybe not durable: the next COMMIT's */
 	if ((ndone || whole) && src == 0 && through) {

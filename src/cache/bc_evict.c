@@ -22,7 +22,7 @@ static int evict_write(struct bc_inode *ino, struct bc_entry *e, struct bcache_f
 	} else {
 		bc_count(&ino->cache->n.forced);   /* completed with a read or zeros */
 	}
-	return bc_entry_flush(ino, e, h, BC_FILL_BOUND);
+	return bc_entry_flush(ino, e, h, BC_FILL_BOUND, NULL);
 }
 
 /* Free, or write and free, e to save memory. EV_SKIPPED (lock never dropped) when it cannot go

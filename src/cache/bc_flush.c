@@ -106,13 +106,15 @@ int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_siz
 	return 0;
 }
 
-/* The block ends the file's data inside it: its bytes up to the end, through ops->write_eof,
- * with no padding to take back. 1 when that op is missing or refused, 0 or -errno else. */
+/* The block ends the file's data inside it: its bytes up to the end, through ops->write_eof
+ * (write_eof_sync where sync asks), with no padding to take back. 1 when that op is missing or
+ * refused, 0 or -errno else. */
 static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-			  uint64_t size)
+			  uint64_t size, enum bcache_sync sync)
 {
 	struct bcache *c = ino->cache;
 	uint64_t base = bc_block_off(ino, e->index);
+	size_t len = (size_t)(size - base);
 	struct bcache_writer_saved sv;
 
 	if (!c->ops.write_eof)
@@ -120,7 +122,9 @@ static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	if (c->ops.writer_begin)
 		c->ops.writer_begin(h->io, atomic_load_explicit(&ino->restricted, memory_order_relaxed),
 				    &sv);
-	int rc = c->ops.write_eof(h->io, base, e->data, (size_t)(size - base));
+	int rc = sync != BCACHE_SYNC_NONE
+		 ? c->ops.write_eof_sync(h->io, base, e->data, len, sync == BCACHE_SYNC_DATA)
+		 : c->ops.write_eof(h->io, base, e->data, len);
 	if (c->ops.writer_begin)
 		c->ops.writer_end(h->io, &sv);
 	if (rc == -EOPNOTSUPP)
@@ -136,7 +140,8 @@ static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcach
  * from the size probe to the write (and the truncate): no WRITE can start past the logical end
  * meanwhile (its span would move the end) and no size query can see the padding. */
 static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-			  int64_t disk_size, uint64_t logical_end, enum bc_fill_why why)
+			  int64_t disk_size, uint64_t logical_end, enum bc_fill_why why,
+			  enum bcache_sync *sync)
 {
 	struct bcache *c = ino->cache;
 	uint64_t base = bc_block_off(ino, e->index), size = bc_max((uint64_t)disk_size, logical_end);
@@ -152,13 +157,16 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	/* Only a block wholly past the on-disk end: where the disk holds data in the block (an
 	 * overwrite's last block), the kernel reads the block before a partial buffered write, so
 	 * a failing disk would fail the write at that read, and the read is the trim's anyway. */
-	if (pads && (uint64_t)disk_size <= base && (rc = flush_eof_tail(ino, e, h, size)) <= 0)
+	if (pads && (uint64_t)disk_size <= base &&
+	    (rc = flush_eof_tail(ino, e, h, size, *sync)) <= 0)
 		return rc;
+	struct iovec v = { e->data, ino->bs };
 	if (pads) {
+		*sync = BCACHE_SYNC_NONE;   /* the trim after the write would be left out of it */
 		atomic_fetch_add(&ino->pad_seq, 1);   /* bcache_file_size() takes the lock now */
 		bc_count(&c->n.eof_trims);
 	}
-	rc = bc_io_result(c, bc_dev_write(ino, h->io, base, e->data, ino->bs));
+	rc = bc_io_result(c, bc_dev_writev(ino, h->io, base, &v, 1, *sync));
 	if (rc == 0 && pads)
 		rc = bc_io_result(c, (c->ops.trim ? c->ops.trim : c->ops.truncate)(h->io, size));
 	if (pads)
@@ -169,9 +177,10 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 /* The common case: the block ends within the file's data or the disk's end, so writing it shows
  * no wrong size. The I/O runs without the lock; e is busy meanwhile. */
 static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-			  bool need_fill, int64_t disk_size, enum bc_fill_why why)
+			  bool need_fill, int64_t disk_size, enum bc_fill_why why, enum bcache_sync sync)
 {
 	struct bcache *c = ino->cache;
+	struct iovec v = { e->data, ino->bs };
 	int rc = 0, frc = 0;
 
 	bc_entry_set_busy(ino, e, true);
@@ -180,8 +189,8 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	if (need_fill)
 		frc = bc_fill(ino, e, h->io, disk_size, why);
 	if (frc == 0)
-		rc = bc_io_result(c, bc_dev_write(ino, h->io, bc_block_off(ino, e->index), e->data,
-						  ino->bs));
+		rc = bc_io_result(c, bc_dev_writev(ino, h->io, bc_block_off(ino, e->index), &v,
+						      1, sync));
 	co_mutex_lock(&ino->lock);
 	if (need_fill && frc == 0)
 		e->filled = true;
@@ -193,8 +202,9 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 }
 
 int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-		   enum bc_fill_why why)
+		   enum bc_fill_why why, enum bcache_sync *sync)
 {
+	enum bcache_sync none = BCACHE_SYNC_NONE;
 	struct bcache *c = ino->cache;
 	uint64_t end = bc_block_off(ino, e->index) + ino->bs, logical_end = bc_logical_end(ino);
 	bool need_fill = !bc_entry_complete(ino, e), by_writes = e->nwritten == ino->bs;
@@ -206,10 +216,12 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 		if (disk_size < 0)
 			return bc_io_result(c, (int)disk_size);
 	}
+	if (!sync)
+		sync = &none;
 	if (end > logical_end && (uint64_t)disk_size < end)
-		rc = flush_past_eof(ino, e, h, disk_size, logical_end, why);
+		rc = flush_past_eof(ino, e, h, disk_size, logical_end, why, sync);
 	else
-		rc = flush_unlocked(ino, e, h, need_fill, disk_size, why);
+		rc = flush_unlocked(ino, e, h, need_fill, disk_size, why, *sync);
 	ino->wseq++;
 	if (rc)
 		return rc;

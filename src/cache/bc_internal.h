@@ -118,6 +118,8 @@ struct bc_chunks {
 	uint64_t closes;         /* times a chunk stopped being open (whole, or none ready) */
 };
 
+#define BC_WSEQ_UNKNOWN UINT64_MAX
+
 /* Everything the cache knows of one (dev, ino), shared by its handles. */
 struct bc_inode {
 	struct bcache *cache;
@@ -156,6 +158,8 @@ struct bc_inode {
 				  * bcache_file_retry; its WRITEs past the bound get this error */
 	uint64_t wseq;           /* bumped by every write to disk and truncate: a READ's disk bytes
 				  * may be cached as clean only if it did not move meanwhile */
+	uint64_t synced_wseq;    /* wseq when the last sync that succeeded began (BC_WSEQ_UNKNOWN:
+				  * none yet): equal, nothing written since awaits a sync */
 	bool seq_read_known;     /* readahead: where the last READ ended, */
 	uint64_t seq_read_end;
 	uint64_t ra_window;      /* the next window (doubles while reads stay sequential), */
@@ -212,7 +216,7 @@ struct bc_counters {
 	_Atomic uint64_t wb_writes, wb_bytes, wb_hist[BCACHE_WB_HIST];
 	_Atomic uint64_t read_hits, read_misses, read_cached, readahead_bytes;
 	_Atomic uint64_t bp_waits, wb_failures, wb_refused, spread_holds, written_trimmed;
-	_Atomic uint64_t syncs_behind;
+	_Atomic uint64_t syncs_behind, sync_writes;
 };
 
 /* Write-behind: chunk size, and the queue of chunks found ready (each holds a pin on its
@@ -325,9 +329,10 @@ static inline uint64_t bc_load(_Atomic uint64_t *v)
 /* Counts a failed ops call; returns rc. */
 /* Cached data of ino to the device, as whoever wrote it may (ops.writer_begin: a file written by
  * a caller without CAP_SYS_RESOURCE is written under the same limits, whichever fiber writes
- * it). 0 or -errno. */
-int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n);
-int bc_dev_write(struct bc_inode *ino, void *io, uint64_t off, void *buf, size_t len);
+ * it), and synced as `how` says (ops->writev_sync; BCACHE_SYNC_NONE: a plain write). 0 or
+ * -errno. */
+int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n,
+		  enum bcache_sync how);
 
 static inline int bc_io_result(struct bcache *c, int rc)
 {
@@ -487,6 +492,7 @@ struct bc_run {
 	struct bc_entry *v[BC_RUN_MAX];
 	size_t n;
 	uint64_t first;
+	enum bcache_sync sync;   /* the write syncs too (ops->writev_sync); NONE from collect */
 };
 /* Gather from `first` on (at most to `last`, and to BC_RUN_MAX blocks) the entries a run may
  * hold: there, dirty, not busy, not under a middle in flight, complete unless fill is allowed,
@@ -529,9 +535,11 @@ uint64_t bc_logical_end(const struct bc_inode *ino);
 bool bc_span_covers(const struct bc_inode *ino, uint64_t index);
 /* Fill (if needed, for why) and write e's block through h. Inode lock held, e neither busy nor
  * covered by a span; the lock may be dropped meanwhile (e is busy then). e is still there on
- * return. */
+ * return. *sync (NULL: none): the write is also to sync as it says (the ops' *_sync), and is
+ * set to BCACHE_SYNC_NONE where it did not (a block padded past the end of file, trimmed after
+ * its write). */
 int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-		   enum bc_fill_why why);
+		   enum bc_fill_why why, enum bcache_sync *sync);
 /* Fill (if needed) bytes a WRITE did not give e from disk or zeros. Lock not needed while e is
  * busy. */
 int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_size,
@@ -547,15 +555,16 @@ int bc_train_write(struct bcache_file *h, struct bc_span *s, const void *src);
 /* bc_range.c */
 /* Flush every dirty entry in the ranges (block indexes, inclusive; sorted and merged in place)
  * through h, waiting for busy ones and spans; records what it wrote in *done (allocated, *ndone
- * long) for bc_flush_settle(). First -errno or 0. */
+ * long) for bc_flush_settle(). lone: where one write carries every block, it syncs as lone says
+ * (*synced set then; the caller checks that no other write came between). First -errno or 0. */
 struct bc_written {
 	uint64_t index, id, gen;
 };
 struct bc_range {
 	uint64_t first, last;
 };
-int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
-		    struct bc_written **done, size_t *ndone);
+int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n, enum bcache_sync lone,
+		    struct bc_written **done, size_t *ndone, bool *synced);
 /* After the writes of bc_flush_ranges are durable: free entries WRITEs completed, mark the
  * others clean, unless they changed since. */
 void bc_flush_settle(struct bc_inode *ino, const struct bc_written *done, size_t ndone);

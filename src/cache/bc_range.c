@@ -106,13 +106,40 @@ static struct bc_entry *settled_dirty(struct bc_inode *ino, uint64_t index)
 	}
 }
 
-/* Write the dirty blocks from index on as one run (up to last), or the one block alone when it
- * lies past the data's end. Records what it wrote in col: a write it cannot record fails with
- * -ENOMEM (unrecorded, a failed sync would leave it clean yet not durable). */
-static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, struct collect *col)
+/* A COMMIT's dirty blocks, shared by the workers writing them. Inode lock. */
+struct flush_plan {
+	struct bcache_file *h;
+	const struct todo *todo;         /* indexes, ascending */
+	size_t ntodo, next;              /* next: the first one no worker has taken */
+	struct collect *out;
+	int rc;                          /* the first failure: nobody takes more */
+	enum bcache_sync lone;           /* a write that carries every block syncs so, */
+	bool synced;                     /* and one did */
+	unsigned helpers;                /* spawned and not done */
+	struct co_cond helpers_done;
+};
+
+/* How a write of blocks [first, first + n) syncs: as the plan's lone where it carries every
+ * block of the plan. */
+static enum bcache_sync write_sync(const struct flush_plan *p, uint64_t first, size_t n)
 {
+	const struct bcache_ops *ops = &p->h->ino->cache->ops;
+
+	if (p->lone == BCACHE_SYNC_NONE || !ops->writev_sync || !ops->write_eof_sync ||
+	    first > p->todo[0].index || first + n <= p->todo[p->ntodo - 1].index)
+		return BCACHE_SYNC_NONE;
+	return p->lone;
+}
+
+/* Write the dirty blocks from todo[i] on as one run (up to its last), or the one block alone
+ * when it lies past the data's end. Records what it wrote in the plan's out: a write it cannot
+ * record fails with -ENOMEM (unrecorded, a failed sync would leave it clean yet not durable). */
+static int flush_from(struct flush_plan *p, size_t i)
+{
+	struct bcache_file *h = p->h;
 	struct bc_inode *ino = h->ino;
-	struct bc_entry *e = settled_dirty(ino, index);
+	struct bc_entry *e = settled_dirty(ino, p->todo[i].index);
+	struct collect *col = p->out;
 	struct bc_run r;
 	int rc;
 
@@ -120,18 +147,23 @@ static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, stru
 		return 0;
 	/* Ready blocks on either side go along: the stable WRITEs of neighbours that arrive
 	 * together share one vectored write (and then one sync). */
-	bc_run_around(ino, index, last, true, &r);
+	bc_run_around(ino, e->index, p->todo[i].last, true, &r);
 	bc_run_extend(ino, &r);
 	if (r.n == 0) {
+		enum bcache_sync sync = write_sync(p, e->index, 1);
+
 		r.v[r.n++] = e;
-		rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT);
+		rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT, &sync);
+		p->synced |= rc == 0 && sync != BCACHE_SYNC_NONE;
 	} else {
+		r.sync = write_sync(p, r.first, r.n);
 		rc = bc_run_write(ino, &r, h);
+		p->synced |= rc == 0 && r.sync != BCACHE_SYNC_NONE;
 	}
-	for (size_t i = 0; rc == 0 && i < r.n; i++) {
+	for (size_t k = 0; rc == 0 && k < r.n; k++) {
 		if (!collect_room(col))
 			return -ENOMEM;
-		col->v[col->n++] = (struct bc_written){ r.v[i]->index, r.v[i]->id, r.v[i]->gen };
+		col->v[col->n++] = (struct bc_written){ r.v[k]->index, r.v[k]->id, r.v[k]->gen };
 	}
 	return rc;
 }
@@ -141,17 +173,6 @@ static int flush_from(struct bcache_file *h, uint64_t index, uint64_t last, stru
  * after 40000 random 4 KiB WRITEs the COMMIT of their 35700 runs took 4 s alone, 1.7-2.1 s 8 at
  * a time and 1.0-1.2 s 16 at a time (32: no better). */
 #define FLUSH_WORKERS 16
-
-/* A COMMIT's dirty blocks, shared by the workers writing them. Inode lock. */
-struct flush_plan {
-	struct bcache_file *h;
-	const struct todo *todo;         /* indexes, ascending */
-	size_t ntodo, next;              /* next: the first one no worker has taken */
-	struct collect *out;
-	int rc;                          /* the first failure: nobody takes more */
-	unsigned helpers;                /* spawned and not done */
-	struct co_cond helpers_done;
-};
 
 /* [from, end of its claim): adjacent indexes go to one worker, as they make one run (another
  * worker taking the next one would only wait for this one's write). */
@@ -172,7 +193,7 @@ static void flush_work(struct flush_plan *p)
 
 		p->next = b;
 		for (size_t i = a; i < b && p->rc == 0; i++) {
-			int rc = flush_from(p->h, p->todo[i].index, p->todo[i].last, p->out);
+			int rc = flush_from(p, i);
 
 			if (rc && p->rc == 0)
 				p->rc = rc;
@@ -214,8 +235,8 @@ static void start_helpers(struct flush_plan *p)
 /* The list of indexes is taken once, up front: entries WRITEs create meanwhile belong to WRITEs
  * this COMMIT need not cover, and would otherwise keep it going forever. Adjacent ones go out as
  * runs, several runs at once when ops.spawn gives helpers. */
-int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
-		    struct bc_written **done, size_t *ndone)
+int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n, enum bcache_sync lone,
+		    struct bc_written **done, size_t *ndone, bool *synced)
 {
 	struct bc_inode *ino = h->ino;
 	struct todo_list col = { 0 };
@@ -223,6 +244,7 @@ int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
 
 	*done = NULL;
 	*ndone = 0;
+	*synced = false;
 	if (ino->map.count == 0 || n == 0)
 		return 0;
 	n = merge_ranges(r, n);
@@ -241,7 +263,7 @@ int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
 	 * the next COMMIT, which the client sends after resending (the verifier changes). A full
 	 * file system makes every write fail, and slowly (ext4 forces a journal commit before each
 	 * ENOSPC), so writing on would only delay the error past the client's patience. */
-	struct flush_plan p = { .h = h, .todo = col.v, .ntodo = col.n, .out = &out };
+	struct flush_plan p = { .h = h, .todo = col.v, .ntodo = col.n, .out = &out, .lone = lone };
 	co_cond_init(&p.helpers_done);
 	start_helpers(&p);
 	flush_work(&p);
@@ -250,6 +272,7 @@ int bc_flush_ranges(struct bcache_file *h, struct bc_range *r, size_t n,
 	free(col.v);
 	*done = out.v;
 	*ndone = out.n;
+	*synced = p.synced;
 	return p.rc;
 }
 

@@ -23,6 +23,7 @@ void bc_run_collect(struct bc_inode *ino, uint64_t first, uint64_t last, bool fi
 
 	r->n = 0;
 	r->first = first;
+	r->sync = BCACHE_SYNC_NONE;
 	for (uint64_t i = first; r->n < BC_RUN_MAX && i <= last; i++) {
 		struct bc_entry *e = bc_map_find(&ino->map, i);
 
@@ -84,8 +85,11 @@ static int run_iov(struct bc_inode *ino, const struct bc_run *r, struct iovec *i
 	return n;
 }
 
-static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *iov, int n)
+static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *iov, int n,
+		  enum bcache_sync how)
 {
+	if (how != BCACHE_SYNC_NONE)
+		return c->ops.writev_sync(io, off, iov, n, how == BCACHE_SYNC_DATA);
 	if (c->ops.writev)
 		return c->ops.writev(io, off, iov, n);
 	for (int i = 0; i < n; off += iov[i].iov_len, i++) {
@@ -97,7 +101,8 @@ static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *
 	return 0;
 }
 
-int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n)
+int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n,
+		  enum bcache_sync how)
 {
 	struct bcache *c = ino->cache;
 	struct bcache_writer_saved sv;
@@ -105,17 +110,10 @@ int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iov
 
 	if (c->ops.writer_begin)
 		c->ops.writer_begin(io, restricted, &sv);
-	int rc = run_io(c, io, off, iov, n);
+	int rc = run_io(c, io, off, iov, n, how);
 	if (c->ops.writer_begin)
 		c->ops.writer_end(io, &sv);
 	return rc;
-}
-
-int bc_dev_write(struct bc_inode *ino, void *io, uint64_t off, void *buf, size_t len)
-{
-	struct iovec v = { buf, len };
-
-	return bc_dev_writev(ino, io, off, &v, 1);
 }
 
 static void count_run(struct bcache *c, uint64_t bytes)
@@ -146,7 +144,8 @@ static int fill_and_write(struct bc_inode *ino, struct bc_run *r, struct bcache_
 		filled[i] = true;
 	}
 	int n = run_iov(ino, r, iov);
-	int rc = bc_io_result(c, bc_dev_writev(ino, h->io, bc_block_off(ino, r->first), iov, n));
+	int rc = bc_io_result(c, bc_dev_writev(ino, h->io, bc_block_off(ino, r->first), iov, n,
+						   r->sync));
 	if (rc == 0)
 		count_run(c, (uint64_t)r->n * ino->bs);
 	return rc;

@@ -111,7 +111,7 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	bc_entry_relist(ino, e);   /* dirty now, and maybe complete: ready for write-behind */
 	if (e->nwritten < ino->bs || bc_span_covers(ino, index) || h->mode == BCACHE_BEHIND)
 		return 0;
-	rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT);   /* complete: no fill */
+	rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT, NULL);   /* complete: no fill */
 	if (rc == 0)
 		bc_entry_free(ino, e);
 	return rc;

@@ -117,6 +117,7 @@ static struct bc_inode *inode_new(struct bcache *c, uint64_t dev, uint64_t ino, 
 	co_cond_init(&n->ra_done);
 	co_cond_init(&n->sync.done);
 	co_cond_init(&n->train.done);
+	n->synced_wseq = BC_WSEQ_UNKNOWN;
 	n->cache = c;
 	n->dev = dev;
 	n->ino = ino;
@@ -215,7 +216,8 @@ static int drain(struct bcache_file *h)
 	struct bc_written *done;
 	struct bc_range all = { 0, UINT64_MAX };
 	size_t ndone;
-	int rc = bc_flush_ranges(h, &all, 1, &done, &ndone);
+	bool synced;
+	int rc = bc_flush_ranges(h, &all, 1, BCACHE_SYNC_NONE, &done, &ndone, &synced);
 
 	free(done);
 	while (ino->nbusy)
@@ -355,6 +357,7 @@ void bcache_get_stats(struct bcache *c, struct bcache_stats *out)
 		.wb_refused = bc_load(&c->n.wb_refused),
 		.spread_holds = bc_load(&c->n.spread_holds),
 		.syncs_behind = bc_load(&c->n.syncs_behind),
+		.sync_writes = bc_load(&c->n.sync_writes),
 		.written_bytes = bc_load(&c->written_bytes),
 		.written_trimmed = bc_load(&c->n.written_trimmed),
 	};

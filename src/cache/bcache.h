@@ -105,6 +105,17 @@ struct bcache_ops {
 	 * NULL): the cache then writes the block whole and puts the size back (ops->trim), which
 	 * on Linux reads the block from disk to zero its tail (xfs_truncate_page). */
 	int (*write_eof)(void *file_io, uint64_t off, const void *buf, size_t len);
+	/* ops->writev and ops->sync(datasync) in one call (RWF_DSYNC, RWF_SYNC): a COMMIT whose
+	 * only write it is needs no sync of its own, and a small file's COMMIT is one trip to the
+	 * kernel's workers, not two. Only this write's bytes and the size it sets are sure to be
+	 * durable (a file system may flush no more than what it wrote: a FUA write), so the cache
+	 * uses it only where nothing else of the file awaits a sync. 0 or -errno (optional, both
+	 * or neither). */
+	int (*writev_sync)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt,
+			   bool datasync);
+	/* The same for ops->write_eof; -EOPNOTSUPP as write_eof's. */
+	int (*write_eof_sync)(void *file_io, uint64_t off, const void *buf, size_t len,
+			      bool datasync);
 };
 
 #define BCACHE_IOV_MAX 1024
@@ -407,6 +418,8 @@ struct bcache_stats {
 	uint64_t wb_refused;      /* WRITEs refused past the bound after one of their file's failed */
 	uint64_t spread_holds;    /* WRITEs held because their writer was ahead of the file's others */
 	uint64_t syncs_behind;    /* syncs write-behind made of files writers left unsynced */
+	uint64_t sync_writes;     /* COMMITs and stable WRITEs made durable by their one write
+				   * (ops->writev_sync, write_eof_sync), with no sync of their own */
 };
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out);
 

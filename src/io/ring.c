@@ -356,10 +356,12 @@ ssize_t io_pwrite(struct io_ring *r, int fd, const void *buf, size_t len, uint64
 	return wait_sync(r, sqe);
 }
 
-ssize_t io_pwritev(struct io_ring *r, int fd, const struct iovec *iov, int iovcnt, uint64_t off)
+ssize_t io_pwritev(struct io_ring *r, int fd, const struct iovec *iov, int iovcnt, uint64_t off,
+		   int rwf)
 {
 	struct io_uring_sqe *sqe = get_file_sqe(r);
 	io_uring_prep_writev(sqe, fd, iov, (unsigned)iovcnt, off);
+	sqe->rw_flags = rwf;
 	return wait_sync(r, sqe);
 }
 

@@ -90,7 +90,8 @@ ssize_t io_pread(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off)
 /* rwf: RWF_* flags of preadv2/pwritev2, e.g. RWF_DONTCACHE. */
 ssize_t io_pread_flags(struct io_ring *r, int fd, void *buf, size_t len, uint64_t off, int rwf);
 ssize_t io_pwrite(struct io_ring *r, int fd, const void *buf, size_t len, uint64_t off, int rwf);
-ssize_t io_pwritev(struct io_ring *r, int fd, const struct iovec *iov, int iovcnt, uint64_t off);
+ssize_t io_pwritev(struct io_ring *r, int fd, const struct iovec *iov, int iovcnt, uint64_t off,
+		   int rwf);
 int io_fsync(struct io_ring *r, int fd, bool datasync);
 int io_unlinkat(struct io_ring *r, int dirfd, const char *path, int flags);
 int io_renameat(struct io_ring *r, int olddir, const char *oldp, int newdir, const char *newp, unsigned flags);

@@ -125,6 +125,8 @@ static const struct {
 	{"cache_spread_holds", "WRITEs held because their writer was ahead of the file's others."},
 	{"cache_syncs_behind", "Syncs write-behind made of files with [cache] sync_behind "
 			       "bytes unsynced."},
+	{"cache_sync_writes", "COMMITs and stable WRITEs made durable by their one write, with "
+			      "no sync of their own."},
 	{"mount_list_entries", "Entries of the MOUNT list (DUMP's answer)."},
 	{"mount_list_dropped", "MOUNT list entries dropped for room."},
 	{"lock_granted", "NLM locks granted, at once or to a waiter."},

@@ -180,6 +180,7 @@ static void collect_cache(const struct ops *o, const struct stats_sink *k)
 	C(k, "cache_writes_refused", b.wb_refused);
 	C(k, "cache_spread_holds", b.spread_holds);
 	C(k, "cache_syncs_behind", b.syncs_behind);
+	C(k, "cache_sync_writes", b.sync_writes);
 	C(k, "cache_wb_writes", b.wb_writes);
 	C(k, "cache_wb_bytes", b.wb_bytes);
 	/* write-behind I/O sizes: cache_wb_lt_8k .. cache_wb_lt_1m, cache_wb_ge_1m */

@@ -208,6 +208,55 @@ static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovc
 	return write_vec(d, off, iov, iovcnt, false);
 }
 
+/* What a write that syncs itself makes durable: its own bytes, and the size if it grew the file;
+ * a failing sync (fake_fail_syncs) leaves them written but not durable, as the kernel's does. */
+static int sync_own(struct fake_disk *d, uint64_t off, uint64_t len)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->sync_fail_n) {
+		d->sync_fail_n--;
+		rc = -d->sync_err;
+	} else {
+		uint64_t end = off + len, size = end > d->durable_size ? end : d->durable_size;
+		unsigned char *p = realloc(d->durable, size ? size : 1);
+
+		if (!p) {
+			rc = -ENOMEM;
+		} else {
+			memset(p + d->durable_size, 0, size - d->durable_size);
+			memcpy(p + off, d->data + off, len);
+			d->durable = p;
+			d->durable_size = size;
+			d->sync_writes++;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+static int fake_writev_sync(void *io, uint64_t off, const struct iovec *iov, int iovcnt,
+			    bool datasync)
+{
+	struct fake_disk *d = io;
+	uint64_t len = 0;
+
+	(void)datasync;
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	int rc = fake_writev(io, off, iov, iovcnt);
+	return rc ? rc : sync_own(d, off, len);
+}
+
+static int fake_write_eof_sync(void *io, uint64_t off, const void *buf, size_t len, bool datasync)
+{
+	int rc = fake_write_eof(io, off, buf, len);
+
+	(void)datasync;
+	return rc ? rc : sync_own(io, off, len);
+}
+
 static ssize_t fake_read(void *io, uint64_t off, void *buf, size_t len)
 {
 	struct fake_disk *d = io;
@@ -332,4 +381,6 @@ const struct bcache_ops fake_ops = {
 	.spawn = fake_spawn,
 	.hole = fake_hole,
 	.write_eof = fake_write_eof,
+	.writev_sync = fake_writev_sync,
+	.write_eof_sync = fake_write_eof_sync,
 };
