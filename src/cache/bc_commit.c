@@ -302,6 +302,26 @@ size_t bcache_file_evict_clean(struct bcache_file *h)
 	return n;
 }
 
+static bool let_go_entry(struct bc_inode *ino, struct bc_entry *e, void *arg)
+{
+	uint64_t end = *(const uint64_t *)arg;
+	bool ends_inside = (end & (ino->bs - 1)) && e->index == end >> ino->bshift;
+
+	if (!e->dirty && !e->busy && !ends_inside)
+		bc_entry_free(ino, e);
+	return true;
+}
+
+void bcache_file_let_go(struct bcache_file *h)
+{
+	struct bc_inode *ino = h->ino;
+
+	co_mutex_lock(&ino->lock);
+	uint64_t end = bc_logical_end(ino);
+	bc_map_range(ino, 0, UINT64_MAX, let_go_entry, &end);
+	co_mutex_unlock(&ino->lock);
+}
+
 static bool entry_partial(struct bc_inode *ino, struct bc_entry *e, void *arg)
 {
 	(void)arg;

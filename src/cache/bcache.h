@@ -357,6 +357,10 @@ void bcache_file_restrict(struct bcache_file *f);
 size_t bcache_file_entries(struct bcache_file *f);
 /* Free the inode's clean entries (no I/O), e.g. when the file goes idle. Returns how many. */
 size_t bcache_file_evict_clean(struct bcache_file *f);
+/* The same, but for the block that holds the end of the file inside it, which an append would
+ * complete without a read (a partial block's image is a copy: the WRITE's record goes). For a
+ * small file committed whole, whose client keeps its own copy. */
+void bcache_file_let_go(struct bcache_file *f);
 
 struct bcache_stats {
 	uint64_t writes;          /* bcache_write() calls */
