@@ -106,15 +106,14 @@ int bc_fill(struct bc_inode *ino, struct bc_entry *e, void *io, int64_t disk_siz
 	return 0;
 }
 
-/* The block ends the file's data inside it: its bytes up to the end, through ops->write_eof
- * (write_eof_sync where sync asks), with no padding to take back. 1 when that op is missing or
- * refused, 0 or -errno else. */
+/* The block ends the file's data inside it: its bytes up to the end, through ops->write_eof,
+ * with no padding to take back. 1 when that op is missing or refused, 0 or -errno else. */
 static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcache_file *h,
-			  uint64_t size, enum bcache_sync sync)
+			  uint64_t size)
 {
 	struct bcache *c = ino->cache;
 	uint64_t base = bc_block_off(ino, e->index);
-	size_t len = (size_t)(size - base);
+	struct iovec v = { e->data, (size_t)(size - base) };
 	struct bcache_writer_saved sv;
 
 	if (!c->ops.write_eof)
@@ -122,9 +121,7 @@ static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	if (c->ops.writer_begin)
 		c->ops.writer_begin(h->io, atomic_load_explicit(&ino->restricted, memory_order_relaxed),
 				    &sv);
-	int rc = sync != BCACHE_SYNC_NONE
-		 ? c->ops.write_eof_sync(h->io, base, e->data, len, sync == BCACHE_SYNC_DATA)
-		 : c->ops.write_eof(h->io, base, e->data, len);
+	int rc = c->ops.write_eof(h->io, base, &v, 1);
 	if (c->ops.writer_begin)
 		c->ops.writer_end(h->io, &sv);
 	if (rc == -EOPNOTSUPP)
@@ -157,12 +154,12 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	/* Only a block wholly past the on-disk end: where the disk holds data in the block (an
 	 * overwrite's last block), the kernel reads the block before a partial buffered write, so
 	 * a failing disk would fail the write at that read, and the read is the trim's anyway. */
-	if (pads && (uint64_t)disk_size <= base &&
-	    (rc = flush_eof_tail(ino, e, h, size, *sync)) <= 0)
+	if (pads)
+		*sync = BCACHE_SYNC_NONE;   /* not write_eof's, nor the trim after the write */
+	if (pads && (uint64_t)disk_size <= base && (rc = flush_eof_tail(ino, e, h, size)) <= 0)
 		return rc;
 	struct iovec v = { e->data, ino->bs };
 	if (pads) {
-		*sync = BCACHE_SYNC_NONE;   /* the trim after the write would be left out of it */
 		atomic_fetch_add(&ino->pad_seq, 1);   /* bcache_file_size() takes the lock now */
 		bc_count(&c->n.eof_trims);
 	}

@@ -506,6 +506,17 @@ int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h);
 /* bc_run_collect of the run around index: from as far back over ready entries as half a run,
  * up to last. */
 void bc_run_around(struct bc_inode *ino, uint64_t index, uint64_t last, bool fill, struct bc_run *r);
+/* A small file's end: the dirty block right after the run r (of complete blocks from the file's
+ * first, fewer than 16) if the file's data ends inside it, the WRITEs gave it every byte before
+ * that end, and the disk holds nothing yet (*disk_size set, through io); else NULL. Lock held. */
+struct bc_entry *bc_run_eof_tail(struct bc_inode *ino, const struct bc_run *r, void *io,
+				 int64_t *disk_size);
+/* The run and that block up to the file's end in one ops->write_eof: through the page cache, one
+ * write where an O_DIRECT run and the end apart were two. The lock stays held throughout, as for
+ * any block past the end (bc_flush.c): no WRITE moves the end meanwhile. 0, -errno (all stay
+ * dirty), or 1: the op refused, nothing written. */
+int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
+		     struct bcache_file *h, int64_t disk_size);
 
 /* bc_behind.c */
 /* A write for write-behind or the bound failed (n < 0): counted, kept as the inode's wb_err for

@@ -125,10 +125,32 @@ static enum bcache_sync write_sync(const struct flush_plan *p, uint64_t first, s
 {
 	const struct bcache_ops *ops = &p->h->ino->cache->ops;
 
-	if (p->lone == BCACHE_SYNC_NONE || !ops->writev_sync || !ops->write_eof_sync ||
+	if (p->lone == BCACHE_SYNC_NONE || !ops->writev_sync ||
 	    first > p->todo[0].index || first + n <= p->todo[p->ntodo - 1].index)
 		return BCACHE_SYNC_NONE;
 	return p->lone;
+}
+
+/* The run r, with the block that ends the file right after it where that is a small file's end
+ * (bc_run_eof_tail): then r holds that block too on return. */
+static int flush_run(struct flush_plan *p, struct bc_run *r)
+{
+	struct bc_inode *ino = p->h->ino;
+	int64_t disk_size;
+	struct bc_entry *t = bc_run_eof_tail(ino, r, p->h->io, &disk_size);
+	int rc = 1;
+
+	if (t) {
+		rc = bc_run_write_eof(ino, r, t, p->h, disk_size);   /* no sync of its own: see ops */
+		if (rc <= 0)
+			r->v[r->n++] = t;
+	}
+	if (rc == 1) {
+		r->sync = write_sync(p, r->first, r->n);
+		rc = bc_run_write(ino, r, p->h);
+	}
+	p->synced |= rc == 0 && r->sync != BCACHE_SYNC_NONE;
+	return rc;
 }
 
 /* Write the dirty blocks from todo[i] on as one run (up to its last), or the one block alone
@@ -156,9 +178,7 @@ static int flush_from(struct flush_plan *p, size_t i)
 		rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT, &sync);
 		p->synced |= rc == 0 && sync != BCACHE_SYNC_NONE;
 	} else {
-		r.sync = write_sync(p, r.first, r.n);
-		rc = bc_run_write(ino, &r, h);
-		p->synced |= rc == 0 && r.sync != BCACHE_SYNC_NONE;
+		rc = flush_run(p, &r);
 	}
 	for (size_t k = 0; rc == 0 && k < r.n; k++) {
 		if (!collect_room(col))

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "bc_bits.h"
 #include "bc_internal.h"
 
 static bool may_join(struct bc_inode *ino, struct bc_entry *e, bool fill, uint64_t logical_end)
@@ -202,4 +203,72 @@ int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h)
 	}
 	bc_room_made(ino->cache);
 	return rc;
+}
+
+/* ---- a small file's end: its last blocks and the partial one after them in one write ---- */
+
+/* At most this many blocks of a file's end go through the page cache together (64 KiB of 4 KiB
+ * blocks): a small file's. Larger runs stay O_DIRECT, the tail apart. */
+#define EOF_RUN_MAX 16
+
+struct bc_entry *bc_run_eof_tail(struct bc_inode *ino, const struct bc_run *r, void *io,
+				 int64_t *disk_size)
+{
+	uint64_t end = bc_logical_end(ino), base = bc_block_off(ino, r->first + r->n);
+	struct bc_entry *t = bc_map_find(&ino->map, r->first + r->n);
+	const struct bcache_ops *ops = &ino->cache->ops;
+
+	if (!ops->write_eof || !r->n || r->first || r->n >= EOF_RUN_MAX || !t || !t->dirty ||
+	    t->busy || bc_span_covers(ino, t->index) || end <= base || end >= base + ino->bs)
+		return NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (!bc_entry_complete(ino, r->v[i]))
+			return NULL;
+	/* every byte before the end is the WRITEs' (no fill from disk), and the disk has nothing
+	 * from the run on: the page cache reads nothing either */
+	if (t->bits && bc_bits_find(t->bits, 0, (uint32_t)(end - base), false) < end - base)
+		return NULL;
+	*disk_size = ops->disk_size(io);
+	return *disk_size >= 0 && (uint64_t)*disk_size <= bc_block_off(ino, r->first) ? t : NULL;
+}
+
+int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
+		     struct bcache_file *h, int64_t disk_size)
+{
+	struct bcache *c = ino->cache;
+	uint64_t end = bc_logical_end(ino), base = bc_block_off(ino, t->index);
+	struct iovec iov[EOF_RUN_MAX + 1];
+	struct bcache_writer_saved sv;
+	int rc;
+
+	if (!bc_entry_complete(ino, t) && (rc = bc_fill(ino, t, h->io, disk_size, BC_FILL_COMMIT)))
+		return rc;   /* zeros past the end: no device read */
+	t->filled = true;
+	int n = run_iov(ino, r, iov);
+	iov[n++] = (struct iovec){ t->data, (size_t)(end - base) };
+	if (c->ops.writer_begin)
+		c->ops.writer_begin(h->io, atomic_load_explicit(&ino->restricted, memory_order_relaxed),
+				    &sv);
+	rc = c->ops.write_eof(h->io, bc_block_off(ino, r->first), iov, n);
+	if (c->ops.writer_begin)
+		c->ops.writer_end(h->io, &sv);
+	if (rc == -EOPNOTSUPP)
+		return 1;
+	rc = bc_io_result(c, rc);
+	ino->wseq++;
+	if (rc)
+		return rc;
+	bc_count(&c->n.eof_writes);
+	for (size_t i = 0; i <= r->n; i++) {
+		struct bc_entry *e = i < r->n ? r->v[i] : t;
+
+		if (e->nwritten == ino->bs) {
+			bc_count(&c->n.completed);
+			ino->win_completed++;
+		}
+		bc_entry_landed(ino, e);
+		bc_entry_relist(ino, e);
+	}
+	bc_room_made(c);
+	return 0;
 }

@@ -97,25 +97,23 @@ struct bcache_ops {
 	 * completed over such a range is zero-filled, with no device read: on a new file the
 	 * bytes a missing neighbour would have brought are a hole. */
 	int (*hole)(void *file_io, uint64_t off, size_t len);
-	/* A write that ends the file at off + len, inside a block (off aligned, len not) that
-	 * lies wholly past the on-disk end of file, the cache holding every byte of it before the
-	 * end. Through the
-	 * kernel's page cache, which zero-fills the rest of a block past the end of file without
-	 * reading it, and drops the page once written. 0, -errno, or -EOPNOTSUPP (optional, as
-	 * NULL): the cache then writes the block whole and puts the size back (ops->trim), which
-	 * on Linux reads the block from disk to zero its tail (xfs_truncate_page). */
-	int (*write_eof)(void *file_io, uint64_t off, const void *buf, size_t len);
+	/* A write from iov[0, iovcnt) that ends the file inside a block: off aligned, every piece
+	 * aligned and whole blocks but the last, all of it wholly past the on-disk end of file,
+	 * the cache holding every byte before the end. Through the kernel's page cache, which
+	 * zero-fills the rest of a block past the end of file without reading it, and drops the
+	 * pages once written. 0, -errno, or -EOPNOTSUPP (optional, as NULL): the cache then writes
+	 * the last block whole and puts the size back (ops->trim), which on Linux reads the block
+	 * from disk to zero its tail (xfs_truncate_page). */
+	int (*write_eof)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt);
 	/* ops->writev and ops->sync(datasync) in one call (RWF_DSYNC, RWF_SYNC): a COMMIT whose
 	 * only write it is needs no sync of its own, and a small file's COMMIT is one trip to the
 	 * kernel's workers, not two. Only this write's bytes and the size it sets are sure to be
 	 * durable (a file system may flush no more than what it wrote: a FUA write), so the cache
-	 * uses it only where nothing else of the file awaits a sync. 0 or -errno (optional, both
-	 * or neither). */
+	 * uses it only where nothing else of the file awaits a sync. Not for write_eof's writes:
+	 * through the page cache a write that syncs itself ran at half the rate of a write and a
+	 * sync, 32 files in flight. 0 or -errno (optional). */
 	int (*writev_sync)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt,
 			   bool datasync);
-	/* The same for ops->write_eof; -EOPNOTSUPP as write_eof's. */
-	int (*write_eof_sync)(void *file_io, uint64_t off, const void *buf, size_t len,
-			      bool datasync);
 };
 
 #define BCACHE_IOV_MAX 1024
@@ -423,7 +421,7 @@ struct bcache_stats {
 	uint64_t spread_holds;    /* WRITEs held because their writer was ahead of the file's others */
 	uint64_t syncs_behind;    /* syncs write-behind made of files writers left unsynced */
 	uint64_t sync_writes;     /* COMMITs and stable WRITEs made durable by their one write
-				   * (ops->writev_sync, write_eof_sync), with no sync of their own */
+				   * (ops->writev_sync), with no sync of their own */
 };
 void bcache_get_stats(struct bcache *c, struct bcache_stats *out);
 

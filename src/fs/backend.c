@@ -41,14 +41,14 @@ static int op_write(void *io, uint64_t off, const void *buf, size_t len)
 	return 0;
 }
 
-/* One vectored write (write-behind and COMMIT runs); a short one goes on with the rest. rwf:
- * RWF_DSYNC or RWF_SYNC for a COMMIT's lone write, each piece durable when it returns. */
-static int writev_all(void *io, uint64_t off, const struct iovec *iov, int iovcnt, int rwf)
+/* pwritev of iov[0, iovcnt) at off through the ring (in place on a thread without one); a short
+ * write goes on with the rest. rwf: RWF_* flags, RWF_DSYNC or RWF_SYNC making each piece
+ * durable when it returns. */
+static int writev_full(int fd, uint64_t off, const struct iovec *iov, int iovcnt, int rwf)
 {
-	int fd = ((struct file_io *)io)->wfd;
 	struct io_ring *r = io_ring_thread();
-	struct iovec v[BCACHE_IOV_MAX];
-	if (iovcnt > BCACHE_IOV_MAX)
+	struct iovec v[BCACHE_IOV_MAX + 1];
+	if (iovcnt > BCACHE_IOV_MAX + 1)
 		return -EINVAL;
 	memcpy(v, iov, (size_t)iovcnt * sizeof *v);
 	int i = 0;
@@ -70,65 +70,35 @@ static int writev_all(void *io, uint64_t off, const struct iovec *iov, int iovcn
 	return 0;
 }
 
+/* Write-behind's and COMMIT's runs, O_DIRECT. */
 static int op_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
 {
-	return writev_all(io, off, iov, iovcnt, 0);
+	return writev_full(((struct file_io *)io)->wfd, off, iov, iovcnt, 0);
 }
 
 static int op_writev_sync(void *io, uint64_t off, const struct iovec *iov, int iovcnt,
 			  bool datasync)
 {
-	return writev_all(io, off, iov, iovcnt, datasync ? RWF_DSYNC : RWF_SYNC);
+	return writev_full(((struct file_io *)io)->wfd, off, iov, iovcnt,
+			   datasync ? RWF_DSYNC : RWF_SYNC);
 }
 
-#ifndef RWF_DONTCACHE
-#define RWF_DONTCACHE 0x00000080   /* Linux 6.14; Debian 12's headers predate it */
-#endif
-
-/* The file's last block up to its end, once per file end: through the page cache, where the
- * kernel zero-fills the rest of a block past the end of file without reading it, and
- * RWF_DONTCACHE drops the page once written (a kernel or file system without it keeps the page
- * until reclaimed). The O_DIRECT way, the block padded and the size trimmed back, costs a
- * device read: the trim zeroes the block's tail through the page cache (xfs_truncate_page).
- * sync_rwf: RWF_DSYNC or RWF_SYNC for a COMMIT's lone write. */
-static int write_eof_all(void *io, uint64_t off, const void *buf, size_t len, int sync_rwf)
+/* The file's end, once per file end: through the page cache, where the kernel zero-fills the
+ * rest of a block past the end of file without reading it, and RWF_DONTCACHE drops the pages
+ * once written (a kernel or file system without it keeps them until reclaimed). The O_DIRECT
+ * way, the block padded and the size trimmed back, costs a device read: the trim zeroes the
+ * block's tail through the page cache (xfs_truncate_page). */
+static int op_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
 {
 	int fd = ((struct file_io *)io)->tfd;
-	struct io_ring *r = io_ring_thread();
-	int rwf = RWF_DONTCACHE | sync_rwf;
-	size_t done = 0;
 	if (fd < 0)
 		return -EOPNOTSUPP;
-	while (done < len) {
-		struct iovec v = {(char *)buf + done, len - done};
-		ssize_t n = r ? io_pwrite(r, fd, v.iov_base, v.iov_len, off + done, rwf)
-			      : pwritev2(fd, &v, 1, (off_t)(off + done), rwf);
-		if (!r && n < 0)
-			n = -errno;
-		if ((n == -EOPNOTSUPP || n == -EINVAL) && (rwf & RWF_DONTCACHE)) {
-			rwf &= ~RWF_DONTCACHE;
-			continue;
-		}
-		if (n == -EBADF && done == 0)
-			return -EOPNOTSUPP;   /* READs' descriptor, opened read-only: pad and trim */
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -ENOSPC;
-		done += (size_t)n;
-	}
-	return 0;
+	int rc = writev_full(fd, off, iov, iovcnt, RWF_DONTCACHE);
+	if (rc == -EOPNOTSUPP || rc == -EINVAL)   /* refused before writing anything */
+		rc = writev_full(fd, off, iov, iovcnt, 0);
+	return rc == -EBADF ? -EOPNOTSUPP : rc;   /* READs' descriptor, read-only: pad and trim */
 }
 
-static int op_write_eof(void *io, uint64_t off, const void *buf, size_t len)
-{
-	return write_eof_all(io, off, buf, len, 0);
-}
-
-static int op_write_eof_sync(void *io, uint64_t off, const void *buf, size_t len, bool datasync)
-{
-	return write_eof_all(io, off, buf, len, datasync ? RWF_DSYNC : RWF_SYNC);
-}
 
 static ssize_t op_read(void *io, uint64_t off, void *buf, size_t len)
 {
@@ -277,8 +247,7 @@ int fileio_cache_create(struct fs *fs)
 {
 	static const struct bcache_ops ops = {op_write, op_read, op_disk_size, op_sync, op_truncate,
 					      op_writev, op_trim, op_writer_begin, op_writer_end,
-					      op_spawn, op_hole, op_write_eof, op_writev_sync,
-					      op_write_eof_sync};
+					      op_spawn, op_hole, op_write_eof, op_writev_sync};
 	/* One inode may take at most half of the cache unless told otherwise: a single runaway
 	 * writer cannot starve the others' partial blocks into forced fills. */
 	const struct config *cfg = fs->cfg;

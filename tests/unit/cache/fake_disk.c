@@ -188,14 +188,13 @@ static int fake_write(void *io, uint64_t off, const void *buf, size_t len)
 	return write_vec(io, off, &v, 1, false);
 }
 
-static int fake_write_eof(void *io, uint64_t off, const void *buf, size_t len)
+static int fake_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
 {
 	struct fake_disk *d = io;
-	struct iovec v = { (void *)buf, len };
 
 	if (d->no_write_eof)
 		return -EOPNOTSUPP;
-	return write_vec(d, off, &v, 1, true);
+	return write_vec(d, off, iov, iovcnt, true);
 }
 
 static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
@@ -249,13 +248,6 @@ static int fake_writev_sync(void *io, uint64_t off, const struct iovec *iov, int
 	return rc ? rc : sync_own(d, off, len);
 }
 
-static int fake_write_eof_sync(void *io, uint64_t off, const void *buf, size_t len, bool datasync)
-{
-	int rc = fake_write_eof(io, off, buf, len);
-
-	(void)datasync;
-	return rc ? rc : sync_own(io, off, len);
-}
 
 static ssize_t fake_read(void *io, uint64_t off, void *buf, size_t len)
 {
@@ -382,5 +374,4 @@ const struct bcache_ops fake_ops = {
 	.hole = fake_hole,
 	.write_eof = fake_write_eof,
 	.writev_sync = fake_writev_sync,
-	.write_eof_sync = fake_write_eof_sync,
 };

@@ -31,8 +31,8 @@ struct fake_disk {
 	unsigned char *durable;    /* contents as of the last successful sync */
 	uint64_t durable_size;
 	unsigned reads, writes, syncs, truncates, misaligned;
-	/* of the writes, those that synced themselves (ops.writev_sync, write_eof_sync): durable
-	 * are their own bytes and the size they set, nothing else (as a FUA write is) */
+	/* of the writes, those that synced themselves (ops.writev_sync): durable are their own
+	 * bytes and the size they set, nothing else (as a FUA write is) */
 	unsigned sync_writes;
 	unsigned eof_writes;       /* of the writes, those through ops.write_eof (not aligned) */
 	bool no_write_eof;         /* ops.write_eof refuses (-EOPNOTSUPP), as with no tail fd */

@@ -3,7 +3,8 @@
  * at the file's end): through ops.write_eof up to the end alone, so the size is never padded
  * and nothing is truncated (on Linux the truncate of a block just written O_DIRECT reads it back
  * to zero its tail); without that op, padded and trimmed as before; each way counted; a failing
- * write keeps the data for the next COMMIT. */
+ * write keeps the data for the next COMMIT. A small file's last blocks go with its end in that
+ * one write. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,6 +114,93 @@ static void test_tail_write_error_kept(void **state)
 	env_free(e);
 }
 
+/* A small file (fewer than 16 blocks and a tail), written behind and committed: its blocks and
+ * its end go in one write through write_eof, aligned, the size exactly the data's, nothing
+ * read. */
+static void test_small_file_end_in_one_write(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 0, 3 * BS + 500, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.writes, 1);
+	assert_int_equal(e->disk.eof_writes, 1);
+	assert_int_equal(e->disk.log[0].off, 0);
+	assert_int_equal(e->disk.log[0].len, 3 * BS + 500);
+	assert_int_equal(e->disk.misaligned, 0);
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.truncates, 0);
+	assert_int_equal(stats(e).dirty, 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* A larger file's end: its blocks O_DIRECT as a run, only the last block through write_eof. */
+static void test_large_file_end_apart(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_cached(e, 0, 20 * BS + 500, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.eof_writes, 1);
+	assert_int_equal(e->disk.writes, 2);
+	assert_int_equal(e->disk.log[0].len, 20 * BS);
+	assert_int_equal(e->disk.misaligned, 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* The end block has a hole before the end (its bytes would come from the disk): not with the
+ * run; every byte still right, nothing padded. */
+static void test_end_with_a_hole_apart(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 0, 2 * BS, 1);
+	put_ok(e, 2 * BS + 100, 400, 2);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.writes, 2);
+	assert_int_equal(e->disk.truncates, 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* write_eof refused (no descriptor for it): the run goes O_DIRECT and the end padded and
+ * trimmed, as before there was a way through the page cache. */
+static void test_small_file_end_refused(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	e->disk.no_write_eof = true;
+	put_ok(e, 0, 3 * BS + 500, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.eof_writes, 0);
+	assert_int_equal(e->disk.truncates, 1);
+	check_disk(e, true);
+	env_free(e);
+}
+
+/* The one write fails (full disk): the COMMIT says so, everything stays dirty, and the next
+ * COMMIT writes it all. */
+static void test_small_file_end_error_kept(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+
+	(void)state;
+	put_ok(e, 0, 3 * BS + 500, 1);
+	fake_fail_writes(&e->disk, ENOSPC, 1);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), -ENOSPC);
+	assert_int_equal(stats(e).dirty, 4);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(stats(e).dirty, 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +209,11 @@ int main(void)
 		cmocka_unit_test(test_tail_padded_without_write_eof),
 		cmocka_unit_test(test_overwritten_tail_not_through_write_eof),
 		cmocka_unit_test(test_tail_write_error_kept),
+		cmocka_unit_test(test_small_file_end_in_one_write),
+		cmocka_unit_test(test_large_file_end_apart),
+		cmocka_unit_test(test_end_with_a_hole_apart),
+		cmocka_unit_test(test_small_file_end_refused),
+		cmocka_unit_test(test_small_file_end_error_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
