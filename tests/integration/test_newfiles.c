@@ -2,7 +2,8 @@
 /* New files as tar x and cp -r make them through a Linux client: CREATE, one WRITE, COMMIT.
  *   - A small file takes the disk its bytes need while the daemon holds it open, in the default
  *     (cached) mode: no 1 MiB extent size hint, which XFS honours by allocating a whole aligned
- *     megabyte per file until the last close (measured before the fix: 1024 KiB each).
+ *     megabyte per file until the last close (measured before the fix: 1024 KiB each). Once
+ *     committed, it leaves the cache but for a partial last block, and reads back whole.
  *   - A file written by interleaved WRITEs still gets the hint (its allocation stays in few
  *     extents, which an overwrite after a cache drop reads back from disk).
  *   - CREATE's reply gives the handle LOOKUP gives for the name, attributes GETATTR agrees with,
@@ -47,18 +48,22 @@ static void fill(unsigned char *buf, size_t len, unsigned seed)
 		buf[i] = (unsigned char)(i * 131 + seed * 7 + 1);
 }
 
-/* CREATE, one UNSTABLE WRITE of len bytes, COMMIT: a file as tar leaves it. */
+/* CREATE, one UNSTABLE WRITE of len bytes, COMMIT: a file as tar leaves it. Its handle in *f. */
 static void small_file(struct nfsclient *c, struct fh *dir, const char *name, uint32_t len,
-		       unsigned seed)
+		       unsigned seed, struct fh *f)
 {
 	unsigned char buf[16 * KIB];
-	struct fh f;
 	WRITE3resok ok = {0};
 	char verf[8];
 	fill(buf, len, seed);
-	NFS_OK(c, nc_create(c, dir, name, 0644, &f));
-	NFS_OK(c, nc_write(c, &f, 0, buf, len, UNSTABLE, &ok));
-	NFS_OK(c, nc_commit(c, &f, 0, 0, verf));
+	NFS_OK(c, nc_create(c, dir, name, 0644, f));
+	NFS_OK(c, nc_write(c, f, 0, buf, len, UNSTABLE, &ok));
+	NFS_OK(c, nc_commit(c, f, 0, 0, verf));
+}
+
+static uint32_t small_len(unsigned i)
+{
+	return i % 2 ? 16 * KIB : 5000 + i;   /* aligned, and with a partial last block (most) */
 }
 
 static void test_small_files_take_their_size(void **state)
@@ -68,11 +73,27 @@ static void test_small_files_take_their_size(void **state)
 	struct fh root, dir;
 	struct nfsclient *c = it_client(t, EXP_RW, 0, 0, &root);
 	it_workdir(c, &root, "small", &dir);
+	struct fh files[FILES];
 	for (unsigned i = 0; i < FILES; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "f%u", i);
-		/* aligned ones, and ones whose last block is partial (most of tar's) */
-		small_file(c, &dir, name, i % 2 ? 16 * KIB : 5000 + i, i);
+		small_file(c, &dir, name, small_len(i), i, &files[i]);
+	}
+	/* Committed whole, they leave the cache (their client keeps its own copy) but for each
+	 * partial last block, which an append would complete; and read back whole from the disk. */
+	uint64_t held = rn_counter_must(t->port, "cache_entries");
+	if (held > FILES / 2)
+		fail_msg("%llu blocks still cached after %u small files were committed",
+			 (unsigned long long)held, FILES);
+	for (unsigned i = 0; i < FILES; i++) {
+		unsigned char want[16 * KIB], got[16 * KIB];
+		uint32_t n;
+		int eof;
+		fill(want, small_len(i), i);
+		NFS_OK(c, nc_read(c, &files[i], 0, sizeof got, got, &n, &eof));
+		assert_int_equal(n, small_len(i));
+		assert_true(eof);
+		assert_memory_equal(got, want, n);
 	}
 	/* The daemon still holds every one open: what they take now is what they take. */
 	for (unsigned i = 0; i < FILES; i++) {
