@@ -208,11 +208,16 @@ static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovc
 }
 
 /* What a write that syncs itself makes durable: its own bytes, and the size if it grew the file;
- * a failing sync (fake_fail_syncs) leaves them written but not durable, as the kernel's does. */
+ * a failing sync (fake_fail_syncs) leaves them written but not durable, as the kernel's does. Its
+ * sync part is a sync's: the hook runs and the delay passes as in fake_sync. */
 static int sync_own(struct fake_disk *d, uint64_t off, uint64_t len)
 {
 	int rc = 0;
 
+	if (d->sync_hook)
+		d->sync_hook(d, d->sync_hook_arg);
+	if (d->sync_delay_ms)
+		usleep(d->sync_delay_ms * 1000u);
 	pthread_mutex_lock(&d->lock);
 	if (d->sync_fail_n) {
 		d->sync_fail_n--;

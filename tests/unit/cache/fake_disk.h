@@ -45,7 +45,8 @@ struct fake_disk {
 	int sync_err;
 	unsigned sync_fail_n;
 	unsigned sync_delay_ms;    /* each sync takes this long (set before any thread runs) */
-	/* Called at the start of each sync, without the disk's lock. */
+	/* Called at the start of each sync (and of a write's that syncs itself), without the disk's
+	 * lock. */
 	void (*sync_hook)(struct fake_disk *d, void *arg);
 	void *sync_hook_arg;
 	/* Called inside each write, without the disk's lock: before its bytes land, or after

@@ -330,6 +330,7 @@ void test_stable_writes_wait_for_round(void **state)
 	apply(e, 0, 16 * BS, 1);
 	assert_int_equal(put_rec(e, 0, 16 * BS, 1, NULL), 0);
 	assert_int_equal(bcache_commit(e->f, 0, 16 * BS, BCACHE_SYNC_FILE), 0);
+	assert_true(r.hooked);   /* the first round synced (or its write did), and they came */
 	for (unsigned k = 0; k < 7; k++) {
 		pthread_join(r.late[k].t, NULL);
 		assert_int_equal(r.late[k].rc, 0);
