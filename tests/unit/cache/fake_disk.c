@@ -207,22 +207,28 @@ static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovc
 	return write_vec(d, off, iov, iovcnt, false);
 }
 
-/* What a write that syncs itself makes durable: its own bytes, and the size if it grew the file;
- * a failing sync (fake_fail_syncs) leaves them written but not durable, as the kernel's does. Its
- * sync part is a sync's: the hook runs and the delay passes as in fake_sync. */
-static int sync_own(struct fake_disk *d, uint64_t off, uint64_t len)
+/* The start of a sync (fake_sync's, or a write's that syncs itself): the hook, the delay, then the
+ * disk's lock, held on return; -errno when an injected failure (fake_fail_syncs) is due. */
+static int sync_start(struct fake_disk *d)
 {
-	int rc = 0;
-
 	if (d->sync_hook)
 		d->sync_hook(d, d->sync_hook_arg);
 	if (d->sync_delay_ms)
 		usleep(d->sync_delay_ms * 1000u);
 	pthread_mutex_lock(&d->lock);
-	if (d->sync_fail_n) {
-		d->sync_fail_n--;
-		rc = -d->sync_err;
-	} else {
+	if (!d->sync_fail_n)
+		return 0;
+	d->sync_fail_n--;
+	return -d->sync_err;
+}
+
+/* What a write that syncs itself makes durable: its own bytes, and the size if it grew the file;
+ * a failing sync leaves them written but not durable, as the kernel's does. */
+static int sync_own(struct fake_disk *d, uint64_t off, uint64_t len)
+{
+	int rc = sync_start(d);
+
+	if (rc == 0) {
 		uint64_t end = off + len, size = end > d->durable_size ? end : d->durable_size;
 		unsigned char *p = realloc(d->durable, size ? size : 1);
 
@@ -285,18 +291,10 @@ static int64_t fake_disk_size(void *io)
 static int fake_sync(void *io, bool datasync)
 {
 	struct fake_disk *d = io;
-	int rc = 0;
+	int rc = sync_start(d);
 
 	(void)datasync;
-	if (d->sync_hook)
-		d->sync_hook(d, d->sync_hook_arg);
-	if (d->sync_delay_ms)
-		usleep(d->sync_delay_ms * 1000u);
-	pthread_mutex_lock(&d->lock);
-	if (d->sync_fail_n) {
-		d->sync_fail_n--;
-		rc = -d->sync_err;
-	} else {
+	if (rc == 0) {
 		d->syncs++;
 		free(d->durable);
 		d->durable = malloc(d->size ? d->size : 1);
