@@ -114,16 +114,10 @@ static int flush_eof_tail(struct bc_inode *ino, struct bc_entry *e, struct bcach
 	struct bcache *c = ino->cache;
 	uint64_t base = bc_block_off(ino, e->index);
 	struct iovec v = { e->data, (size_t)(size - base) };
-	struct bcache_writer_saved sv;
 
 	if (!c->ops.write_eof)
 		return 1;
-	if (c->ops.writer_begin)
-		c->ops.writer_begin(h->io, atomic_load_explicit(&ino->restricted, memory_order_relaxed),
-				    &sv);
-	int rc = c->ops.write_eof(h->io, base, &v, 1);
-	if (c->ops.writer_begin)
-		c->ops.writer_end(h->io, &sv);
+	int rc = bc_dev_write_eof(ino, h->io, base, &v, 1);
 	if (rc == -EOPNOTSUPP)
 		return 1;
 	if (rc == 0)

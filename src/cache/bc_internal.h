@@ -333,6 +333,9 @@ static inline uint64_t bc_load(_Atomic uint64_t *v)
  * -errno. */
 int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n,
 		  enum bcache_sync how);
+/* The same through ops->write_eof (the file's end, through the page cache; the op must exist):
+ * 0, -errno, or -EOPNOTSUPP as the op says. */
+int bc_dev_write_eof(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n);
 
 static inline int bc_io_result(struct bcache *c, int rc)
 {

@@ -87,8 +87,10 @@ static int run_iov(struct bc_inode *ino, const struct bc_run *r, struct iovec *i
 }
 
 static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *iov, int n,
-		  enum bcache_sync how)
+		  enum bcache_sync how, bool eof)
 {
+	if (eof)
+		return c->ops.write_eof(io, off, iov, n);
 	if (how != BCACHE_SYNC_NONE)
 		return c->ops.writev_sync(io, off, iov, n, how == BCACHE_SYNC_DATA);
 	if (c->ops.writev)
@@ -102,8 +104,8 @@ static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *
 	return 0;
 }
 
-int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n,
-		  enum bcache_sync how)
+static int dev_io(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n,
+		  enum bcache_sync how, bool eof)
 {
 	struct bcache *c = ino->cache;
 	struct bcache_writer_saved sv;
@@ -111,10 +113,21 @@ int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iov
 
 	if (c->ops.writer_begin)
 		c->ops.writer_begin(io, restricted, &sv);
-	int rc = run_io(c, io, off, iov, n, how);
+	int rc = run_io(c, io, off, iov, n, how, eof);
 	if (c->ops.writer_begin)
 		c->ops.writer_end(io, &sv);
 	return rc;
+}
+
+int bc_dev_writev(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n,
+		  enum bcache_sync how)
+{
+	return dev_io(ino, io, off, iov, n, how, false);
+}
+
+int bc_dev_write_eof(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n)
+{
+	return dev_io(ino, io, off, iov, n, BCACHE_SYNC_NONE, true);
 }
 
 static void count_run(struct bcache *c, uint64_t bytes)
@@ -238,7 +251,6 @@ int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
 	struct bcache *c = ino->cache;
 	uint64_t end = bc_logical_end(ino), base = bc_block_off(ino, t->index);
 	struct iovec iov[EOF_RUN_MAX + 1];
-	struct bcache_writer_saved sv;
 	int rc;
 
 	if (!bc_entry_complete(ino, t) && (rc = bc_fill(ino, t, h->io, disk_size, BC_FILL_COMMIT)))
@@ -246,12 +258,7 @@ int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
 	t->filled = true;
 	int n = run_iov(ino, r, iov);
 	iov[n++] = (struct iovec){ t->data, (size_t)(end - base) };
-	if (c->ops.writer_begin)
-		c->ops.writer_begin(h->io, atomic_load_explicit(&ino->restricted, memory_order_relaxed),
-				    &sv);
-	rc = c->ops.write_eof(h->io, bc_block_off(ino, r->first), iov, n);
-	if (c->ops.writer_begin)
-		c->ops.writer_end(h->io, &sv);
+	rc = bc_dev_write_eof(ino, h->io, bc_block_off(ino, r->first), iov, n);
 	if (rc == -EOPNOTSUPP)
 		return 1;
 	rc = bc_io_result(c, rc);

@@ -24,23 +24,6 @@
 #include "io/ring.h"
 
 
-static int op_write(void *io, uint64_t off, const void *buf, size_t len)
-{
-	int fd = ((struct file_io *)io)->wfd;
-	struct io_ring *r = io_ring_thread();
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = r ? io_pwrite(r, fd, (const char *)buf + done, len - done, off + done, 0)
-			      : pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0)
-			return r ? (int)n : -errno;
-		if (n == 0)
-			return -ENOSPC;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /* pwritev of iov[0, iovcnt) at off through the ring (in place on a thread without one); a short
  * write goes on with the rest. rwf: RWF_* flags, RWF_DSYNC or RWF_SYNC making each piece
  * durable when it returns. */
@@ -74,6 +57,12 @@ static int writev_full(int fd, uint64_t off, const struct iovec *iov, int iovcnt
 static int op_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
 {
 	return writev_full(((struct file_io *)io)->wfd, off, iov, iovcnt, 0);
+}
+
+static int op_write(void *io, uint64_t off, const void *buf, size_t len)
+{
+	struct iovec v = {(void *)buf, len};
+	return writev_full(((struct file_io *)io)->wfd, off, &v, 1, 0);
 }
 
 static int op_writev_sync(void *io, uint64_t off, const struct iovec *iov, int iovcnt,
