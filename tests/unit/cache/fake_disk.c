@@ -132,6 +132,24 @@ static int pieces(const struct iovec *iov, int iovcnt)
 
 /* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length.
  * eof: the file's last block through the page cache, where only off must be aligned. */
+/* The block at off (aligned) holds data of the file's: a device read to fill it. */
+static bool holds_data(const struct fake_disk *d, uint64_t off)
+{
+	return off < d->size && off / d->align < d->cap / d->align && d->has[off / d->align];
+}
+
+/* A write through the page cache reads first each block it covers only in part where the file
+ * holds data in that block: Linux's buffered write does. Disk's lock, before the write lands. */
+static unsigned page_cache_reads(const struct fake_disk *d, uint64_t off, uint64_t len)
+{
+	uint64_t first = off / d->align * d->align, end = off + len;
+	uint64_t last = end / d->align * d->align;   /* the block the write ends in */
+	bool head = off % d->align && holds_data(d, first);
+	bool tail = end % d->align && (last != first || !(off % d->align)) && holds_data(d, last);
+
+	return len ? (unsigned)head + (unsigned)tail : 0;
+}
+
 static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt,
 		     bool eof)
 {
@@ -165,6 +183,8 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 		else if (writer_mode == 1)
 			d->restricted_writes++;
 		reserve(d, off + len);
+		if (eof)
+			d->reads += page_cache_reads(d, off, len);
 		uint64_t at = off;
 		for (int i = 0; i < iovcnt; at += iov[i].iov_len, i++) {
 			if (eof ? at % d->align != 0 : !aligned(d, at, iov[i].iov_base, iov[i].iov_len))
@@ -192,7 +212,7 @@ static int fake_write_eof(void *io, uint64_t off, const struct iovec *iov, int i
 {
 	struct fake_disk *d = io;
 
-	if (d->no_write_eof)
+	if (d->no_write_eof || (d->write_eof_one_piece && iovcnt > 1))
 		return -EOPNOTSUPP;
 	return write_vec(d, off, iov, iovcnt, true);
 }
