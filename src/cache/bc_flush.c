@@ -222,6 +222,7 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 	}
 	bc_entry_landed(ino, e);   /* flush_past_eof's; flush_unlocked did it already */
 	bc_entry_relist(ino, e);
+	co_cond_broadcast(&ino->cond);   /* past the end, no busy to clear: a parked WRITE's wake */
 	bc_room_made(c);
 	return 0;
 }

@@ -509,9 +509,9 @@ int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h);
 /* bc_run_collect of the run around index: from as far back over ready entries as half a run,
  * up to last. */
 void bc_run_around(struct bc_inode *ino, uint64_t index, uint64_t last, bool fill, struct bc_run *r);
-/* A small file's end: the dirty block right after the run r (of complete blocks from the file's
- * first, fewer than 16) if the file's data ends inside it, the WRITEs gave it every byte before
- * that end, and the disk holds nothing yet (*disk_size set, through io); else NULL. Lock held. */
+/* A file's end: the dirty block right after the run r (of complete blocks, fewer than 16) if the
+ * file's data ends inside it, the WRITEs gave it every byte before that end, and the disk ends
+ * before it (*disk_size set, through io); else NULL. Lock held. */
 struct bc_entry *bc_run_eof_tail(struct bc_inode *ino, const struct bc_run *r, void *io,
 				 int64_t *disk_size);
 /* The run and that block up to the file's end in one ops->write_eof: through the page cache, one

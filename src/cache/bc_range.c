@@ -131,13 +131,16 @@ static enum bcache_sync write_sync(const struct flush_plan *p, uint64_t first, s
 	return p->lone;
 }
 
-/* The run r, with the block that ends the file right after it where that is a small file's end
- * (bc_run_eof_tail): then r holds that block too on return. */
-static int flush_run(struct flush_plan *p, struct bc_run *r)
+/* The run r, with the block that ends the file right after it where the two can go in one
+ * write (bc_run_eof_tail) and that block is the plan's (at most last): then r holds it too on
+ * return. Another WRITE's end, which r reached only by taking its ready blocks along, waits
+ * for its own neighbour, as it would have without r. */
+static int flush_run(struct flush_plan *p, struct bc_run *r, uint64_t last)
 {
 	struct bc_inode *ino = p->h->ino;
 	int64_t disk_size;
-	struct bc_entry *t = bc_run_eof_tail(ino, r, p->h->io, &disk_size);
+	struct bc_entry *t = r->first + r->n <= last ? bc_run_eof_tail(ino, r, p->h->io, &disk_size)
+						     : NULL;
 	int rc = 1;
 
 	if (t) {
@@ -178,7 +181,7 @@ static int flush_from(struct flush_plan *p, size_t i)
 		rc = bc_entry_flush(ino, e, h, BC_FILL_COMMIT, &sync);
 		p->synced |= rc == 0 && sync != BCACHE_SYNC_NONE;
 	} else {
-		rc = flush_run(p, &r);
+		rc = flush_run(p, &r, p->todo[i].last);
 	}
 	for (size_t k = 0; rc == 0 && k < r.n; k++) {
 		if (!collect_room(col))

@@ -218,10 +218,14 @@ int bc_run_write(struct bc_inode *ino, struct bc_run *r, struct bcache_file *h)
 	return rc;
 }
 
-/* ---- a small file's end: its last blocks and the partial one after them in one write ---- */
+/* ---- a file's end: its last blocks and the partial one after them in one write ---- */
 
 /* At most this many blocks of a file's end go through the page cache together (64 KiB of 4 KiB
- * blocks): a small file's. Larger runs stay O_DIRECT, the tail apart. */
+ * blocks): a small file's, or what one WRITE appends. Larger runs stay O_DIRECT, the tail apart.
+ * One write where there were two matters most to a stable WRITE that appends: the O_DIRECT run
+ * waited for the device, and the sync after wrote the tail again in its own trip (6000-byte
+ * FILE_SYNC appends, one in flight: 2 writes and a sync each, where the kernel's page cache
+ * takes one write and a sync). */
 #define EOF_RUN_MAX 16
 
 struct bc_entry *bc_run_eof_tail(struct bc_inode *ino, const struct bc_run *r, void *io,
@@ -231,18 +235,19 @@ struct bc_entry *bc_run_eof_tail(struct bc_inode *ino, const struct bc_run *r, v
 	struct bc_entry *t = bc_map_find(&ino->map, r->first + r->n);
 	const struct bcache_ops *ops = &ino->cache->ops;
 
-	if (!ops->write_eof || !r->n || r->first || r->n >= EOF_RUN_MAX || !t || !t->dirty ||
-	    t->busy || bc_span_covers(ino, t->index) || end <= base || end >= base + ino->bs)
+	if (!ops->write_eof || !r->n || r->n >= EOF_RUN_MAX || !t || !t->dirty || t->busy ||
+	    bc_span_covers(ino, t->index) || end <= base || end >= base + ino->bs)
 		return NULL;
+	/* the page cache reads a block it is given only part of where the disk holds data in it:
+	 * the run's blocks go whole, every byte of the last one before the end is the WRITEs' (no
+	 * fill from disk), and the disk ends before that block (else it would be read) */
 	for (size_t i = 0; i < r->n; i++)
 		if (!bc_entry_complete(ino, r->v[i]))
 			return NULL;
-	/* every byte before the end is the WRITEs' (no fill from disk), and the disk has nothing
-	 * from the run on: the page cache reads nothing either */
 	if (t->bits && bc_bits_find(t->bits, 0, (uint32_t)(end - base), false) < end - base)
 		return NULL;
 	*disk_size = ops->disk_size(io);
-	return *disk_size >= 0 && (uint64_t)*disk_size <= bc_block_off(ino, r->first) ? t : NULL;
+	return *disk_size >= 0 && (uint64_t)*disk_size <= base ? t : NULL;
 }
 
 int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
@@ -276,6 +281,7 @@ int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
 		bc_entry_landed(ino, e);
 		bc_entry_relist(ino, e);
 	}
+	co_cond_broadcast(&ino->cond);   /* a WRITE parked for the end block may go on */
 	bc_room_made(c);
 	return 0;
 }

@@ -98,12 +98,14 @@ struct bcache_ops {
 	 * bytes a missing neighbour would have brought are a hole. */
 	int (*hole)(void *file_io, uint64_t off, size_t len);
 	/* A write from iov[0, iovcnt) that ends the file inside a block: off aligned, every piece
-	 * aligned and whole blocks but the last, all of it wholly past the on-disk end of file,
-	 * the cache holding every byte before the end. Through the kernel's page cache, which
-	 * zero-fills the rest of a block past the end of file without reading it, and drops the
-	 * pages once written. 0, -errno, or -EOPNOTSUPP (optional, as NULL): the cache then writes
-	 * the last block whole and puts the size back (ops->trim), which on Linux reads the block
-	 * from disk to zero its tail (xfs_truncate_page). */
+	 * aligned and whole blocks but the last, whose block lies wholly past the on-disk end of
+	 * file, the cache holding every byte before the end. Through the kernel's page cache, which
+	 * zero-fills the rest of a block past the end of file without reading it (and reads none of
+	 * the whole blocks before), and drops the pages once written. 0, -errno, or -EOPNOTSUPP
+	 * (optional, as NULL; an op may refuse only writes of more than one piece): the cache then
+	 * writes the blocks before O_DIRECT, and the last block whole and puts the size back
+	 * (ops->trim), which on Linux reads the block from disk to zero its tail
+	 * (xfs_truncate_page). */
 	int (*write_eof)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt);
 	/* ops->writev and ops->sync(datasync) in one call (RWF_DSYNC, RWF_SYNC): a COMMIT whose
 	 * only write it is needs no sync of its own, and a small file's COMMIT is one trip to the

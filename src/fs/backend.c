@@ -74,9 +74,11 @@ static int op_writev_sync(void *io, uint64_t off, const struct iovec *iov, int i
 
 /* The file's end, once per file end: through the page cache, where the kernel zero-fills the
  * rest of a block past the end of file without reading it, and RWF_DONTCACHE drops the pages
- * once written (a kernel or file system without it keeps them until reclaimed). The O_DIRECT
- * way, the block padded and the size trimmed back, costs a device read: the trim zeroes the
- * block's tail through the page cache (xfs_truncate_page). */
+ * once written. A kernel or file system without it keeps them until reclaimed: there only the
+ * end block's part goes this way (one iovec), and blocks before it (the cache's run) are
+ * refused, to go O_DIRECT, so that the page cache holds no more than a page per file end. The
+ * O_DIRECT way for the end, the block padded and the size trimmed back, costs a device read:
+ * the trim zeroes the block's tail through the page cache (xfs_truncate_page). */
 static int op_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
 {
 	int fd = ((struct file_io *)io)->tfd;
@@ -84,7 +86,7 @@ static int op_write_eof(void *io, uint64_t off, const struct iovec *iov, int iov
 		return -EOPNOTSUPP;
 	int rc = writev_full(fd, off, iov, iovcnt, RWF_DONTCACHE);
 	if (rc == -EOPNOTSUPP || rc == -EINVAL)   /* refused before writing anything */
-		rc = writev_full(fd, off, iov, iovcnt, 0);
+		rc = iovcnt == 1 ? writev_full(fd, off, iov, iovcnt, 0) : -EOPNOTSUPP;
 	return rc == -EBADF ? -EOPNOTSUPP : rc;   /* READs' descriptor, read-only: pad and trim */
 }
 

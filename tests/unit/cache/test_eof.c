@@ -3,16 +3,19 @@
  * at the file's end): through ops.write_eof up to the end alone, so the size is never padded
  * and nothing is truncated (on Linux the truncate of a block just written O_DIRECT reads it back
  * to zero its tail); without that op, padded and trimmed as before; each way counted; a failing
- * write keeps the data for the next COMMIT. A small file's last blocks go with its end in that
- * one write. */
+ * write keeps the data for the next COMMIT. A file's last blocks (fewer than 16: a small file's,
+ * an append's) go with its end in that one write. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "io/fiber.h"
 #include "test_env.h"
 
 /* A file of BS + 1000 bytes, made durable by a COMMIT of its range before any neighbour comes:
@@ -68,6 +71,113 @@ static void test_growing_file_never_padded(void **state)
 	env_free(e);
 }
 
+/* Stable WRITEs appending one after another in cached mode (one in flight, as a program's
+ * synchronous writes): each makes one write, the block the last one left part-filled, the
+ * blocks between and the new end together, through write_eof; nothing read (the blocks before
+ * the end go whole, the end lies past the disk's), the disk exactly the data after each. */
+static void test_appends_one_write_each(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const uint64_t rec = 6000;
+
+	(void)state;
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned before = e->disk.writes;
+
+		put_ok(e, i * rec, rec, 1 + i);
+		assert_int_equal(bcache_commit(e->f, i * rec, rec, BCACHE_SYNC_FILE), 0);
+		assert_int_equal(e->disk.writes - before, 1);
+		assert_int_equal(e->disk.eof_writes, i + 1);
+		check_disk(e, true);
+	}
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.truncates, 0);
+	env_free(e);
+}
+
+/* Appends where write_eof takes only the end block's part (a kernel without RWF_DONTCACHE, whose
+ * page cache would keep the blocks before it): those go O_DIRECT, the end alone after them. */
+static void test_appends_end_alone_where_refused(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const uint64_t rec = 6000;
+
+	(void)state;
+	e->disk.write_eof_one_piece = true;
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned before = e->disk.writes;
+
+		put_ok(e, i * rec, rec, 1 + i);
+		assert_int_equal(bcache_commit(e->f, i * rec, rec, BCACHE_SYNC_FILE), 0);
+		assert_int_equal(e->disk.writes - before, 2);
+		assert_int_equal(e->disk.eof_writes, i + 1);
+		check_disk(e, true);
+	}
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.truncates, 0);
+	assert_int_equal(e->disk.misaligned, 0);
+	env_free(e);
+}
+
+/* A stable WRITE whose blocks a neighbour completed: its round takes the neighbour's ready blocks
+ * along, but not the neighbour's end, which waits for its own neighbour to come (written now,
+ * half of it would be written twice). */
+static void test_neighbours_end_left_to_it(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const uint64_t rec = 6000;
+
+	(void)state;
+	put_ok(e, 0, rec, 1);
+	put_ok(e, rec, rec, 2);
+	assert_int_equal(bcache_commit(e->f, 0, rec, BCACHE_SYNC_FILE), 0);
+	assert_int_equal(e->disk.writes, 1);
+	assert_int_equal(e->disk.eof_writes, 0);
+	assert_int_equal(e->disk.log[0].len, 2 * BS);
+	assert_int_equal(stats(e).dirty, 1);
+	put_ok(e, 2 * rec, rec, 3);
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_FILE), 0);
+	assert_int_equal(e->disk.reads, 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
+struct parked {
+	struct env *e;
+	uint64_t off, len;
+	bool woken;
+	pthread_t t;
+};
+
+static void *park_main(void *arg)
+{
+	struct parked *p = arg;
+
+	p->woken = bcache_wait_partial(p->e->f, p->off, p->len, false,
+				       fiber_now_ns() + 20ull * 1000 * 1000 * 1000, NULL);
+	return NULL;
+}
+
+/* A WRITE parked for the neighbour of its end block goes on once a COMMIT of the whole file has
+ * written that block with the run before it, not at its deadline. */
+static void test_parked_end_woken_by_its_write(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct parked p = { .e = e, .off = BS, .len = BS + 500 };
+
+	(void)state;
+	put_ok(e, 0, 2 * BS + 500, 1);
+	assert_int_equal(pthread_create(&p.t, NULL, park_main, &p), 0);
+	usleep(50 * 1000);   /* (waiting or not yet: either way it must not wait out its 20 s) */
+	assert_int_equal(bcache_commit(e->f, 0, 0, BCACHE_SYNC_DATA), 0);
+	assert_int_equal(e->disk.eof_writes, 1);
+	assert_int_equal(e->disk.writes, 1);
+	assert_int_equal(pthread_join(p.t, NULL), 0);
+	assert_true(p.woken);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* Without write_eof (no such descriptor, or a kernel that refuses): the block is written whole
  * and the size put back, counted as a trim. */
 static void test_tail_padded_without_write_eof(void **state)
@@ -93,6 +203,26 @@ static void test_overwritten_tail_not_through_write_eof(void **state)
 	fake_disk_put(&e->disk, 0, old, sizeof(old));
 	apply(e, 0, sizeof(old), 9);
 	commit_tail(e, 0, 1);
+	env_free(e);
+}
+
+/* The same with blocks before it: they go O_DIRECT, not with the end through write_eof (the
+ * page cache would read the end's block, which the disk holds data in). */
+static void test_overwritten_end_not_with_its_run(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	unsigned char old[3 * BS + 1000];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(old); i++)
+		old[i] = pat(9, i);
+	fake_disk_put(&e->disk, 0, old, sizeof(old));
+	apply(e, 0, sizeof(old), 9);
+	put_ok(e, BS, 2 * BS + 1000, 1);
+	assert_int_equal(bcache_commit(e->f, BS, 2 * BS + 1000, BCACHE_SYNC_FILE), 0);
+	assert_int_equal(e->disk.eof_writes, 0);
+	assert_int_equal(e->disk.reads, 0);
+	check_disk(e, true);
 	env_free(e);
 }
 
@@ -206,6 +336,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tail_written_to_its_end),
 		cmocka_unit_test(test_growing_file_never_padded),
+		cmocka_unit_test(test_appends_one_write_each),
+		cmocka_unit_test(test_appends_end_alone_where_refused),
+		cmocka_unit_test(test_overwritten_end_not_with_its_run),
+		cmocka_unit_test(test_neighbours_end_left_to_it),
+		cmocka_unit_test(test_parked_end_woken_by_its_write),
 		cmocka_unit_test(test_tail_padded_without_write_eof),
 		cmocka_unit_test(test_overwritten_tail_not_through_write_eof),
 		cmocka_unit_test(test_tail_write_error_kept),
