@@ -71,45 +71,22 @@ static void test_growing_file_never_padded(void **state)
 	env_free(e);
 }
 
-/* Stable WRITEs appending one after another in cached mode (one in flight, as a program's
- * synchronous writes): each makes one write, the block the last one left part-filled, the
- * blocks between and the new end together, through write_eof; nothing read (the blocks before
- * the end go whole, the end lies past the disk's), the disk exactly the data after each. */
-static void test_appends_one_write_each(void **state)
+/* 16 stable WRITEs of 6000 bytes appending one after another in cached mode (one in flight, as a
+ * program's synchronous writes): each made `writes` writes, one of them through write_eof;
+ * nothing read (the blocks before the end go whole, the end lies past the disk's), nothing
+ * truncated, all aligned, the disk exactly the data after each. */
+static void appends(bool eof_one_piece, unsigned writes)
 {
 	struct env *e = behind_env(64 * MiB);
 	const uint64_t rec = 6000;
 
-	(void)state;
+	e->disk.write_eof_one_piece = eof_one_piece;
 	for (unsigned i = 0; i < 16; i++) {
 		unsigned before = e->disk.writes;
 
 		put_ok(e, i * rec, rec, 1 + i);
 		assert_int_equal(bcache_commit(e->f, i * rec, rec, BCACHE_SYNC_FILE), 0);
-		assert_int_equal(e->disk.writes - before, 1);
-		assert_int_equal(e->disk.eof_writes, i + 1);
-		check_disk(e, true);
-	}
-	assert_int_equal(e->disk.reads, 0);
-	assert_int_equal(e->disk.truncates, 0);
-	env_free(e);
-}
-
-/* Appends where write_eof takes only the end block's part (a kernel without RWF_DONTCACHE, whose
- * page cache would keep the blocks before it): those go O_DIRECT, the end alone after them. */
-static void test_appends_end_alone_where_refused(void **state)
-{
-	struct env *e = behind_env(64 * MiB);
-	const uint64_t rec = 6000;
-
-	(void)state;
-	e->disk.write_eof_one_piece = true;
-	for (unsigned i = 0; i < 8; i++) {
-		unsigned before = e->disk.writes;
-
-		put_ok(e, i * rec, rec, 1 + i);
-		assert_int_equal(bcache_commit(e->f, i * rec, rec, BCACHE_SYNC_FILE), 0);
-		assert_int_equal(e->disk.writes - before, 2);
+		assert_int_equal(e->disk.writes - before, writes);
 		assert_int_equal(e->disk.eof_writes, i + 1);
 		check_disk(e, true);
 	}
@@ -117,6 +94,22 @@ static void test_appends_end_alone_where_refused(void **state)
 	assert_int_equal(e->disk.truncates, 0);
 	assert_int_equal(e->disk.misaligned, 0);
 	env_free(e);
+}
+
+/* One write each: the block the last one left part-filled, the blocks between and the new end
+ * together. */
+static void test_appends_one_write_each(void **state)
+{
+	(void)state;
+	appends(false, 1);
+}
+
+/* Where write_eof takes only the end block's part (a kernel without RWF_DONTCACHE, whose page
+ * cache would keep the blocks before it): those go O_DIRECT, the end alone after them. */
+static void test_appends_end_alone_where_refused(void **state)
+{
+	(void)state;
+	appends(true, 2);
 }
 
 /* A stable WRITE whose blocks a neighbour completed: its round takes the neighbour's ready blocks
