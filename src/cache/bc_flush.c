@@ -144,14 +144,18 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 			return rc;
 		e->filled = true;
 	}
-	bool pads = size < base + ino->bs;
-	/* Only a block wholly past the on-disk end: where the disk holds data in the block (an
-	 * overwrite's last block), the kernel reads the block before a partial buffered write, so
-	 * a failing disk would fail the write at that read, and the read is the trim's anyway. */
+	bool pads = size < base + ino->bs, on_disk = (uint64_t)disk_size > base;
+	/* A block wholly past the on-disk end; or one the disk holds data in where the file is
+	 * appended to in pieces shorter than a block, whose page the last write of its end left in
+	 * the page cache (write_eof's keep), or the trim's zeroing did. Elsewhere (an overwrite's
+	 * last block) the kernel would read the block before a partial buffered write, as the
+	 * trim does: then the trim, and the file is taken as appended from then on. */
 	if (pads)
 		*sync = BCACHE_SYNC_NONE;   /* not write_eof's, nor the trim after the write */
-	if (pads && (uint64_t)disk_size <= base && (rc = flush_eof_tail(ino, e, h, size)) <= 0)
+	if (pads && (!on_disk || ino->appending) && (rc = flush_eof_tail(ino, e, h, size)) <= 0)
 		return rc;
+	if (pads && on_disk)
+		ino->appending = true;
 	struct iovec v = { e->data, ino->bs };
 	if (pads) {
 		atomic_fetch_add(&ino->pad_seq, 1);   /* bcache_file_size() takes the lock now */

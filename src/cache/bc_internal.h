@@ -160,6 +160,10 @@ struct bc_inode {
 				  * may be cached as clean only if it did not move meanwhile */
 	uint64_t synced_wseq;    /* wseq when the last sync that succeeded began (BC_WSEQ_UNKNOWN:
 				  * none yet): equal, nothing written since awaits a sync */
+	/* The file's end went to disk inside a block the disk held data in (an append shorter
+	 * than a block, after another): from then on its end's page stays in the kernel's page
+	 * cache (ops.write_eof's keep), so that the next such append is not read back first. */
+	bool appending;
 	bool seq_read_known;     /* readahead: where the last READ ended, */
 	uint64_t seq_read_end;
 	uint64_t ra_window;      /* the next window (doubles while reads stay sequential), */

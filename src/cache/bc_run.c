@@ -86,11 +86,13 @@ static int run_iov(struct bc_inode *ino, const struct bc_run *r, struct iovec *i
 	return n;
 }
 
-static int run_io(struct bcache *c, void *io, uint64_t off, const struct iovec *iov, int n,
+static int run_io(struct bc_inode *ino, void *io, uint64_t off, const struct iovec *iov, int n,
 		  enum bcache_sync how, bool eof)
 {
+	struct bcache *c = ino->cache;
+
 	if (eof)
-		return c->ops.write_eof(io, off, iov, n);
+		return c->ops.write_eof(io, off, iov, n, ino->appending);
 	if (how != BCACHE_SYNC_NONE)
 		return c->ops.writev_sync(io, off, iov, n, how == BCACHE_SYNC_DATA);
 	if (c->ops.writev)
@@ -113,7 +115,7 @@ static int dev_io(struct bc_inode *ino, void *io, uint64_t off, const struct iov
 
 	if (c->ops.writer_begin)
 		c->ops.writer_begin(io, restricted, &sv);
-	int rc = run_io(c, io, off, iov, n, how, eof);
+	int rc = run_io(ino, io, off, iov, n, how, eof);
 	if (c->ops.writer_begin)
 		c->ops.writer_end(io, &sv);
 	return rc;

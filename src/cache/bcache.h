@@ -105,8 +105,11 @@ struct bcache_ops {
 	 * (optional, as NULL; an op may refuse only writes of more than one piece): the cache then
 	 * writes the blocks before O_DIRECT, and the last block whole and puts the size back
 	 * (ops->trim), which on Linux reads the block from disk to zero its tail
-	 * (xfs_truncate_page). */
-	int (*write_eof)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt);
+	 * (xfs_truncate_page). keep: the last piece's page stays cached (the file is appended to
+	 * in pieces shorter than a block: the next one then reads nothing), and the block may
+	 * hold data on disk. */
+	int (*write_eof)(void *file_io, uint64_t off, const struct iovec *iov, int iovcnt,
+			 bool keep);
 	/* ops->writev and ops->sync(datasync) in one call (RWF_DSYNC, RWF_SYNC): a COMMIT whose
 	 * only write it is needs no sync of its own, and a small file's COMMIT is one trip to the
 	 * kernel's workers, not two. Only this write's bytes and the size it sets are sure to be

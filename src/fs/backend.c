@@ -72,22 +72,38 @@ static int op_writev_sync(void *io, uint64_t off, const struct iovec *iov, int i
 			   datasync ? RWF_DSYNC : RWF_SYNC);
 }
 
+/* Whole blocks through the page cache, RWF_DONTCACHE (dropped once written); where the kernel or
+ * file system refuses it, -EOPNOTSUPP: they go O_DIRECT instead, so that the page cache holds no
+ * more than a page per file end. */
+static int write_dropped(int fd, uint64_t off, const struct iovec *iov, int iovcnt)
+{
+	int rc = writev_full(fd, off, iov, iovcnt, RWF_DONTCACHE);
+	return rc == -EINVAL ? -EOPNOTSUPP : rc;   /* refused before writing anything */
+}
+
 /* The file's end, once per file end: through the page cache, where the kernel zero-fills the
  * rest of a block past the end of file without reading it, and RWF_DONTCACHE drops the pages
- * once written. A kernel or file system without it keeps them until reclaimed: there only the
- * end block's part goes this way (one iovec), and blocks before it (the cache's run) are
- * refused, to go O_DIRECT, so that the page cache holds no more than a page per file end. The
- * O_DIRECT way for the end, the block padded and the size trimmed back, costs a device read:
- * the trim zeroes the block's tail through the page cache (xfs_truncate_page). */
-static int op_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
+ * once written. The end's page is kept where the cache asks (keep: an appended file, whose next
+ * append would otherwise read the block back), and where RWF_DONTCACHE is refused (only a lone
+ * end goes then). The O_DIRECT way for the end, the block padded and the size trimmed back,
+ * costs a device read: the trim zeroes the block's tail through the page cache
+ * (xfs_truncate_page). */
+static int op_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt, bool keep)
 {
 	int fd = ((struct file_io *)io)->tfd;
 	if (fd < 0)
 		return -EOPNOTSUPP;
-	int rc = writev_full(fd, off, iov, iovcnt, RWF_DONTCACHE);
-	if (rc == -EOPNOTSUPP || rc == -EINVAL)   /* refused before writing anything */
-		rc = iovcnt == 1 ? writev_full(fd, off, iov, iovcnt, 0) : -EOPNOTSUPP;
-	return rc == -EBADF ? -EOPNOTSUPP : rc;   /* READs' descriptor, read-only: pad and trim */
+	int whole = keep ? iovcnt - 1 : iovcnt, rc = 0;
+	if (whole > 0)
+		rc = write_dropped(fd, off, iov, whole);
+	if (rc == -EOPNOTSUPP && iovcnt == 1)
+		whole = 0;
+	else if (rc || whole == iovcnt)
+		return rc == -EBADF ? -EOPNOTSUPP : rc;   /* READs' descriptor, read-only: pad, trim */
+	for (int i = 0; i < whole; i++)
+		off += iov[i].iov_len;
+	rc = writev_full(fd, off, iov + whole, iovcnt - whole, 0);
+	return rc == -EBADF ? -EOPNOTSUPP : rc;
 }
 
 

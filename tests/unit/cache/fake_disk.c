@@ -132,10 +132,25 @@ static int pieces(const struct iovec *iov, int iovcnt)
 
 /* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length.
  * eof: the file's last block through the page cache, where only off must be aligned. */
-/* The block at off (aligned) holds data of the file's: a device read to fill it. */
+/* The block at off (aligned) holds data of the file's that the page cache does not: a device
+ * read to fill it. */
 static bool holds_data(const struct fake_disk *d, uint64_t off)
 {
-	return off < d->size && off / d->align < d->cap / d->align && d->has[off / d->align];
+	return off < d->size && off / d->align < d->cap / d->align && d->has[off / d->align] &&
+	       d->kept != off + 1;
+}
+
+/* How a write reaches the disk: O_DIRECT, or through the page cache (write_eof), which drops its
+ * pages once written (RWF_DONTCACHE) or keeps the last one (write_eof's keep). */
+enum way { DIRECT, PAGES, PAGES_KEEP };
+
+/* The page cache after a write of [off, end) that way. Disk's lock. */
+static void pages_after(struct fake_disk *d, uint64_t off, uint64_t end, enum way way)
+{
+	if (way == PAGES_KEEP && end % d->align)
+		d->kept = end / d->align * d->align + 1;
+	else if (d->kept && d->kept - 1 + d->align > off && d->kept - 1 < end)
+		d->kept = 0;   /* an O_DIRECT write invalidates it; RWF_DONTCACHE drops it */
 }
 
 /* A write through the page cache reads first each block it covers only in part where the file
@@ -151,8 +166,9 @@ static unsigned page_cache_reads(const struct fake_disk *d, uint64_t off, uint64
 }
 
 static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt,
-		     bool eof)
+		     enum way way)
 {
+	bool eof = way != DIRECT;
 	uint64_t len = 0;
 	int rc = 0;
 
@@ -184,7 +200,7 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 			d->restricted_writes++;
 		reserve(d, off + len);
 		if (eof)
-			d->reads += page_cache_reads(d, off, len);
+			d->pc_reads += page_cache_reads(d, off, len);
 		uint64_t at = off;
 		for (int i = 0; i < iovcnt; at += iov[i].iov_len, i++) {
 			if (eof ? at % d->align != 0 : !aligned(d, at, iov[i].iov_base, iov[i].iov_len))
@@ -192,6 +208,7 @@ static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov,
 			memcpy(d->data + at, iov[i].iov_base, iov[i].iov_len);
 		}
 		mark_data(d, off, len);
+		pages_after(d, off, off + len, way);
 		if (off + len > d->size)
 			d->size = off + len;
 	}
@@ -205,16 +222,16 @@ static int fake_write(void *io, uint64_t off, const void *buf, size_t len)
 {
 	struct iovec v = { (void *)buf, len };
 
-	return write_vec(io, off, &v, 1, false);
+	return write_vec(io, off, &v, 1, DIRECT);
 }
 
-static int fake_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
+static int fake_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt, bool keep)
 {
 	struct fake_disk *d = io;
 
 	if (d->no_write_eof || (d->write_eof_one_piece && iovcnt > 1))
 		return -EOPNOTSUPP;
-	return write_vec(d, off, iov, iovcnt, true);
+	return write_vec(d, off, iov, iovcnt, keep ? PAGES_KEEP : PAGES);
 }
 
 static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovcnt)
@@ -224,7 +241,7 @@ static int fake_writev(void *io, uint64_t off, const struct iovec *iov, int iovc
 	pthread_mutex_lock(&d->lock);
 	d->vectored++;
 	pthread_mutex_unlock(&d->lock);
-	return write_vec(d, off, iov, iovcnt, false);
+	return write_vec(d, off, iov, iovcnt, DIRECT);
 }
 
 /* The start of a sync (fake_sync's, or a write's that syncs itself): the hook, the delay, then the
@@ -334,6 +351,12 @@ static int fake_truncate(void *io, uint64_t size)
 
 	pthread_mutex_lock(&d->lock);
 	d->truncates++;
+	/* Linux zeroes a cut block's tail in the page cache (xfs_truncate_page): a read where the
+	 * page was not there, which stays there after */
+	if (size < d->size && size % d->align && holds_data(d, size / d->align * d->align)) {
+		d->pc_reads++;
+		d->kept = size / d->align * d->align + 1;
+	}
 	set_size(d, size);
 	pthread_mutex_unlock(&d->lock);
 	return 0;

@@ -34,11 +34,14 @@ struct fake_disk {
 	/* of the writes, those that synced themselves (ops.writev_sync): durable are their own
 	 * bytes and the size they set, nothing else (as a FUA write is) */
 	unsigned sync_writes;
-	/* of the writes, those through ops.write_eof (not aligned); reads counts the blocks the page
-	 * cache would read for them (one given in part where the file has data) */
-	unsigned eof_writes;
+	unsigned eof_writes;       /* of the writes, those through ops.write_eof (not aligned) */
+	/* Blocks the kernel's page cache would read from the device (reads: the cache's own): one a
+	 * write_eof gives in part where the file has data and the page is not cached, one a
+	 * truncate cuts (its tail is zeroed in the page cache) */
+	unsigned pc_reads;
 	bool no_write_eof;         /* ops.write_eof refuses (-EOPNOTSUPP), as with no tail fd */
 	bool write_eof_one_piece;  /* it refuses writes of more than one piece (no RWF_DONTCACHE) */
+	uint64_t kept;             /* 1 + offset of the one block the page cache holds, or 0 */
 	unsigned vectored;         /* of the writes, those made through writev */
 	/* of the writes, those made inside writer_begin/end, as the server or restricted */
 	unsigned server_writes, restricted_writes;

@@ -91,6 +91,7 @@ static void appends(bool eof_one_piece, unsigned writes)
 		check_disk(e, true);
 	}
 	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.pc_reads, 0);
 	assert_int_equal(e->disk.truncates, 0);
 	assert_int_equal(e->disk.misaligned, 0);
 	env_free(e);
@@ -200,7 +201,7 @@ static void test_overwritten_tail_not_through_write_eof(void **state)
 }
 
 /* The same with blocks before it: they go O_DIRECT, not with the end through write_eof (the
- * page cache would read the end's block, which the disk holds data in). */
+ * page cache would read the end's block, which the disk holds data in); the trim reads it. */
 static void test_overwritten_end_not_with_its_run(void **state)
 {
 	struct env *e = behind_env(64 * MiB);
@@ -215,7 +216,30 @@ static void test_overwritten_end_not_with_its_run(void **state)
 	assert_int_equal(bcache_commit(e->f, BS, 2 * BS + 1000, BCACHE_SYNC_FILE), 0);
 	assert_int_equal(e->disk.eof_writes, 0);
 	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.pc_reads, 1);
 	check_disk(e, true);
+	env_free(e);
+}
+
+/* Stable appends shorter than a block (a log's lines, each synced): the first into a block the
+ * disk holds data in is padded and trimmed (the trim reads the block into the page cache), and
+ * from then on each goes through write_eof keeping its page: nothing more is read, nothing more
+ * trimmed, across blocks too. */
+static void test_short_appends_read_once(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	const uint64_t rec = 100;
+
+	(void)state;
+	for (unsigned i = 0; i < 100; i++) {
+		put_ok(e, i * rec, rec, 1 + i);
+		assert_int_equal(bcache_commit(e->f, i * rec, rec, BCACHE_SYNC_FILE), 0);
+		check_disk(e, true);
+	}
+	assert_int_equal(e->disk.reads, 0);
+	assert_int_equal(e->disk.pc_reads, 1);
+	assert_int_equal(e->disk.truncates, 1);
+	assert_int_equal(e->disk.misaligned, 0);
 	env_free(e);
 }
 
@@ -332,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_appends_one_write_each),
 		cmocka_unit_test(test_appends_end_alone_where_refused),
 		cmocka_unit_test(test_overwritten_end_not_with_its_run),
+		cmocka_unit_test(test_short_appends_read_once),
 		cmocka_unit_test(test_neighbours_end_left_to_it),
 		cmocka_unit_test(test_parked_end_woken_by_its_write),
 		cmocka_unit_test(test_tail_padded_without_write_eof),
