@@ -130,8 +130,6 @@ static int pieces(const struct iovec *iov, int iovcnt)
 	return n;
 }
 
-/* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length.
- * eof: the file's last block through the page cache, where only off must be aligned. */
 /* The block at off (aligned) holds data of the file's that the page cache does not: a device
  * read to fill it. */
 static bool holds_data(const struct fake_disk *d, uint64_t off)
@@ -165,6 +163,8 @@ static unsigned page_cache_reads(const struct fake_disk *d, uint64_t off, uint64
 	return len ? (unsigned)head + (unsigned)tail : 0;
 }
 
+/* One device write of iov[0, iovcnt) at off, as pwritev is: logged once, with its total length.
+ * Through the page cache (the file's last block, write_eof) only off must be aligned. */
 static int write_vec(struct fake_disk *d, uint64_t off, const struct iovec *iov, int iovcnt,
 		     enum way way)
 {
