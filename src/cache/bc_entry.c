@@ -291,6 +291,21 @@ void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy)
 	bc_entry_relist(ino, e);
 }
 
+void bc_entry_wrote(struct bc_inode *ino, struct bc_entry *e, bool by_writes)
+{
+	if (by_writes) {
+		bc_count(&ino->cache->n.completed);
+		ino->win_completed++;
+	}
+	bc_entry_landed(ino, e);
+}
+
+void bc_wake_parked(struct bc_inode *ino)
+{
+	co_cond_broadcast(&ino->cond);
+	bc_room_made(ino->cache);
+}
+
 /* A READ between bcache_read_begin and _overlay may have read the disk before these bytes got
  * there, and will not find them in the cache any more: it must read again. */
 void bc_readers_stale(struct bc_inode *ino, uint64_t index)
@@ -322,9 +337,7 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 		free(e->data);
 	free(e->bits);
 	free(e);
-	/* Room was made, or a block went to disk: parked WRITEs may go on. */
-	co_cond_broadcast(&ino->cond);
-	bc_room_made(c);
+	bc_wake_parked(ino);   /* room was made, or a block went to disk */
 }
 
 /* Callers first wait for nbusy == 0. */

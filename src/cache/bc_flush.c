@@ -220,13 +220,8 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 	ino->wseq++;
 	if (rc)
 		return rc;
-	if (by_writes) {
-		bc_count(&c->n.completed);
-		ino->win_completed++;
-	}
-	bc_entry_landed(ino, e);   /* flush_past_eof's; flush_unlocked did it already */
+	bc_entry_wrote(ino, e, by_writes);   /* flush_unlocked landed it already */
 	bc_entry_relist(ino, e);
-	co_cond_broadcast(&ino->cond);   /* past the end, no busy to clear: a parked WRITE's wake */
-	bc_room_made(c);
+	bc_wake_parked(ino);   /* flush_past_eof wrote under the lock */
 	return 0;
 }

@@ -401,6 +401,13 @@ void bc_entry_free_all(struct bc_inode *ino);
 /* Call after changing e->dirty or e->busy: moves e to the list that matches. */
 void bc_entry_relist(struct bc_inode *ino, struct bc_entry *e);
 void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy);
+/* e's image went to disk: bc_entry_landed, and counted as completed where by_writes (WRITEs had
+ * covered it all, no fill: the ratio that picks write-behind, bcache.c). Called before e is
+ * listed again. */
+void bc_entry_wrote(struct bc_inode *ino, struct bc_entry *e, bool by_writes);
+/* Blocks left the cache's care without a busy flag to clear (bc_entry_set_busy wakes those):
+ * WRITEs parked for an end block or for room may go on. */
+void bc_wake_parked(struct bc_inode *ino);
 /* Make e's image its own (a copy) if it is shared with a READ reply: before writing into it.
  * 0 or -ENOMEM. */
 int bc_entry_own(struct bc_inode *ino, struct bc_entry *e);

@@ -169,20 +169,13 @@ static int fill_and_write(struct bc_inode *ino, struct bc_run *r, struct bcache_
 
 static void run_settle(struct bc_inode *ino, struct bc_run *r, const bool *filled, int rc)
 {
-	struct bcache *c = ino->cache;
-
 	for (size_t i = 0; i < r->n; i++) {
 		struct bc_entry *e = r->v[i];
 
 		if (filled[i])
 			e->filled = true;
-		if (rc == 0) {
-			if (e->nwritten == ino->bs) {
-				bc_count(&c->n.completed);
-				ino->win_completed++;
-			}
-			bc_entry_landed(ino, e);
-		}
+		if (rc == 0)
+			bc_entry_wrote(ino, e, e->nwritten == ino->bs);
 		bc_entry_set_busy(ino, e, false);
 	}
 	ino->wseq++;
@@ -276,14 +269,9 @@ int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
 	for (size_t i = 0; i <= r->n; i++) {
 		struct bc_entry *e = i < r->n ? r->v[i] : t;
 
-		if (e->nwritten == ino->bs) {
-			bc_count(&c->n.completed);
-			ino->win_completed++;
-		}
-		bc_entry_landed(ino, e);
+		bc_entry_wrote(ino, e, e->nwritten == ino->bs);
 		bc_entry_relist(ino, e);
 	}
-	co_cond_broadcast(&ino->cond);   /* a WRITE parked for the end block may go on */
-	bc_room_made(c);
+	bc_wake_parked(ino);
 	return 0;
 }

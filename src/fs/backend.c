@@ -90,20 +90,22 @@ static int write_dropped(int fd, uint64_t off, const struct iovec *iov, int iovc
  * (xfs_truncate_page). */
 static int op_write_eof(void *io, uint64_t off, const struct iovec *iov, int iovcnt, bool keep)
 {
-	int fd = ((struct file_io *)io)->tfd;
+	int fd = ((struct file_io *)io)->tfd, rc;
 	if (fd < 0)
 		return -EOPNOTSUPP;
-	int whole = keep ? iovcnt - 1 : iovcnt, rc = 0;
-	if (whole > 0)
-		rc = write_dropped(fd, off, iov, whole);
-	if (rc == -EOPNOTSUPP && iovcnt == 1)
-		whole = 0;
-	else if (rc || whole == iovcnt)
-		return rc == -EBADF ? -EOPNOTSUPP : rc;   /* READs' descriptor, read-only: pad, trim */
-	for (int i = 0; i < whole; i++)
-		off += iov[i].iov_len;
-	rc = writev_full(fd, off, iov + whole, iovcnt - whole, 0);
-	return rc == -EBADF ? -EOPNOTSUPP : rc;
+	if (keep) {
+		int whole = iovcnt - 1;
+		rc = whole > 0 ? write_dropped(fd, off, iov, whole) : 0;
+		for (int i = 0; i < whole; i++)
+			off += iov[i].iov_len;
+		if (rc == 0)
+			rc = writev_full(fd, off, iov + whole, 1, 0);
+	} else {
+		rc = write_dropped(fd, off, iov, iovcnt);
+		if (rc == -EOPNOTSUPP && iovcnt == 1)
+			rc = writev_full(fd, off, iov, 1, 0);
+	}
+	return rc == -EBADF ? -EOPNOTSUPP : rc;   /* READs' descriptor, read-only: pad, trim */
 }
 
 
