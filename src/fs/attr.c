@@ -10,6 +10,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "base/fdpath.h"
 #include "fs/fileio.h"
 #include "fs/fs_int.h"
 
@@ -30,8 +31,8 @@ static long do_set_attrs(void *arg)
 {
 	const struct attr_call *a = arg;
 	const struct fs_sattr *sa = a->sa;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", a->fd);
+	struct fd_path fp;
+	const char *path = fd_path(&fp, a->fd);
 	if (sa->set_uid || sa->set_gid) {
 		uid_t u = sa->set_uid ? sa->uid : (uid_t)-1;
 		gid_t g = sa->set_gid ? sa->gid : (gid_t)-1;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "base/fdpath.h"
 #include "fs/fh.h"
 #include "fs/fs_int.h"
 #include "io/ring.h"
@@ -164,7 +165,7 @@ int fs_link(struct fs_call *fc, const struct fh_obj *o, const struct fh_obj *dir
 {
 	if (fs_as_caller(fc) < 0)
 		return -FS_ESERVERFAULT;
-	char path[32];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", o->fd);
-	return io_linkat(fc->ch->io, AT_FDCWD, path, dir->fd, name, AT_SYMLINK_FOLLOW);
+	struct fd_path fp;
+	return io_linkat(fc->ch->io, AT_FDCWD, fd_path(&fp, o->fd), dir->fd, name,
+			 AT_SYMLINK_FOLLOW);
 }

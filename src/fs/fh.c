@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdpath.h"
 #include "cache/bcache.h"
 #include "fs/cred.h"
 #include "fs/exptable.h"
@@ -521,9 +522,9 @@ static bool under(const char *path, const char *root)
 
 bool fh_in_subtree(struct fh_obj *o)
 {
-	char link[32], path[PATH_MAX];
-	snprintf(link, sizeof link, "/proc/self/fd/%d", o->fd);
-	ssize_t n = readlink(link, path, sizeof path - 1);
+	struct fd_path fp;
+	char path[PATH_MAX];
+	ssize_t n = readlink(fd_path(&fp, o->fd), path, sizeof path - 1);
 	if (n <= 0)
 		return false;
 	path[n] = '\0';

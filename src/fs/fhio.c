@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdpath.h"
 #include "base/log.h"
 #include "cache/bcache.h"
 #include "fs/cred.h"
@@ -144,8 +145,8 @@ struct cache_fds_call {
 static long do_cache_fds(void *arg)
 {
 	struct cache_fds_call *a = arg;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", a->path_fd);
+	struct fd_path fp;
+	const char *path = fd_path(&fp, a->path_fd);
 	a->dio = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 	if (a->dio < 0)
 		return -errno;
@@ -242,8 +243,8 @@ int fh_io_fd(struct fs_chan *ch, struct fh_obj *o, bool direct)
 	 * user. Read-only file systems or files only readable by us still serve READ. */
 	struct rpc_cred saved = ch->creds.cur;
 	bool was_root = ch->creds.is_root;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", e->fd);
+	struct fd_path fp;
+	const char *path = fd_path(&fp, e->fd);
 	cred_root(ch);
 	int flags = O_RDWR | (direct ? O_DIRECT : 0);
 	int fd = io_openat(ch->io, AT_FDCWD, path, flags, 0);

@@ -22,6 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/fdpath.h"
 #include "fs/fh.h"
 #include "fs/fs_int.h"
 #include "fs/listcache.h"
@@ -48,8 +49,8 @@ enum { PLUS_SELF = 1, PLUS_PAST = 2 };   /* as fs_dir_plus answers them */
 int fs_dir_open(struct fs_call *fc, const struct fh_obj *dir, uint64_t cookie, bool plus,
 		bool is_root, struct fs_dir *d)
 {
-	char path[32];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", dir->fd);
+	struct fd_path fp;
+	const char *path = fd_path(&fp, dir->fd);
 	d->len = d->pos = 0;
 	d->end = false;
 	d->pe = NULL;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/fdpath.h"
 #include "base/log.h"
 #include "cache/bcache.h"
 #include "fs/fs_int.h"
@@ -56,9 +57,8 @@ static bool whole_blocks(uint64_t off, uint32_t len, uint64_t bs)
 static long do_touch(void *arg)
 {
 	const struct timespec t[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", *(int *)arg);
-	return utimensat(AT_FDCWD, path, t, 0) < 0 ? -errno : 0;
+	struct fd_path fp;
+	return utimensat(AT_FDCWD, fd_path(&fp, *(int *)arg), t, 0) < 0 ? -errno : 0;
 }
 
 /* Was the file's mtime (st, read before the WRITE) set within the last TOUCH_EVERY_NS? A file

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/fdpath.h"
 #include "conf/config.h"
 #include "base/sockaddr.h"
 #include "base/log.h"
@@ -172,8 +173,8 @@ static struct nlm_ofd *ofd_find(struct nlm_file *f, struct lk_owner o)
  * running executable). The calling thread must be the server (root). */
 static int ofd_open(int path_fd, bool *rdonly)
 {
-	char p[40];
-	snprintf(p, sizeof p, "/proc/self/fd/%d", path_fd);
+	struct fd_path fp;
+	const char *p = fd_path(&fp, path_fd);
 	int fd = open(p, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	*rdonly = false;
 	if (fd < 0 && errno != ENOMEM && errno != EMFILE && errno != ENFILE) {
