@@ -360,7 +360,7 @@ bool bcache_wait_partial(struct bcache_file *h, uint64_t off, uint64_t count, bo
 	/* Checked and waited for under one lock: an entry that completes in between still wakes us. */
 	while (!bc_map_range(ino, first, last, entry_partial, NULL) &&
 	       (!while_crowded || crowded_locked(ino)) && !(kick && kick->kicked)) {
-		if (!co_cond_wait_kickable(&ino->cond, &ino->lock, deadline_ns, kick)) {
+		if (!co_cond_wait_kickable(&ino->parked, &ino->lock, deadline_ns, kick)) {
 			waited_out = true;
 			break;
 		}

@@ -303,6 +303,7 @@ void bc_entry_wrote(struct bc_inode *ino, struct bc_entry *e, bool by_writes)
 void bc_wake_parked(struct bc_inode *ino)
 {
 	co_cond_broadcast(&ino->cond);
+	bc_partial_ended(ino);
 	bc_room_made(ino->cache);
 }
 

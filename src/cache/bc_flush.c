@@ -142,7 +142,7 @@ static int flush_past_eof(struct bc_inode *ino, struct bc_entry *e, struct bcach
 		rc = bc_fill(ino, e, h->io, disk_size, why);
 		if (rc)
 			return rc;
-		e->filled = true;
+		bc_entry_filled(ino, e);
 	}
 	bool pads = size < base + ino->bs, on_disk = (uint64_t)disk_size > base;
 	/* A block wholly past the on-disk end; or one the disk holds data in where the file is
@@ -188,7 +188,7 @@ static int flush_unlocked(struct bc_inode *ino, struct bc_entry *e, struct bcach
 						      1, sync));
 	co_mutex_lock(&ino->lock);
 	if (need_fill && frc == 0)
-		e->filled = true;
+		bc_entry_filled(ino, e);
 	h->inflight--;
 	if (frc == 0 && rc == 0)
 		bc_entry_landed(ino, e);   /* first: not back on the dirty list and its chunk for nothing */

@@ -136,6 +136,8 @@ struct bc_inode {
 	atomic_bool restricted;  /* a WRITE without CAP_SYS_RESOURCE left data here (sticky) */
 	struct co_cond cond;     /* broadcast when an entry stops being busy or is freed, a span
 				  * leaves, or a handle's in-flight I/O ends */
+	struct co_cond parked;   /* WRITEs parked for a neighbour (bcache_wait_partial): broadcast
+				  * when a block may have stopped being partial (bc_partial_ended) */
 	struct bcache_file *handles;
 	struct bc_map map;
 	struct bc_list age;      /* entries, oldest first */
@@ -492,6 +494,21 @@ static inline void bc_entry_landed(const struct bc_inode *ino, struct bc_entry *
 	e->dirty = false;
 	if (e->covered >= ino->bs)
 		e->covered = 0;
+}
+
+/* A block of the file may have stopped being partial (completed by a WRITE, filled, freed):
+ * WRITEs parked for their neighbours look again. Not on every landing: a block written whole
+ * was never partial, and with four writers of a file on two rings those wake-ups, each one of
+ * the other ring's thread, were half of the daemon's. */
+static inline void bc_partial_ended(struct bc_inode *ino)
+{
+	co_cond_broadcast(&ino->parked);
+}
+
+static inline void bc_entry_filled(struct bc_inode *ino, struct bc_entry *e)
+{
+	e->filled = true;
+	bc_partial_ended(ino);
 }
 
 static inline bool bc_entry_ready(const struct bc_inode *ino, const struct bc_entry *e)

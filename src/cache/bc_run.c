@@ -173,7 +173,7 @@ static void run_settle(struct bc_inode *ino, struct bc_run *r, const bool *fille
 		struct bc_entry *e = r->v[i];
 
 		if (filled[i])
-			e->filled = true;
+			bc_entry_filled(ino, e);
 		if (rc == 0)
 			bc_entry_wrote(ino, e, e->nwritten == ino->bs);
 		bc_entry_set_busy(ino, e, false);
@@ -255,7 +255,7 @@ int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
 
 	if (!bc_entry_complete(ino, t) && (rc = bc_fill(ino, t, h->io, disk_size, BC_FILL_COMMIT)))
 		return rc;   /* zeros past the end: no device read */
-	t->filled = true;
+	bc_entry_filled(ino, t);
 	int n = run_iov(ino, r, iov);
 	iov[n++] = (struct iovec){ t->data, (size_t)(end - base) };
 	rc = bc_dev_write_eof(ino, h->io, bc_block_off(ino, r->first), iov, n);

@@ -98,8 +98,13 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 	if (bc_entry_own(ino, e))
 		return -ENOMEM;
 	memcpy(e->data + a, src, len);
-	if (e->bits)   /* else a whole block already: every byte counts as written */
+	if (e->bits) {   /* else a whole block already: every byte counts as written */
+		uint32_t before = e->nwritten;
+
 		e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
+		if (before < ino->bs && e->nwritten == ino->bs)
+			bc_partial_ended(ino);
+	}
 	e->covered = (uint32_t)bc_min(ino->bs, (uint64_t)e->covered + len);
 	e->gen++;
 	/* Young again for the per-file bound: the neighbour that shares the block may be on its

@@ -37,9 +37,10 @@ static int write_finish(struct fs_call *fc, struct fh_obj *o, uint64_t off, uint
  * behind a slow writer every WRITE in flight may be parked at one moment, the next ones the
  * clients send bringing the neighbours (32 FILE_SYNC writers of 47008-byte records: 4-23 blocks
  * completed by a read per 24000 overwriting WRITEs when "nothing running" alone decided, each
- * parked 10-20 ms beside 24-57 others). The wait is on the inode's own wake-ups (an entry written
- * or freed), with the fiber suspended: its ring serves other calls meanwhile. Once nothing runs
- * anywhere, the rings kick their parked WRITEs (fs_ring_ops): no periodic look. */
+ * parked 10-20 ms beside 24-57 others). The wait is on the inode's own wake-ups (a block
+ * completed, filled or freed), with the fiber suspended: its ring serves other calls meanwhile.
+ * Once nothing runs anywhere, the rings kick their parked WRITEs (fs_ring_ops): no periodic
+ * look. */
 #define PARK_MIN_NS (10 * 1000 * 1000ull)
 
 #define PARK_MAX_NS (1000 * 1000 * 1000ull)

@@ -172,6 +172,29 @@ static void test_parked_end_woken_by_its_write(void **state)
 	env_free(e);
 }
 
+/* A WRITE parked for the neighbour of its last block goes on the moment that neighbour's WRITE
+ * completes the block, still only in the cache, so that it can join the neighbour's round: not
+ * when some later write of the block lands (with four writers on two rings, each such landing
+ * woke the parked WRITEs of the other ring for nothing), nor at its deadline. */
+static void test_parked_woken_by_its_neighbour(void **state)
+{
+	struct env *e = behind_env(64 * MiB);
+	struct parked p = { .e = e, .off = 0, .len = BS + 500 };
+
+	(void)state;
+	put_ok(e, 0, BS + 500, 1);
+	assert_int_equal(pthread_create(&p.t, NULL, park_main, &p), 0);
+	usleep(50 * 1000);   /* (waiting or not yet: either way it must not wait out its 20 s) */
+	put_ok(e, BS + 500, BS - 500, 2);
+	assert_int_equal(pthread_join(p.t, NULL), 0);
+	assert_true(p.woken);
+	assert_int_equal(e->disk.writes, 0);   /* woken by the completion, not by a write */
+	assert_int_equal(bcache_commit(e->f, 0, 2 * BS, BCACHE_SYNC_FILE), 0);
+	assert_int_equal(e->disk.reads, 0);
+	check_disk(e, true);
+	env_free(e);
+}
+
 /* Without write_eof (no such descriptor, or a kernel that refuses): the block is written whole
  * and the size put back, counted as a trim. */
 static void test_tail_padded_without_write_eof(void **state)
@@ -359,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_short_appends_read_once),
 		cmocka_unit_test(test_neighbours_end_left_to_it),
 		cmocka_unit_test(test_parked_end_woken_by_its_write),
+		cmocka_unit_test(test_parked_woken_by_its_neighbour),
 		cmocka_unit_test(test_tail_padded_without_write_eof),
 		cmocka_unit_test(test_overwritten_tail_not_through_write_eof),
 		cmocka_unit_test(test_tail_write_error_kept),
