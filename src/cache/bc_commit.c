@@ -356,15 +356,22 @@ bool bcache_wait_partial(struct bcache_file *h, uint64_t off, uint64_t count, bo
 
 	if (count && off + (count - 1) >= off)
 		last = (off + (count - 1)) >> ino->bshift;
+	struct bc_parked me = { .first = first, .last = last, .while_crowded = while_crowded };
 	co_mutex_lock(&ino->lock);
+	me.next = ino->parked;
+	ino->parked = &me;
 	/* Checked and waited for under one lock: an entry that completes in between still wakes us. */
 	while (!bc_map_range(ino, first, last, entry_partial, NULL) &&
 	       (!while_crowded || crowded_locked(ino)) && !(kick && kick->kicked)) {
-		if (!co_cond_wait_kickable(&ino->parked, &ino->lock, deadline_ns, kick)) {
+		if (!co_cond_wait_kickable(&me.cond, &ino->lock, deadline_ns, kick)) {
 			waited_out = true;
 			break;
 		}
 	}
+	struct bc_parked **p = &ino->parked;
+	while (*p != &me)
+		p = &(*p)->next;
+	*p = me.next;
 	co_mutex_unlock(&ino->lock);
 	return !waited_out;
 }

@@ -300,11 +300,17 @@ void bc_entry_wrote(struct bc_inode *ino, struct bc_entry *e, bool by_writes)
 	bc_entry_landed(ino, e);
 }
 
-void bc_wake_parked(struct bc_inode *ino)
+void bc_wake_waiters(struct bc_inode *ino)
 {
 	co_cond_broadcast(&ino->cond);
-	bc_partial_ended(ino);
 	bc_room_made(ino->cache);
+}
+
+void bc_partial_ended(struct bc_inode *ino, uint64_t index, bool room)
+{
+	for (struct bc_parked *p = ino->parked; p; p = p->next)
+		if ((p->first <= index && index <= p->last) || (room && p->while_crowded))
+			co_cond_broadcast(&p->cond);
 }
 
 /* A READ between bcache_read_begin and _overlay may have read the disk before these bytes got
@@ -321,6 +327,7 @@ void bc_readers_stale(struct bc_inode *ino, uint64_t index)
 void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 {
 	struct bcache *c = ino->cache;
+	uint64_t index = e->index;
 
 	bc_readers_stale(ino, e->index);
 	bc_map_remove(&ino->map, e);
@@ -338,7 +345,8 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 		free(e->data);
 	free(e->bits);
 	free(e);
-	bc_wake_parked(ino);   /* room was made, or a block went to disk */
+	bc_partial_ended(ino, index, true);
+	bc_wake_waiters(ino);   /* room was made, or a block went to disk */
 }
 
 /* Callers first wait for nbusy == 0. */

@@ -222,6 +222,6 @@ int bc_entry_flush(struct bc_inode *ino, struct bc_entry *e, struct bcache_file 
 		return rc;
 	bc_entry_wrote(ino, e, by_writes);   /* flush_unlocked landed it already */
 	bc_entry_relist(ino, e);
-	bc_wake_parked(ino);   /* flush_past_eof wrote under the lock */
+	bc_wake_waiters(ino);   /* flush_past_eof wrote under the lock */
 	return 0;
 }

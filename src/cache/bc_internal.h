@@ -136,8 +136,7 @@ struct bc_inode {
 	atomic_bool restricted;  /* a WRITE without CAP_SYS_RESOURCE left data here (sticky) */
 	struct co_cond cond;     /* broadcast when an entry stops being busy or is freed, a span
 				  * leaves, or a handle's in-flight I/O ends */
-	struct co_cond parked;   /* WRITEs parked for a neighbour (bcache_wait_partial): broadcast
-				  * when a block may have stopped being partial (bc_partial_ended) */
+	struct bc_parked *parked; /* WRITEs parked for a neighbour (bcache_wait_partial) */
 	struct bcache_file *handles;
 	struct bc_map map;
 	struct bc_list age;      /* entries, oldest first */
@@ -408,8 +407,8 @@ void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy);
  * listed again. */
 void bc_entry_wrote(struct bc_inode *ino, struct bc_entry *e, bool by_writes);
 /* Blocks left the cache's care without a busy flag to clear (bc_entry_set_busy wakes those):
- * WRITEs parked for an end block or for room may go on. */
-void bc_wake_parked(struct bc_inode *ino);
+ * fibers waiting on the inode's condition, and WRITEs waiting for room, look again. */
+void bc_wake_waiters(struct bc_inode *ino);
 /* Make e's image its own (a copy) if it is shared with a READ reply: before writing into it.
  * 0 or -ENOMEM. */
 int bc_entry_own(struct bc_inode *ino, struct bc_entry *e);
@@ -496,19 +495,25 @@ static inline void bc_entry_landed(const struct bc_inode *ino, struct bc_entry *
 		e->covered = 0;
 }
 
-/* A block of the file may have stopped being partial (completed by a WRITE, filled, freed):
- * WRITEs parked for their neighbours look again. Not on every landing: a block written whole
- * was never partial, and with four writers of a file on two rings those wake-ups, each one of
- * the other ring's thread, were half of the daemon's. */
-static inline void bc_partial_ended(struct bc_inode *ino)
-{
-	co_cond_broadcast(&ino->parked);
-}
+/* A WRITE parked for its neighbour, on its inode's list while it waits (bcache_wait_partial). */
+struct bc_parked {
+	struct bc_parked *next;
+	uint64_t first, last;    /* its blocks */
+	bool while_crowded;      /* it also waits while the file is crowded */
+	struct co_cond cond;
+};
+
+/* Block index may have stopped being partial (completed by a WRITE, filled, freed; freed: room,
+ * too): the WRITEs parked on it look again, and no other. Woken by every landing and free of
+ * the file, as they were, 128 writers' parked WRITEs all woke at each one; and with four writers
+ * on two rings those wake-ups, each one of the other ring's thread, were half of the daemon's.
+ * Inode lock held. */
+void bc_partial_ended(struct bc_inode *ino, uint64_t index, bool room);
 
 static inline void bc_entry_filled(struct bc_inode *ino, struct bc_entry *e)
 {
 	e->filled = true;
-	bc_partial_ended(ino);
+	bc_partial_ended(ino, e->index, false);
 }
 
 static inline bool bc_entry_ready(const struct bc_inode *ino, const struct bc_entry *e)

@@ -272,6 +272,6 @@ int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
 		bc_entry_wrote(ino, e, e->nwritten == ino->bs);
 		bc_entry_relist(ino, e);
 	}
-	bc_wake_parked(ino);
+	bc_wake_waiters(ino);
 	return 0;
 }

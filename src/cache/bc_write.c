@@ -103,7 +103,7 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 
 		e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
 		if (before < ino->bs && e->nwritten == ino->bs)
-			bc_partial_ended(ino);
+			bc_partial_ended(ino, index, false);
 	}
 	e->covered = (uint32_t)bc_min(ino->bs, (uint64_t)e->covered + len);
 	e->gen++;
