@@ -360,9 +360,11 @@ bool bcache_wait_partial(struct bcache_file *h, uint64_t off, uint64_t count, bo
 	co_mutex_lock(&ino->lock);
 	me.next = ino->parked;
 	ino->parked = &me;
+	ino->nparked++;
 	/* Checked and waited for under one lock: an entry that completes in between still wakes us. */
 	while (!bc_map_range(ino, first, last, entry_partial, NULL) &&
 	       (!while_crowded || crowded_locked(ino)) && !(kick && kick->kicked)) {
+		ino->parked_woken = false;
 		if (!co_cond_wait_kickable(&me.cond, &ino->lock, deadline_ns, kick)) {
 			waited_out = true;
 			break;
@@ -372,6 +374,7 @@ bool bcache_wait_partial(struct bcache_file *h, uint64_t off, uint64_t count, bo
 	while (*p != &me)
 		p = &(*p)->next;
 	*p = me.next;
+	ino->nparked--;
 	co_mutex_unlock(&ino->lock);
 	return !waited_out;
 }

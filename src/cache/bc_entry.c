@@ -287,6 +287,7 @@ void bc_entry_set_busy(struct bc_inode *ino, struct bc_entry *e, bool busy)
 		ino->nbusy--;
 		atomic_fetch_sub_explicit(&c->inflight_bytes, ino->bs, memory_order_relaxed);
 		co_cond_broadcast(&ino->cond);
+		bc_parked_landing(ino);
 	}
 	bc_entry_relist(ino, e);
 }
@@ -303,7 +304,17 @@ void bc_entry_wrote(struct bc_inode *ino, struct bc_entry *e, bool by_writes)
 void bc_wake_waiters(struct bc_inode *ino)
 {
 	co_cond_broadcast(&ino->cond);
+	bc_parked_landing(ino);
 	bc_room_made(ino->cache);
+}
+
+void bc_parked_landing(struct bc_inode *ino)
+{
+	if (ino->nparked <= BC_PARK_EARLY_MAX || ino->parked_woken)
+		return;   /* (a run's landing sets many entries free: one wake-up of all is enough) */
+	for (struct bc_parked *p = ino->parked; p; p = p->next)
+		co_cond_broadcast(&p->cond);
+	ino->parked_woken = true;
 }
 
 void bc_partial_ended(struct bc_inode *ino, uint64_t index, bool room)

@@ -102,7 +102,7 @@ static int write_part(struct bcache_file *h, uint64_t off, const unsigned char *
 		uint32_t before = e->nwritten;
 
 		e->nwritten += bc_bits_change(e->bits, a, a + (uint32_t)len, true);
-		if (before < ino->bs && e->nwritten == ino->bs)
+		if (before < ino->bs && e->nwritten == ino->bs && ino->nparked <= BC_PARK_EARLY_MAX)
 			bc_partial_ended(ino, index, false);
 	}
 	e->covered = (uint32_t)bc_min(ino->bs, (uint64_t)e->covered + len);
