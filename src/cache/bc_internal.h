@@ -509,7 +509,8 @@ struct bc_parked {
  * being partial, and so joins its neighbour's round rather than waiting for the block to be
  * written: 6000-byte FILE_SYNC records at 4 x 1 went 1.15-1.49x as fast, at 32 x 1 1.13-1.20x.
  * Beyond it, as before, every landing and free of the file's blocks wakes them all: at 128 x 4,
- * woken at completion, the same records went 0.72-0.86x as fast at 1.2-1.3x the CPU. */
+ * all woken at completion, the same records went 0.72-0.86x as fast at 1.2-1.3x the CPU (with
+ * this bound 0.91-0.95x: the early wake-ups before the parked WRITEs pass it). */
 #define BC_PARK_EARLY_MAX 32
 
 /* Block index may have stopped being partial (completed by a WRITE, filled, freed; freed: room,
