@@ -356,7 +356,10 @@ void bc_entry_free(struct bc_inode *ino, struct bc_entry *e)
 		free(e->data);
 	free(e->bits);
 	free(e);
-	bc_partial_ended(ino, index, true);
+	/* Above the bound bc_wake_waiters wakes every parked WRITE (or they are all awake already):
+	 * the targeted walk first would only walk the list twice. */
+	if (ino->nparked <= BC_PARK_EARLY_MAX)
+		bc_partial_ended(ino, index, true);
 	bc_wake_waiters(ino);   /* room was made, or a block went to disk */
 }
 

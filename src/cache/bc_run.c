@@ -253,9 +253,12 @@ int bc_run_write_eof(struct bc_inode *ino, struct bc_run *r, struct bc_entry *t,
 	struct iovec iov[EOF_RUN_MAX + 1];
 	int rc;
 
-	if (!bc_entry_complete(ino, t) && (rc = bc_fill(ino, t, h->io, disk_size, BC_FILL_COMMIT)))
+	if (bc_entry_complete(ino, t))
+		t->filled = true;   /* nobody parked on it: it was not partial */
+	else if ((rc = bc_fill(ino, t, h->io, disk_size, BC_FILL_COMMIT)))
 		return rc;   /* zeros past the end: no device read */
-	bc_entry_filled(ino, t);
+	else
+		bc_entry_filled(ino, t);
 	int n = run_iov(ino, r, iov);
 	iov[n++] = (struct iovec){ t->data, (size_t)(end - base) };
 	rc = bc_dev_write_eof(ino, h->io, bc_block_off(ino, r->first), iov, n);
