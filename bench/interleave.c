@@ -18,7 +18,6 @@
  *
  * Exit status: 0 all verified, 1 a byte read back differs, 2 usage, 3 server or protocol error. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -26,37 +25,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "lib/ilcommon.h"
 #include "lib/nfsclient.h"
 
 #define EXIT_MISMATCH NB_EXIT_MISMATCH
-#define EXIT_USAGE 2
+#define EXIT_USAGE IL_EXIT_USAGE
 #define EXIT_SERVER NB_EXIT_SERVER
 
 #define STALL_MS NB_STALL_MS
 #define MAX_COMMIT_ROUNDS 8     /* verifier changed this many times in a row: give up */
-#define DEFAULT_RSIZE (1u << 20)
-
-enum sync_mode { SYNC_UNSTABLE, SYNC_FILE };
-enum commit_mode { COMMIT_ONCE, COMMIT_EACH, COMMIT_NONE };
-enum phases { PH_BOTH, PH_WRITE, PH_VERIFY, PH_COMMIT };
-
-struct opts {
-	const char *host, *export, *file;
-	int nfs_port, mount_port;
-	unsigned writers, qd;
-	uint64_t record, total, records;
-	enum sync_mode sync;
-	enum commit_mode commit;
-	bool fresh, csv, quiet;
-	enum phases phases;
-	uint64_t seed;
-	bool seed_set;
-	uint32_t rsize;
-	double interval;        /* --interval: seconds between progress lines, 0 for none */
-};
+#define DEFAULT_RSIZE IL_DEFAULT_RSIZE
 
 /* One piece of work: a whole record, or the rest of one after a short WRITE or READ. */
 /* Per record: the verifier its UNSTABLE WRITE got, for the check against COMMIT's. */
@@ -90,7 +69,7 @@ struct writer {
 enum phase { RUN_WRITE, RUN_READ, RUN_DONE };
 
 struct run {
-	const struct opts *o;
+	const struct il_opts *o;
 	struct nb_fh file;
 	struct writer *w;
 	uint64_t nrec, size;
@@ -333,20 +312,6 @@ static void pump_write_phase(struct run *r)
 
 /* ---- the read-back phase ---- */
 
-static void report_mismatch(struct run *r, uint64_t off, const uint8_t *got, size_t len,
-			    const uint8_t *want)
-{
-	bool zeros;
-	size_t i = nb_first_diff(got, want, len, &zeros);
-
-	fail(r, EXIT_MISMATCH,
-	     "MISMATCH at offset %" PRIu64 " (record %" PRIu64 ", byte %" PRIu64 " of it, "
-	     "writer %" PRIu64 "): expected 0x%02x, got 0x%02x%s",
-	     off + i, rec_of(r, off + i), (off + i) % r->o->record,
-	     rec_of(r, off + i) % r->o->writers, want[i], got[i],
-	     zeros ? " (zeros follow: bytes never written?)" : "");
-}
-
 static void read_reply(struct slot *s, READ3res *res)
 {
 	struct run *r = s->w->r;
@@ -357,7 +322,8 @@ static void read_reply(struct slot *s, READ3res *res)
 		return;
 	nb_pattern_fill(r->o->seed, s->p.off, r->scratch, n);
 	if (memcmp(ok->data.data_val, r->scratch, n) != 0) {
-		report_mismatch(r, s->p.off, (const uint8_t *)ok->data.data_val, n, r->scratch);
+		il_report_mismatch(&r->failed, r->o, s->p.off, (const uint8_t *)ok->data.data_val,
+				   r->scratch, n);
 		return;
 	}
 	r->bytes_verified += n;
@@ -438,10 +404,9 @@ static void progress_tick(struct run *r)
 		return;
 	for (unsigned i = 0; i < r->o->writers; i++)
 		committing = committing && r->w[i].writing_done;
-	printf("t=%.3f bytes=%" PRIu64 " MiB/s=%.1f commit=%d\n", now - r->t0, r->acked_bytes,
-	       (double)(r->acked_bytes - r->tick_bytes) / 1048576.0 / (now - r->tick_t),
-	       committing);
-	fflush(stdout);
+	il_print_tick(now - r->t0, r->acked_bytes,
+		      (double)(r->acked_bytes - r->tick_bytes) / 1048576.0 / (now - r->tick_t),
+		      committing);
 	r->tick_bytes = r->acked_bytes;
 	r->tick_t = now;
 	r->next_tick += r->o->interval;
@@ -488,7 +453,7 @@ static int run_phase(struct run *r, void (*pump)(struct run *))
 
 static int writers_open(struct run *r)
 {
-	const struct opts *o = r->o;
+	const struct il_opts *o = r->o;
 
 	r->w = calloc(o->writers, sizeof(*r->w));
 	if (r->w == NULL)
@@ -536,7 +501,7 @@ static void writers_close(struct run *r)
 /* Find (or make, with --fresh) the file and learn the transfer sizes. */
 static int open_file(struct run *r)
 {
-	const struct opts *o = r->o;
+	const struct il_opts *o = r->o;
 	struct rpc_context *rpc = r->w[0].rpc;
 	struct nb_fh root;
 	uint32_t rtmax, wtmax;
@@ -566,12 +531,7 @@ static int check_size(struct run *r)
 
 	if (nb_size(r->w[0].rpc, &r->file, &size) < 0)
 		return EXIT_SERVER;
-	if (size < r->size || (r->o->fresh && size != r->size)) {
-		fprintf(stderr, "nfs-interleave: the file is %" PRIu64 " bytes, "
-			"expected %s%" PRIu64 "\n", size, r->o->fresh ? "" : "at least ", r->size);
-		return EXIT_MISMATCH;
-	}
-	return 0;
+	return il_check_size(r->o, size, r->size);
 }
 
 /* ---- options ---- */
@@ -580,140 +540,21 @@ static void usage(FILE *f)
 {
 	fputs("usage: nfs-interleave [options] HOST NFS_PORT MOUNT_PORT EXPORT FILE\n"
 	      "  -w, --writers N     connections, one writer each (32)\n"
-	      "  -q, --qd N          RPCs in flight per connection (4)\n"
-	      "  -r, --record SIZE   record size in bytes, K/M/G suffixes (47008)\n"
-	      "  -t, --total SIZE    write about SIZE bytes: total/record records (64M)\n"
-	      "  -n, --records N     write exactly N records (overrides --total)\n"
-	      "  -s, --sync MODE     unstable (WRITE UNSTABLE, then COMMIT) | file (FILE_SYNC)\n"
-	      "      --commit WHEN   once (one COMMIT when every writer is done, default) |\n"
-	      "                      each (every writer COMMITs when it is done) |\n"
-	      "                      none (the data stays UNSTABLE: what a server holds uncommitted)\n"
-	      "      --fresh         create or truncate the file first (default)\n"
-	      "      --overwrite     write over the existing file, no truncation\n"
-	      "      --write-only    skip the read-back\n"
-	      "      --verify-only   only read back and check (same --seed, sizes and records)\n"
-	      "      --commit-only   only send one COMMIT of the whole file (say what it answered)\n"
-	      "      --seed N        data seed (default: from the clock; printed)\n"
-	      "      --rsize SIZE    READ size of the read-back (1M, at most the server's rtmax)\n"
-	      "      --csv           print a CSV line (with a header line) instead\n"
-	      "      --interval SECS print \"t= bytes= MiB/s= commit=\" every SECS of the write phase\n"
-	      "                      (commit=1: every WRITE answered, waiting for COMMIT)\n"
-	      "Prints: records= bytes= seconds= MiB/s= writes= (seconds and MiB/s of the write\n"
-	      "phase, final COMMIT included). Exit 0 verified, 1 data differ, 2 usage, 3 error.\n",
-	      f);
-}
-
-enum { OPT_COMMIT = 256, OPT_FRESH, OPT_OVERWRITE, OPT_WONLY, OPT_VONLY, OPT_CONLY, OPT_SEED,
-       OPT_RSIZE, OPT_CSV, OPT_INTERVAL };
-
-static const struct option long_opts[] = {
-	{ "writers", required_argument, NULL, 'w' }, { "qd", required_argument, NULL, 'q' },
-	{ "record", required_argument, NULL, 'r' }, { "total", required_argument, NULL, 't' },
-	{ "records", required_argument, NULL, 'n' }, { "sync", required_argument, NULL, 's' },
-	{ "commit", required_argument, NULL, OPT_COMMIT },
-	{ "fresh", no_argument, NULL, OPT_FRESH }, { "overwrite", no_argument, NULL, OPT_OVERWRITE },
-	{ "write-only", no_argument, NULL, OPT_WONLY },
-	{ "verify-only", no_argument, NULL, OPT_VONLY },
-	{ "commit-only", no_argument, NULL, OPT_CONLY },
-	{ "seed", required_argument, NULL, OPT_SEED }, { "rsize", required_argument, NULL, OPT_RSIZE },
-	{ "csv", no_argument, NULL, OPT_CSV }, { "help", no_argument, NULL, 'h' },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_opt(void *p, int c, const char *arg)
-{
-	struct opts *o = p;
-	uint64_t v = 0;
-	bool num = c == 'w' || c == 'q' || c == 'r' || c == 't' || c == 'n' || c == OPT_SEED ||
-		   c == OPT_RSIZE;
-
-	if (num && nb_parse_size(arg, &v) < 0)
-		return -1;
-	switch (c) {
-	case 'w': o->writers = (unsigned)v; return v >= 1 && v <= 1024 ? 0 : -1;
-	case 'q': o->qd = (unsigned)v; return v >= 1 && v <= 256 ? 0 : -1;
-	case 'r': o->record = v; return v >= 1 && v <= (64u << 20) ? 0 : -1;
-	case 't': o->total = v; return 0;
-	case 'n': o->records = v; return v >= 1 ? 0 : -1;
-	case 's': o->sync = strcmp(arg, "file") == 0 ? SYNC_FILE : SYNC_UNSTABLE;
-		return strcmp(arg, "file") == 0 || strcmp(arg, "unstable") == 0 ? 0 : -1;
-	case OPT_COMMIT: o->commit = strcmp(arg, "each") == 0 ? COMMIT_EACH
-				  : strcmp(arg, "none") == 0 ? COMMIT_NONE : COMMIT_ONCE;
-		return strcmp(arg, "each") == 0 || strcmp(arg, "once") == 0 ||
-		       strcmp(arg, "none") == 0 ? 0 : -1;
-	case OPT_FRESH: o->fresh = true; return 0;
-	case OPT_OVERWRITE: o->fresh = false; return 0;
-	case OPT_WONLY: o->phases = PH_WRITE; return 0;
-	case OPT_VONLY: o->phases = PH_VERIFY; return 0;
-	case OPT_CONLY: o->phases = PH_COMMIT; return 0;
-	case OPT_SEED: o->seed = v; o->seed_set = true; return 0;
-	case OPT_RSIZE: o->rsize = (uint32_t)v; return v >= 4096 && v <= (64u << 20) ? 0 : -1;
-	case OPT_CSV: o->csv = true; return 0;
-	case OPT_INTERVAL: {
-		char *end;
-		o->interval = strtod(arg, &end);
-		return *end == '\0' && o->interval > 0 && o->interval <= 3600 ? 0 : -1;
-	}
-	default: return -1;
-	}
-}
-
-static int parse_args(struct opts *o, int argc, char **argv)
-{
-	struct nb_args a;
-
-	*o = (struct opts){ .writers = 32, .qd = 4, .record = 47008, .total = 64u << 20,
-			    .sync = SYNC_UNSTABLE, .commit = COMMIT_ONCE, .fresh = true };
-	if (nb_cmdline(argc, argv, "w:q:r:t:n:s:h", long_opts, parse_opt, o, usage, 5, &a) < 0)
-		return -1;
-	o->host = a.host;
-	o->nfs_port = a.nfs_port;
-	o->mount_port = a.mount_port;
-	o->export = a.export;
-	o->file = a.rest[0];
-	if (o->records == 0)
-		o->records = o->total / o->record;
-	if (o->records == 0 || o->nfs_port <= 0 || o->mount_port <= 0)
-		return -1;
-	if (o->phases == PH_VERIFY && !o->seed_set) {
-		fputs("nfs-interleave: --verify-only needs the --seed of the run that wrote\n", stderr);
-		return -1;
-	}
-	if (o->phases == PH_COMMIT) {   /* the file as it is: no truncation, no WRITE */
-		o->fresh = false;
-		o->sync = SYNC_UNSTABLE;
-		o->commit = COMMIT_ONCE;
-	}
-	if (!o->seed_set)
-		o->seed = (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid() << 32;
-	return 0;
+	      "  -q, --qd N          RPCs in flight per connection (4)\n", f);
+	il_usage_options(f);
 }
 
 /* ---- main ---- */
 
 static void print_result(const struct run *r, double secs)
 {
-	const struct opts *o = r->o;
-	double mib = (double)r->size / (1024.0 * 1024.0);
-	const char *sync = o->sync == SYNC_FILE ? "file" : "unstable";
+	struct il_result res = {
+		.nrec = r->nrec, .size = r->size, .writes = r->writes, .resends = r->resends,
+		.short_writes = r->short_writes, .commits = r->commits,
+		.verified = r->bytes_verified, .secs = secs,
+	};
 
-	if (o->csv) {
-		printf("record,writers,qd,sync,mode,records,bytes,seconds,MiB/s,writes,resends,"
-		       "short_writes,commits,verified_bytes,seed\n");
-		printf("%" PRIu64 ",%u,%u,%s,%s,%" PRIu64 ",%" PRIu64 ",%.3f,%.1f,%" PRIu64 ",%" PRIu64
-		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-		       o->record, o->writers, o->qd, sync, o->fresh ? "fresh" : "overwrite", r->nrec,
-		       r->size, secs, secs > 0 ? mib / secs : 0.0, r->writes, r->resends,
-		       r->short_writes, r->commits, r->bytes_verified, o->seed);
-		return;
-	}
-	printf("records=%" PRIu64 " bytes=%" PRIu64 " seconds=%.3f MiB/s=%.1f writes=%" PRIu64
-	       " resends=%" PRIu64 " short_writes=%" PRIu64 " commits=%" PRIu64
-	       " verified=%" PRIu64 " record=%" PRIu64 " writers=%u qd=%u sync=%s mode=%s seed=%" PRIu64
-	       "\n", r->nrec, r->size, secs, secs > 0 ? mib / secs : 0.0, r->writes, r->resends,
-	       r->short_writes, r->commits, r->bytes_verified, o->record, o->writers, o->qd, sync,
-	       o->fresh ? "fresh" : "overwrite", o->seed);
+	il_print_result(r->o, &res);
 }
 
 static int run_all(struct run *r)
@@ -758,13 +599,13 @@ static int run_all(struct run *r)
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct il_opts o;
 	struct run r = { .o = &o };
 	int rc;
 
 	nb_keep_heap_warm();
 
-	if (parse_args(&o, argc, argv) < 0) {
+	if (il_parse_args(&o, argc, argv, usage) < 0) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}

@@ -1266,6 +1266,28 @@ def device_line(info):
     return line
 
 
+def _load_generators_text(a):
+    """The bullet naming the load generators, the interleaved cases' by --interleave-client
+    (async when a run.json from before it has none)."""
+    gss = ('The gss workload\'s: `gss-load` (bench/gssload.c, on the RPCSEC_GSS client of '
+           'tests/integration/rawgss.c: libnfs has no Kerberos), one connection and context per '
+           'writer, calls pipelined.')
+    if getattr(a, 'interleave_client', 'async') != 'threads':
+        return ('- Load generators: `nfs-interleave` and `nfs-workload` (bench/), libnfs, one '
+                'connection per writer, asynchronous; they run on the same machine as the server '
+                'and share its CPUs, as every server\'s client does here. ' + gss)
+    return ('- Load generators: the interleaved and sustained cases ran `nfs-interleave-threads` '
+            '(bench/interleave_threads.c, `--interleave-client threads`), the way applications '
+            'write: one thread per connection, each making blocking calls through libnfs\'s '
+            'synchronous API (nfs_pwrite, nfs_fsync, nfs_pread), a shape WxQ being W writers of '
+            'Q threads each, so W x Q connections with one WRITE in flight on each (an UNSTABLE '
+            'case\'s final COMMIT on one of them), where `nfs-interleave` keeps Q WRITEs in flight on each of '
+            'W connections; the knfsd guest\'s rows still come from `nfs-interleave`. The other '
+            'workloads: `nfs-workload` (bench/), libnfs, one connection per writer, '
+            'asynchronous. They run on the same machine as the server and share its CPUs, as '
+            'every server\'s client does here. ' + gss)
+
+
 def _warmup_text(a):
     w = getattr(a, 'warmup', 0) or 0
     if w <= 0:
@@ -1485,11 +1507,7 @@ def page(rows, series, info, goal_rows, plots, runtimes):
         'A case is measured once its server has used no CPU for 0.3 s (at most 10 s after it '
         'said it was ready), so that no case is charged with what a server does once at its '
         'start (nfsd-uc faults in its reserve of cache frames then).',
-        '- Load generators: `nfs-interleave` and `nfs-workload` (bench/), libnfs, one '
-        'connection per writer, asynchronous; they run on the same machine as the server and '
-        'share its CPUs, as every server\'s client does here. The gss workload\'s: `gss-load` '
-        '(bench/gssload.c, on the RPCSEC_GSS client of tests/integration/rawgss.c: libnfs has no '
-        'Kerberos), one connection and context per writer, calls pipelined.',
+        _load_generators_text(a),
         '- client_cpu (in the notes): user + system CPU seconds of the load generator over the '
         'phase, to tell a busy client from a slow server.',
         '- MiB/s: bytes the client wrote (or read and checked) over the time of the phase, the '

@@ -511,18 +511,23 @@ int nb_pieces_push(struct pieces *q, uint64_t off, uint32_t len)
 	return 0;
 }
 
-void nb_fail_first(int *failed, int status, const char *fmt, ...)
+void nb_vfail_first(int *failed, int status, const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	if (*failed)
 		return;
 	*failed = status;
 	fprintf(stderr, "%s: ", PROG);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void nb_fail_first(int *failed, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	nb_vfail_first(failed, status, fmt, ap);
+	va_end(ap);
 }
 
 uint32_t nb_write_check(int *failed, WRITE3res *res, const struct piece *p, stable_how want)

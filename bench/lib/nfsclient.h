@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,9 @@ int nb_pieces_push(struct pieces *q, uint64_t off, uint32_t len);
  * already: the first failure is the one worth reading. */
 __attribute__((format(printf, 3, 4)))
 void nb_fail_first(int *failed, int status, const char *fmt, ...);
+/* The same with a va_list, for a caller that wraps it (in a lock, among threads). */
+__attribute__((format(printf, 3, 0)))
+void nb_vfail_first(int *failed, int status, const char *fmt, va_list ap);
 
 /* The load generators' exit statuses for a run's failures. */
 #define NB_EXIT_MISMATCH 1      /* the data read back differ from what was written */
